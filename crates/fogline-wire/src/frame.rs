@@ -1,0 +1,371 @@
+//! The frames of the native protocol and their kind numbers.
+//!
+//! Every frame on the wire is `len: u32` (bytes after this field) |
+//! `kind: u8` | body, integers little-endian. Kind numbers are stable and
+//! never reused. Bodies are listed on each [`Frame`] variant in wire order.
+
+use crate::error::ErrorCode;
+use crate::records::RecordBlock;
+use crate::stored::StoredBlock;
+use crate::text::Str;
+
+/// Frame kind numbers.
+pub mod kind {
+    /// C->S handshake.
+    pub const HELLO: u8 = 0x01;
+    /// S->C handshake answer.
+    pub const HELLO_OK: u8 = 0x02;
+    /// Either way: liveness probe.
+    pub const PING: u8 = 0x03;
+    /// Either way: answer to a ping.
+    pub const PONG: u8 = 0x04;
+    /// C->S records for one topic.
+    pub const PUBLISH: u8 = 0x10;
+    /// S->C publish acknowledged.
+    pub const PUB_ACK: u8 = 0x11;
+    /// C->S live subscription.
+    pub const SUBSCRIBE: u8 = 0x20;
+    /// S->C subscription accepted.
+    pub const SUB_OK: u8 = 0x21;
+    /// C->S end a subscription.
+    pub const UNSUBSCRIBE: u8 = 0x22;
+    /// S->C live records.
+    pub const DELIVER: u8 = 0x23;
+    /// C->S open a consumer on a stream.
+    pub const CONSUMER_OPEN: u8 = 0x30;
+    /// S->C consumer opened.
+    pub const CONSUMER_OK: u8 = 0x31;
+    /// C->S pull records.
+    pub const FETCH: u8 = 0x32;
+    /// S->C stored records (fetched or pushed).
+    pub const RECORDS: u8 = 0x33;
+    /// C->S allow more pushed records.
+    pub const CREDIT: u8 = 0x34;
+    /// C->S acknowledge offsets.
+    pub const ACK: u8 = 0x35;
+    /// C->S close a consumer.
+    pub const CONSUMER_CLOSE: u8 = 0x36;
+    /// C->S list streams.
+    pub const STREAM_LIST: u8 = 0x40;
+    /// S->C the streams.
+    pub const STREAM_LIST_OK: u8 = 0x41;
+    /// S->C a request failed.
+    pub const ERROR: u8 = 0x7F;
+}
+
+/// Flag bit of `Publish`, `Subscribe` and `Deliver`: high priority.
+pub const FLAG_HIGH_PRIORITY: u8 = 0x01;
+
+/// The protocol version this crate speaks.
+pub const PROTOCOL_VERSION: u16 = 1;
+
+/// Where a consumer starts reading its stream.
+///
+/// Wire: `start: u8` then `start_value: u64` (0 unless `Offset`/`Time`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartPosition {
+    /// 0: the oldest retained record.
+    Earliest,
+    /// 1: only records appended from now on.
+    Latest,
+    /// 2: this offset (clamped by the server to what is retained).
+    Offset(u64),
+    /// 3: the first record at or after this time (microseconds since epoch).
+    Time(u64),
+    /// 4: a durable consumer's stored position, else `Earliest`.
+    Resume,
+}
+
+impl StartPosition {
+    /// The `(start, start_value)` pair on the wire.
+    pub fn to_wire(self) -> (u8, u64) {
+        match self {
+            StartPosition::Earliest => (0, 0),
+            StartPosition::Latest => (1, 0),
+            StartPosition::Offset(v) => (2, v),
+            StartPosition::Time(v) => (3, v),
+            StartPosition::Resume => (4, 0),
+        }
+    }
+
+    /// From the wire pair; `None` for an unknown `start`. The value is
+    /// ignored where the position does not use it.
+    pub fn from_wire(start: u8, value: u64) -> Option<StartPosition> {
+        Some(match start {
+            0 => StartPosition::Earliest,
+            1 => StartPosition::Latest,
+            2 => StartPosition::Offset(value),
+            3 => StartPosition::Time(value),
+            4 => StartPosition::Resume,
+            _ => return None,
+        })
+    }
+}
+
+/// How a stream keeps its records. Wire: `u8`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// 0: in memory only.
+    Memory,
+    /// 1: memory-mapped files (survives a process crash).
+    Mmap,
+    /// 2: memory-mapped files, fsynced (survives power loss).
+    Fsync,
+}
+
+impl Storage {
+    /// The wire number.
+    pub fn as_u8(self) -> u8 {
+        match self {
+            Storage::Memory => 0,
+            Storage::Mmap => 1,
+            Storage::Fsync => 2,
+        }
+    }
+
+    /// From the wire number; `None` when unknown.
+    pub fn from_u8(v: u8) -> Option<Storage> {
+        match v {
+            0 => Some(Storage::Memory),
+            1 => Some(Storage::Mmap),
+            2 => Some(Storage::Fsync),
+            _ => None,
+        }
+    }
+}
+
+/// One stream in a `StreamListOk`.
+///
+/// Wire: `name: str16, storage: u8, subjects: u16 count x str16,
+/// first_offset: u64, next_offset: u64, records: u64, bytes: u64,
+/// segments: u32, consumers: u32`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamInfo {
+    /// Stream name.
+    pub name: Str,
+    /// Storage mode.
+    pub storage: Storage,
+    /// Subject filters the stream captures.
+    pub subjects: Vec<Str>,
+    /// Oldest retained offset.
+    pub first_offset: u64,
+    /// Offset the next record will get.
+    pub next_offset: u64,
+    /// Records retained.
+    pub records: u64,
+    /// Bytes retained.
+    pub bytes: u64,
+    /// Segment files.
+    pub segments: u32,
+    /// Consumers open on it.
+    pub consumers: u32,
+}
+
+/// A decoded (or to-be-encoded) frame. Byte fields are zero-copy slices of
+/// the buffer the frame was decoded from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// 0x01 C->S `{version: u16, client_name: str16}`.
+    Hello {
+        /// Protocol version ([`PROTOCOL_VERSION`]).
+        version: u16,
+        /// Free-form client name, for logs.
+        client_name: Str,
+    },
+    /// 0x02 S->C `{version: u16, server_name: str16, max_message: u32, max_frame: u32}`.
+    HelloOk {
+        /// Protocol version the server speaks.
+        version: u16,
+        /// Free-form server name.
+        server_name: Str,
+        /// Largest record payload+headers the server accepts.
+        max_message: u32,
+        /// Largest frame (kind + body) the server accepts.
+        max_frame: u32,
+    },
+    /// 0x03 `{nonce: u64}`.
+    Ping {
+        /// Echoed in the Pong.
+        nonce: u64,
+    },
+    /// 0x04 `{nonce: u64}`.
+    Pong {
+        /// The Ping's nonce.
+        nonce: u64,
+    },
+    /// 0x10 C->S `{request_id: u64, flags: u8, topic: str16, count: u32, records}`.
+    Publish {
+        /// 0 = no ack wanted, else answered by `PubAck` or `Error`.
+        request_id: u64,
+        /// Bit 0: high priority.
+        flags: u8,
+        /// Topic of every record in the block.
+        topic: Str,
+        /// The records (count is on the wire before them).
+        records: RecordBlock,
+    },
+    /// 0x11 S->C `{request_id: u64, count: u32}`.
+    PubAck {
+        /// The Publish's request id.
+        request_id: u64,
+        /// Records accepted.
+        count: u32,
+    },
+    /// 0x20 C->S `{sub_id: u32, flags: u8, filter: str16}`.
+    Subscribe {
+        /// Chosen by the client, unique on the connection.
+        sub_id: u32,
+        /// Bit 0: high priority.
+        flags: u8,
+        /// Topic filter with MQTT `+`/`#` wildcards.
+        filter: Str,
+    },
+    /// 0x21 S->C `{sub_id: u32}`.
+    SubOk {
+        /// The subscription accepted.
+        sub_id: u32,
+    },
+    /// 0x22 C->S `{sub_id: u32}`.
+    Unsubscribe {
+        /// The subscription to end.
+        sub_id: u32,
+    },
+    /// 0x23 S->C `{sub_id: u32, flags: u8, batch_timestamp: u64, dropped: u32,
+    /// topic: str16, count: u32, records}`.
+    Deliver {
+        /// The subscription.
+        sub_id: u32,
+        /// Bit 0: high priority.
+        flags: u8,
+        /// Server receive time; records with timestamp 0 take it.
+        batch_timestamp: u64,
+        /// Records dropped for this subscription since the last Deliver.
+        dropped: u32,
+        /// Topic of every record in the block.
+        topic: Str,
+        /// The publisher's records, verbatim.
+        records: RecordBlock,
+    },
+    /// 0x30 C->S `{request_id: u64, stream: str16, name: str16, filter: str16,
+    /// start: u8, start_value: u64, ack_timeout_ms: u32, max_inflight: u32, push_credit: u32}`.
+    ConsumerOpen {
+        /// Answered by `ConsumerOk` or `Error`.
+        request_id: u64,
+        /// Stream name.
+        stream: Str,
+        /// Empty = ephemeral, else durable (position persisted).
+        name: Str,
+        /// Topic filter; empty = everything.
+        filter: Str,
+        /// Where to start.
+        start: StartPosition,
+        /// 0 = auto-ack on delivery; else redeliver unacked after this.
+        ack_timeout_ms: u32,
+        /// Most unacked records outstanding.
+        max_inflight: u32,
+        /// 0 = pull via Fetch; >0 = push up to this many, then wait for Credit.
+        push_credit: u32,
+    },
+    /// 0x31 S->C `{request_id: u64, consumer_id: u32, next_offset: u64}`.
+    ConsumerOk {
+        /// The ConsumerOpen's request id.
+        request_id: u64,
+        /// Server-assigned id.
+        consumer_id: u32,
+        /// Offset the consumer will read next.
+        next_offset: u64,
+    },
+    /// 0x32 C->S `{consumer_id: u32, max_records: u32, max_wait_ms: u32}`.
+    Fetch {
+        /// The consumer.
+        consumer_id: u32,
+        /// At most this many records.
+        max_records: u32,
+        /// Wait this long for at least one record.
+        max_wait_ms: u32,
+    },
+    /// 0x33 S->C `{consumer_id: u32, count: u32, records}`.
+    Records {
+        /// The consumer.
+        consumer_id: u32,
+        /// The records (possibly none).
+        records: StoredBlock,
+    },
+    /// 0x34 C->S `{consumer_id: u32, credit: u32}`.
+    Credit {
+        /// The consumer.
+        consumer_id: u32,
+        /// Further records the server may push.
+        credit: u32,
+    },
+    /// 0x35 C->S `{consumer_id: u32, count: u32, offsets: count x u64}`.
+    Ack {
+        /// The consumer.
+        consumer_id: u32,
+        /// Offsets processed.
+        offsets: Vec<u64>,
+    },
+    /// 0x36 C->S `{consumer_id: u32}`.
+    ConsumerClose {
+        /// The consumer.
+        consumer_id: u32,
+    },
+    /// 0x40 C->S `{request_id: u64}`.
+    StreamList {
+        /// Answered by `StreamListOk`.
+        request_id: u64,
+    },
+    /// 0x41 S->C `{request_id: u64, count: u16, streams: count x StreamInfo}`.
+    StreamListOk {
+        /// The StreamList's request id.
+        request_id: u64,
+        /// The streams.
+        streams: Vec<StreamInfo>,
+    },
+    /// 0x7F S->C `{request_id: u64, code: u16, message: str16}`.
+    Error {
+        /// The request id / sub_id / consumer_id answered, 0 if none.
+        request_id: u64,
+        /// Stable code.
+        code: ErrorCode,
+        /// Human-readable detail.
+        message: Str,
+    },
+}
+
+impl Frame {
+    /// The frame's kind number.
+    pub fn kind(&self) -> u8 {
+        match self {
+            Frame::Hello { .. } => kind::HELLO,
+            Frame::HelloOk { .. } => kind::HELLO_OK,
+            Frame::Ping { .. } => kind::PING,
+            Frame::Pong { .. } => kind::PONG,
+            Frame::Publish { .. } => kind::PUBLISH,
+            Frame::PubAck { .. } => kind::PUB_ACK,
+            Frame::Subscribe { .. } => kind::SUBSCRIBE,
+            Frame::SubOk { .. } => kind::SUB_OK,
+            Frame::Unsubscribe { .. } => kind::UNSUBSCRIBE,
+            Frame::Deliver { .. } => kind::DELIVER,
+            Frame::ConsumerOpen { .. } => kind::CONSUMER_OPEN,
+            Frame::ConsumerOk { .. } => kind::CONSUMER_OK,
+            Frame::Fetch { .. } => kind::FETCH,
+            Frame::Records { .. } => kind::RECORDS,
+            Frame::Credit { .. } => kind::CREDIT,
+            Frame::Ack { .. } => kind::ACK,
+            Frame::ConsumerClose { .. } => kind::CONSUMER_CLOSE,
+            Frame::StreamList { .. } => kind::STREAM_LIST,
+            Frame::StreamListOk { .. } => kind::STREAM_LIST_OK,
+            Frame::Error { .. } => kind::ERROR,
+        }
+    }
+
+    /// An `Error` frame.
+    pub fn error(request_id: u64, code: ErrorCode, message: impl Into<Str>) -> Frame {
+        Frame::Error {
+            request_id,
+            code,
+            message: message.into(),
+        }
+    }
+}

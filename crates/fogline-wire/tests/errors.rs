@@ -1,0 +1,127 @@
+//! Decoder error paths: what is rejected, and what is consumed.
+
+use bytes::BytesMut;
+use fogline_wire::{decode, ErrorCode, Frame, WireError};
+
+#[test]
+fn oversized_prefix_is_rejected_before_the_frame_arrives() {
+    let mut buf = BytesMut::from(&[0x01, 0x00, 0x10, 0x00][..]); // 1 MiB + 1
+    let err = decode(&mut buf, 1 << 20).unwrap_err();
+    assert_eq!(
+        err,
+        WireError::FrameTooLarge {
+            len: 0x10_0001,
+            max: 1 << 20
+        }
+    );
+    assert_eq!(err.code(), ErrorCode::FrameTooLarge);
+    assert_eq!(buf.len(), 4, "nothing consumed");
+}
+
+#[test]
+fn huge_prefix_within_limit_just_waits() {
+    let mut buf = BytesMut::from(&[0xff, 0xff, 0xff, 0x7f, 0x10][..]);
+    assert_eq!(decode(&mut buf, u32::MAX), Ok(None));
+    assert_eq!(buf.len(), 5);
+}
+
+#[test]
+fn zero_length_frame_is_malformed_and_consumed() {
+    let mut buf = BytesMut::from(&[0, 0, 0, 0, 9, 0, 0, 0, 3][..]);
+    assert!(matches!(
+        decode(&mut buf, 64),
+        Err(WireError::Malformed { kind: 0, .. })
+    ));
+    assert_eq!(buf.len(), 5, "the empty frame is gone, the next one stays");
+}
+
+#[test]
+fn unknown_kind_is_consumed_so_the_stream_continues() {
+    let mut buf = BytesMut::from(
+        &[
+            2, 0, 0, 0, 0x99, 0xAA, 9, 0, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0,
+        ][..],
+    );
+    let err = decode(&mut buf, 64).unwrap_err();
+    assert_eq!(err, WireError::UnknownFrame { kind: 0x99 });
+    assert_eq!(err.code(), ErrorCode::UnknownFrame);
+    assert_eq!(decode(&mut buf, 64), Ok(Some(Frame::Ping { nonce: 1 })));
+}
+
+#[test]
+fn trailing_bytes_are_malformed() {
+    let mut buf = BytesMut::from(&[6, 0, 0, 0, 0x21, 7, 0, 0, 0, 0xEE][..]);
+    assert!(matches!(
+        decode(&mut buf, 64),
+        Err(WireError::Malformed { kind: 0x21, .. })
+    ));
+    assert!(buf.is_empty());
+}
+
+#[test]
+fn non_utf8_string_is_malformed() {
+    let mut buf = BytesMut::from(&[7, 0, 0, 0, 0x01, 1, 0, 2, 0, 0xC3, 0x28][..]);
+    assert!(matches!(
+        decode(&mut buf, 64),
+        Err(WireError::Malformed { kind: 0x01, .. })
+    ));
+}
+
+#[test]
+fn huge_counts_over_short_bodies_are_malformed_without_allocating() {
+    // Publish announcing u32::MAX records in an empty block.
+    let mut buf = BytesMut::from(
+        &[
+            17, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, b't', 0xff, 0xff, 0xff, 0xff,
+        ][..],
+    );
+    assert!(matches!(
+        decode(&mut buf, 64),
+        Err(WireError::Malformed { kind: 0x10, .. })
+    ));
+    // Ack announcing u32::MAX offsets.
+    let mut buf = BytesMut::from(&[9, 0, 0, 0, 0x35, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff][..]);
+    assert!(matches!(
+        decode(&mut buf, 64),
+        Err(WireError::Malformed { kind: 0x35, .. })
+    ));
+    // StreamListOk announcing 65535 streams.
+    let mut buf = BytesMut::from(&[11, 0, 0, 0, 0x41, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff][..]);
+    assert!(matches!(
+        decode(&mut buf, 64),
+        Err(WireError::Malformed { kind: 0x41, .. })
+    ));
+}
+
+#[test]
+fn unknown_start_position_and_storage_are_malformed() {
+    let mut open = vec![0x30, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, b's', 0, 0, 0, 0, 9];
+    open.extend_from_slice(&[0; 8 + 12]);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&(open.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&open);
+    assert!(matches!(
+        decode(&mut buf, 128),
+        Err(WireError::Malformed { kind: 0x30, .. })
+    ));
+
+    let mut list = vec![0x41, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, b's', 7, 0, 0];
+    list.extend_from_slice(&[0; 40]);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&(list.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&list);
+    assert!(matches!(
+        decode(&mut buf, 128),
+        Err(WireError::Malformed { kind: 0x41, .. })
+    ));
+}
+
+#[test]
+fn unknown_error_codes_survive() {
+    let mut buf =
+        BytesMut::from(&[13, 0, 0, 0, 0x7F, 0, 0, 0, 0, 0, 0, 0, 0, 0xE9, 0x03, 0, 0][..]);
+    let Ok(Some(Frame::Error { code, .. })) = decode(&mut buf, 64) else {
+        panic!("expected an Error frame");
+    };
+    assert_eq!(code, ErrorCode::Other(1001));
+}

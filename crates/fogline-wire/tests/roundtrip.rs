@@ -1,0 +1,238 @@
+//! Property tests: every frame round-trips through encode/decode, and
+//! arbitrary bytes never panic the decoder.
+
+use bytes::{Bytes, BytesMut};
+use fogline_wire::{
+    decode, decode_frame, encode, ErrorCode, Frame, RecordBlock, StartPosition, Storage,
+    StoredBlock, StoredRecordRef, Str, StreamInfo,
+};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+fn text() -> impl Strategy<Value = Str> {
+    ".{0,12}".prop_map(Str::from)
+}
+
+fn blob() -> impl Strategy<Value = Vec<u8>> {
+    vec(any::<u8>(), 0..24)
+}
+
+fn record_block() -> impl Strategy<Value = RecordBlock> {
+    vec((any::<u64>(), blob(), blob()), 0..5).prop_map(|records| {
+        RecordBlock::from_records(records.iter().map(|(t, h, p)| (*t, &h[..], &p[..]))).unwrap()
+    })
+}
+
+fn stored_block() -> impl Strategy<Value = StoredBlock> {
+    vec((any::<(u64, u64, u16)>(), ".{0,8}", blob(), blob()), 0..5).prop_map(|records| {
+        StoredBlock::from_records(
+            records
+                .iter()
+                .map(|((o, t, d), topic, h, p)| StoredRecordRef {
+                    offset: *o,
+                    timestamp: *t,
+                    delivery_count: *d,
+                    topic,
+                    headers: h,
+                    payload: p,
+                }),
+        )
+        .unwrap()
+    })
+}
+
+fn start() -> impl Strategy<Value = StartPosition> {
+    prop_oneof![
+        Just(StartPosition::Earliest),
+        Just(StartPosition::Latest),
+        any::<u64>().prop_map(StartPosition::Offset),
+        any::<u64>().prop_map(StartPosition::Time),
+        Just(StartPosition::Resume),
+    ]
+}
+
+fn stream_info() -> impl Strategy<Value = StreamInfo> {
+    (
+        text(),
+        prop_oneof![
+            Just(Storage::Memory),
+            Just(Storage::Mmap),
+            Just(Storage::Fsync)
+        ],
+        vec(text(), 0..3),
+        any::<(u64, u64, u64, u64, u32, u32)>(),
+    )
+        .prop_map(|(name, storage, subjects, (f, n, r, b, s, c))| StreamInfo {
+            name,
+            storage,
+            subjects,
+            first_offset: f,
+            next_offset: n,
+            records: r,
+            bytes: b,
+            segments: s,
+            consumers: c,
+        })
+}
+
+fn frame() -> impl Strategy<Value = Frame> {
+    prop_oneof![
+        (any::<u16>(), text()).prop_map(|(version, client_name)| Frame::Hello {
+            version,
+            client_name
+        }),
+        (any::<u16>(), text(), any::<u32>(), any::<u32>()).prop_map(|(v, s, m, f)| {
+            Frame::HelloOk {
+                version: v,
+                server_name: s,
+                max_message: m,
+                max_frame: f,
+            }
+        }),
+        any::<u64>().prop_map(|nonce| Frame::Ping { nonce }),
+        any::<u64>().prop_map(|nonce| Frame::Pong { nonce }),
+        (any::<u64>(), any::<u8>(), text(), record_block()).prop_map(|(r, f, t, b)| {
+            Frame::Publish {
+                request_id: r,
+                flags: f,
+                topic: t,
+                records: b,
+            }
+        }),
+        (any::<u64>(), any::<u32>())
+            .prop_map(|(request_id, count)| Frame::PubAck { request_id, count }),
+        (any::<u32>(), any::<u8>(), text()).prop_map(|(sub_id, flags, filter)| {
+            Frame::Subscribe {
+                sub_id,
+                flags,
+                filter,
+            }
+        }),
+        any::<u32>().prop_map(|sub_id| Frame::SubOk { sub_id }),
+        any::<u32>().prop_map(|sub_id| Frame::Unsubscribe { sub_id }),
+        (any::<(u32, u8, u64, u32)>(), text(), record_block()).prop_map(
+            |((sub_id, flags, batch_timestamp, dropped), topic, records)| Frame::Deliver {
+                sub_id,
+                flags,
+                batch_timestamp,
+                dropped,
+                topic,
+                records,
+            }
+        ),
+        (
+            any::<u64>(),
+            text(),
+            text(),
+            text(),
+            start(),
+            any::<(u32, u32, u32)>()
+        )
+            .prop_map(|(request_id, stream, name, filter, start, (a, m, p))| {
+                Frame::ConsumerOpen {
+                    request_id,
+                    stream,
+                    name,
+                    filter,
+                    start,
+                    ack_timeout_ms: a,
+                    max_inflight: m,
+                    push_credit: p,
+                }
+            }),
+        any::<(u64, u32, u64)>().prop_map(|(request_id, consumer_id, next_offset)| {
+            Frame::ConsumerOk {
+                request_id,
+                consumer_id,
+                next_offset,
+            }
+        }),
+        any::<(u32, u32, u32)>().prop_map(|(consumer_id, max_records, max_wait_ms)| {
+            Frame::Fetch {
+                consumer_id,
+                max_records,
+                max_wait_ms,
+            }
+        }),
+        (any::<u32>(), stored_block()).prop_map(|(consumer_id, records)| Frame::Records {
+            consumer_id,
+            records
+        }),
+        any::<(u32, u32)>().prop_map(|(consumer_id, credit)| Frame::Credit {
+            consumer_id,
+            credit
+        }),
+        (any::<u32>(), vec(any::<u64>(), 0..8)).prop_map(|(consumer_id, offsets)| Frame::Ack {
+            consumer_id,
+            offsets
+        }),
+        any::<u32>().prop_map(|consumer_id| Frame::ConsumerClose { consumer_id }),
+        any::<u64>().prop_map(|request_id| Frame::StreamList { request_id }),
+        (any::<u64>(), vec(stream_info(), 0..3)).prop_map(|(request_id, streams)| {
+            Frame::StreamListOk {
+                request_id,
+                streams,
+            }
+        }),
+        (any::<u64>(), any::<u16>(), text()).prop_map(|(request_id, code, message)| {
+            Frame::Error {
+                request_id,
+                code: ErrorCode::from_u16(code),
+                message,
+            }
+        }),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn frames_round_trip(frames in vec(frame(), 1..4)) {
+        let mut buf = BytesMut::new();
+        for f in &frames {
+            encode(f, &mut buf).unwrap();
+        }
+        for f in &frames {
+            prop_assert_eq!(decode(&mut buf, u32::MAX).unwrap(), Some(f.clone()));
+        }
+        prop_assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn split_reads_decode_the_same(f in frame(), split in any::<prop::sample::Index>()) {
+        let mut whole = BytesMut::new();
+        encode(&f, &mut whole).unwrap();
+        let at = split.index(whole.len());
+        let mut buf = BytesMut::from(&whole[..at]);
+        prop_assert_eq!(decode(&mut buf, u32::MAX).unwrap(), None);
+        buf.extend_from_slice(&whole[at..]);
+        prop_assert_eq!(decode(&mut buf, u32::MAX).unwrap(), Some(f));
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in vec(any::<u8>(), 0..256), max in any::<u32>()) {
+        let mut buf = BytesMut::from(&bytes[..]);
+        // Keep decoding until the input is exhausted or unrecoverable.
+        while let Ok(Some(_)) | Err(fogline_wire::WireError::Malformed { .. })
+            | Err(fogline_wire::WireError::UnknownFrame { .. }) = decode(&mut buf, max)
+        {
+            if buf.is_empty() {
+                break;
+            }
+        }
+        let _ = decode_frame(Bytes::from(bytes));
+    }
+
+    #[test]
+    fn mutated_frames_never_panic(f in frame(), at in any::<prop::sample::Index>(), byte in any::<u8>()) {
+        let mut buf = BytesMut::new();
+        encode(&f, &mut buf).unwrap();
+        let i = at.index(buf.len());
+        buf[i] = byte;
+        if let Ok(Some(decoded)) = decode(&mut buf, u32::MAX) {
+            // Whatever decodes must itself re-encode and decode to the same frame.
+            let mut again = BytesMut::new();
+            encode(&decoded, &mut again).unwrap();
+            prop_assert_eq!(decode(&mut again, u32::MAX).unwrap(), Some(decoded));
+        }
+    }
+}
