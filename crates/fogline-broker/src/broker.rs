@@ -1,0 +1,422 @@
+//! The broker: routes each published batch to the streams that capture its
+//! topic and to the queues of the live subscriptions that match it.
+//!
+//! Routing is cached per topic: a route lists the matching subscriptions,
+//! shared-subscription groups and streams, and is valid while the broker's
+//! generation (bumped under the subscription write lock on every change)
+//! is the one it was computed under.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use fogline_log::RecoveryReport;
+use parking_lot::{Mutex, RwLock};
+use tokio::sync::Notify;
+
+use crate::batch::Batch;
+use crate::config::{BrokerConfig, SlowConsumerPolicy, StreamConfig};
+use crate::consumer::{Consumer, ConsumerOptions};
+use crate::error::BrokerError;
+use crate::queue::{CloseReason, Push, QueueLimits, SubQueue};
+use crate::stream::Stream;
+use crate::trie::Trie;
+
+/// Options of a live subscription.
+#[derive(Clone, Debug, Default)]
+pub struct SubscribeOptions {
+    /// Deliver through the priority lane of the writer.
+    pub priority: bool,
+    /// Override the server's slow-consumer policy for this subscription.
+    pub policy: Option<SlowConsumerPolicy>,
+    /// Shared-subscription group: each batch goes to one member of the
+    /// group subscribed with the same filter.
+    pub group: Option<String>,
+    /// Do not deliver batches published by `origin` (MQTT no-local).
+    pub no_local: bool,
+}
+
+/// A live subscription; the subscriber drains its queue.
+pub struct Subscription {
+    id: u64,
+    filter: String,
+    origin: u64,
+    opts: SubscribeOptions,
+    queue: Arc<SubQueue>,
+}
+
+impl Subscription {
+    /// Broker-wide id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The topic filter.
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// The queue to drain.
+    pub fn queue(&self) -> &Arc<SubQueue> {
+        &self.queue
+    }
+
+    /// The options it was made with.
+    pub fn options(&self) -> &SubscribeOptions {
+        &self.opts
+    }
+}
+
+struct Group {
+    members: Vec<Arc<Subscription>>,
+    next: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Route {
+    generation: u64,
+    subs: Vec<Arc<Subscription>>,
+    groups: Vec<Group>,
+    streams: Vec<Arc<Stream>>,
+}
+
+#[derive(Default)]
+struct Subs {
+    trie: Trie,
+    by_id: HashMap<u64, Arc<Subscription>>,
+}
+
+/// Counters kept by the broker.
+#[derive(Debug, Default)]
+pub struct BrokerStats {
+    /// Records accepted by publish.
+    pub records_in: AtomicU64,
+    /// Batches accepted by publish.
+    pub batches_in: AtomicU64,
+    /// Subscribers cut off as slow consumers.
+    pub slow_consumers: AtomicU64,
+}
+
+/// Most topics whose routes are cached; past it the cache starts over.
+const ROUTE_CACHE_MAX: usize = 16_384;
+
+/// The broker core, shared by every connection (cheap to clone).
+#[derive(Clone)]
+pub struct Broker {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: BrokerConfig,
+    subs: RwLock<Subs>,
+    generation: AtomicU64,
+    routes: Mutex<HashMap<String, Arc<Route>>>,
+    streams: Vec<Arc<Stream>>,
+    next_id: AtomicU64,
+    stats: BrokerStats,
+}
+
+impl Broker {
+    /// Opens every configured stream (recovering their logs) and returns the
+    /// broker with one recovery report per stream.
+    ///
+    /// # Errors
+    /// A bad configuration or a stream whose log cannot be opened.
+    pub fn open(
+        config: BrokerConfig,
+    ) -> Result<(Broker, Vec<(String, RecoveryReport)>), BrokerError> {
+        let mut configs = config.streams.clone();
+        if configs.is_empty() {
+            configs.push(StreamConfig {
+                name: "default".into(),
+                subjects: vec!["#".into()],
+                storage: None,
+                retention_bytes: None,
+                retention_age: None,
+                segment_bytes: None,
+            });
+        }
+        let mut streams = Vec::new();
+        let mut reports = Vec::new();
+        for cfg in &configs {
+            if streams.iter().any(|s: &Arc<Stream>| s.name() == cfg.name) {
+                return Err(BrokerError::Config(format!(
+                    "stream {:?} is defined twice",
+                    cfg.name
+                )));
+            }
+            let (stream, report) = Stream::open(cfg, &config)?;
+            reports.push((cfg.name.clone(), report));
+            streams.push(Arc::new(stream));
+        }
+        let inner = Inner {
+            config,
+            subs: RwLock::new(Subs::default()),
+            generation: AtomicU64::new(1),
+            routes: Mutex::new(HashMap::new()),
+            streams,
+            next_id: AtomicU64::new(1),
+            stats: BrokerStats::default(),
+        };
+        Ok((
+            Broker {
+                inner: Arc::new(inner),
+            },
+            reports,
+        ))
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &BrokerConfig {
+        &self.inner.config
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &BrokerStats {
+        &self.inner.stats
+    }
+
+    /// A fresh id for a connection or session (the `origin` of its batches).
+    pub fn next_origin(&self) -> u64 {
+        self.inner.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// All streams.
+    pub fn streams(&self) -> &[Arc<Stream>] {
+        &self.inner.streams
+    }
+
+    /// The stream called `name`.
+    pub fn stream(&self, name: &str) -> Option<&Arc<Stream>> {
+        self.inner.streams.iter().find(|s| s.name() == name)
+    }
+
+    /// Largest record (payload + headers) accepted.
+    pub fn max_message(&self) -> usize {
+        self.inner
+            .config
+            .max_message_bytes
+            .as_u64()
+            .min(u32::MAX as u64) as usize
+    }
+
+    /// Checks every record of a batch against the size limit.
+    ///
+    /// # Errors
+    /// [`BrokerError::MessageTooLarge`] naming the first record over it.
+    pub fn check_sizes(&self, batch: &Batch) -> Result<(), BrokerError> {
+        let max = self.max_message();
+        for r in batch.records.iter() {
+            let size = r.payload.len() + r.headers.len();
+            if size > max {
+                return Err(BrokerError::MessageTooLarge { size, max });
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores the batch in every stream that captures its topic, then queues
+    /// it for every matching subscription. Returns once the records are as
+    /// durable as their streams promise, so the caller may acknowledge them.
+    ///
+    /// Under the `block` policy this waits while a subscriber's queue is full
+    /// (at most the configured block timeout, after which that subscriber is
+    /// disconnected).
+    ///
+    /// # Errors
+    /// Oversize records or a storage failure; in both cases nothing may be
+    /// acknowledged.
+    pub async fn publish(&self, batch: Batch) -> Result<(), BrokerError> {
+        self.check_sizes(&batch)?;
+        let route = self.route(batch.topic.as_str());
+        for stream in &route.streams {
+            stream.append(&batch)?;
+        }
+        let stats = &self.inner.stats;
+        stats
+            .records_in
+            .fetch_add(u64::from(batch.count()), Ordering::Relaxed);
+        stats.batches_in.fetch_add(1, Ordering::Relaxed);
+        let batch = Arc::new(batch);
+        for sub in &route.subs {
+            if sub.opts.no_local && sub.origin == batch.origin {
+                continue;
+            }
+            self.offer(sub, &batch).await;
+        }
+        for group in &route.groups {
+            let n = group.members.len();
+            let start = group.next.fetch_add(1, Ordering::Relaxed);
+            let live = (0..n)
+                .map(|i| &group.members[(start + i) % n])
+                .find(|m| m.queue.closed().is_none());
+            if let Some(member) = live {
+                self.offer(member, &batch).await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn offer(&self, sub: &Subscription, batch: &Arc<Batch>) {
+        loop {
+            match sub.queue.push(batch) {
+                Push::Queued | Push::Closed => {
+                    if sub.queue.closed() == Some(CloseReason::SlowConsumer) {
+                        self.inner
+                            .stats
+                            .slow_consumers
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    return;
+                }
+                Push::Full => {
+                    let timeout = sub.queue.limits().block_timeout;
+                    if !sub.queue.wait_for_space(timeout).await {
+                        tracing::warn!(sub = sub.id, filter = %sub.filter, "slow consumer: blocked past the timeout, disconnecting");
+                        sub.queue.close(CloseReason::SlowConsumer);
+                        self.inner
+                            .stats
+                            .slow_consumers
+                            .fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    fn route(&self, topic: &str) -> Arc<Route> {
+        let generation = self.inner.generation.load(Ordering::Acquire);
+        if let Some(r) = self.inner.routes.lock().get(topic) {
+            if r.generation == generation {
+                return r.clone();
+            }
+        }
+        let route = Arc::new(self.compute_route(topic));
+        let mut cache = self.inner.routes.lock();
+        if cache.len() >= ROUTE_CACHE_MAX {
+            cache.clear();
+        }
+        cache.insert(topic.to_string(), route.clone());
+        route
+    }
+
+    fn compute_route(&self, topic: &str) -> Route {
+        let subs = self.inner.subs.read();
+        // Read under the lock: a change bumps it while holding the write lock.
+        let generation = self.inner.generation.load(Ordering::Acquire);
+        let mut ids = Vec::new();
+        subs.trie.matches(topic, &mut ids);
+        let mut route = Route {
+            generation,
+            ..Route::default()
+        };
+        let mut groups: HashMap<(&str, &str), Vec<Arc<Subscription>>> = HashMap::new();
+        for id in ids {
+            let Some(sub) = subs.by_id.get(&id) else {
+                continue;
+            };
+            match &sub.opts.group {
+                Some(g) => groups
+                    .entry((g.as_str(), sub.filter.as_str()))
+                    .or_default()
+                    .push(sub.clone()),
+                None => route.subs.push(sub.clone()),
+            }
+        }
+        route.groups = groups
+            .into_values()
+            .map(|mut members| {
+                members.sort_by_key(|m| m.id);
+                Group {
+                    members,
+                    next: AtomicUsize::new(0),
+                }
+            })
+            .collect();
+        route.streams = self
+            .inner
+            .streams
+            .iter()
+            .filter(|s| s.captures(topic))
+            .cloned()
+            .collect();
+        route
+    }
+
+    /// Subscribes `filter`; batches are queued for the returned subscription
+    /// and `waker` is notified whenever something is queued.
+    ///
+    /// # Errors
+    /// [`BrokerError::InvalidFilter`] for a malformed filter.
+    pub fn subscribe(
+        &self,
+        filter: &str,
+        origin: u64,
+        opts: SubscribeOptions,
+        waker: Arc<Notify>,
+    ) -> Result<Arc<Subscription>, BrokerError> {
+        fogline_wire::validate_filter(filter)
+            .map_err(|e| BrokerError::InvalidFilter(e.to_string()))?;
+        let q = &self.inner.config.subscriptions;
+        let limits = QueueLimits {
+            max_records: q.max_records,
+            max_bytes: q.max_bytes.as_u64() as usize,
+            policy: opts.policy.unwrap_or(q.policy),
+            block_timeout: q.block_timeout,
+        };
+        let sub = Arc::new(Subscription {
+            id: self.inner.next_id.fetch_add(1, Ordering::Relaxed),
+            filter: filter.to_string(),
+            origin,
+            opts,
+            queue: Arc::new(SubQueue::new(limits, waker)),
+        });
+        let mut subs = self.inner.subs.write();
+        subs.trie.insert(filter, sub.id);
+        subs.by_id.insert(sub.id, sub.clone());
+        self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(sub)
+    }
+
+    /// Ends a subscription and closes its queue.
+    pub fn unsubscribe(&self, sub: &Subscription) {
+        let mut subs = self.inner.subs.write();
+        if subs.by_id.remove(&sub.id).is_some() {
+            subs.trie.remove(&sub.filter, sub.id);
+            self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        }
+        drop(subs);
+        sub.queue.close(CloseReason::Unsubscribed);
+    }
+
+    /// Number of live subscriptions.
+    pub fn subscription_count(&self) -> usize {
+        self.inner.subs.read().by_id.len()
+    }
+
+    /// Opens a consumer on stream `stream`.
+    ///
+    /// # Errors
+    /// Unknown stream, malformed filter, or a durable name already in use.
+    pub fn open_consumer(
+        &self,
+        stream: &str,
+        opts: ConsumerOptions,
+    ) -> Result<Consumer, BrokerError> {
+        let s = self
+            .stream(stream)
+            .ok_or_else(|| BrokerError::UnknownStream(stream.to_string()))?;
+        Consumer::open(s.clone(), opts)
+    }
+
+    /// Applies retention to every stream.
+    pub fn enforce_retention(&self) {
+        let now = crate::batch::now_micros();
+        for s in &self.inner.streams {
+            if let Err(e) = s.enforce_retention(now) {
+                tracing::warn!(stream = s.name(), error = %e, "retention failed");
+            }
+        }
+    }
+}

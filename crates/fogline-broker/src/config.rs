@@ -1,0 +1,200 @@
+//! Broker configuration: streams, queue limits and the slow-consumer policy.
+//!
+//! Every type here is deserialised from the server's TOML file with
+//! `deny_unknown_fields`, so a misspelt key is an error that names it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytesize::ByteSize;
+use serde::{Deserialize, Serialize};
+
+/// What a subscription queue does when it is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlowConsumerPolicy {
+    /// The publisher waits for room (TCP back-pressure reaches the producer).
+    /// A subscriber that stays full for longer than `block_timeout` is
+    /// disconnected, so one dead reader cannot stall a producer forever.
+    Block,
+    /// The oldest queued records are dropped; the subscriber is told how many
+    /// in its next delivery (`dropped`) and the broker counts them.
+    DropOldest,
+    /// The subscriber is disconnected with a `SlowConsumer` error.
+    Disconnect,
+}
+
+impl std::str::FromStr for SlowConsumerPolicy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "block" => Ok(Self::Block),
+            "drop-oldest" => Ok(Self::DropOldest),
+            "disconnect" => Ok(Self::Disconnect),
+            other => Err(format!(
+                "unknown slow-consumer policy {other:?} (expected block, drop-oldest or disconnect)"
+            )),
+        }
+    }
+}
+
+/// How a stream keeps its records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StorageMode {
+    /// No files; records live in memory until retention drops them.
+    Memory,
+    /// Memory-mapped files: an acknowledged record survives a crash of the server process.
+    Mmap,
+    /// Memory-mapped files synced before the acknowledgement: survives power loss.
+    Fsync,
+}
+
+impl StorageMode {
+    /// The log crate's name for this mode.
+    pub fn to_log(self) -> fogline_log::Storage {
+        match self {
+            Self::Memory => fogline_log::Storage::Memory,
+            Self::Mmap => fogline_log::Storage::Mmap,
+            Self::Fsync => fogline_log::Storage::Fsync,
+        }
+    }
+}
+
+impl std::str::FromStr for StorageMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "memory" => Ok(Self::Memory),
+            "mmap" => Ok(Self::Mmap),
+            "fsync" => Ok(Self::Fsync),
+            other => Err(format!(
+                "unknown storage mode {other:?} (expected memory, mmap or fsync)"
+            )),
+        }
+    }
+}
+
+/// One stream: a log capturing every record whose topic matches a subject filter.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamConfig {
+    /// Stream name: letters, digits, `-`, `_` and `.`.
+    pub name: String,
+    /// Topic filters (MQTT syntax) whose records this stream captures.
+    pub subjects: Vec<String>,
+    /// Storage mode; the server's default when absent.
+    #[serde(default)]
+    pub storage: Option<StorageMode>,
+    /// Drop whole oldest segments while the stream is larger than this.
+    #[serde(default)]
+    pub retention_bytes: Option<ByteSize>,
+    /// Drop whole segments whose newest record is older than this.
+    #[serde(default, with = "humantime_serde")]
+    pub retention_age: Option<Duration>,
+    /// Size of one segment file.
+    #[serde(default)]
+    pub segment_bytes: Option<ByteSize>,
+}
+
+/// Settings of the broker core.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BrokerConfig {
+    /// Where file-backed streams keep their logs (one directory per stream).
+    pub data_dir: PathBuf,
+    /// Default storage mode for streams that do not name one.
+    pub storage: StorageMode,
+    /// Largest accepted record payload.
+    pub max_message_bytes: ByteSize,
+    /// Default retention by size for streams that set none.
+    pub retention_bytes: Option<ByteSize>,
+    /// Default retention by age for streams that set none.
+    #[serde(with = "humantime_serde")]
+    pub retention_age: Option<Duration>,
+    /// Default segment size.
+    pub segment_bytes: ByteSize,
+    /// Streams; when empty a stream named `default` captures every topic.
+    pub streams: Vec<StreamConfig>,
+    /// Limits and policy of each live subscription's queue.
+    pub subscriptions: QueueConfig,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> Self {
+        Self {
+            data_dir: PathBuf::from("fogline-data"),
+            storage: StorageMode::Mmap,
+            max_message_bytes: ByteSize::mib(16),
+            retention_bytes: Some(ByteSize::gib(1)),
+            retention_age: Some(Duration::from_secs(7 * 24 * 3600)),
+            segment_bytes: ByteSize::mib(64),
+            streams: Vec::new(),
+            subscriptions: QueueConfig::default(),
+        }
+    }
+}
+
+/// Bounds of one subscription queue and what happens when they are reached.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueConfig {
+    /// Most records queued for one subscription.
+    pub max_records: usize,
+    /// Most payload bytes queued for one subscription.
+    pub max_bytes: ByteSize,
+    /// Policy when either bound is reached (a subscriber may ask for another).
+    pub policy: SlowConsumerPolicy,
+    /// With `block`: how long a publisher waits before the subscriber is cut off.
+    #[serde(with = "humantime_serde")]
+    pub block_timeout: Duration,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self {
+            max_records: 65_536,
+            max_bytes: ByteSize::mib(64),
+            policy: SlowConsumerPolicy::Block,
+            block_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Checks a stream name: non-empty, at most 64 bytes of `[A-Za-z0-9._-]`,
+/// not starting with a dot (it becomes a directory name).
+pub fn valid_stream_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_names() {
+        assert!(valid_stream_name("default"));
+        assert!(valid_stream_name("robot-7.lidar_raw"));
+        assert!(!valid_stream_name(""));
+        assert!(!valid_stream_name(".."));
+        assert!(!valid_stream_name("a/b"));
+        assert!(!valid_stream_name(&"x".repeat(65)));
+    }
+
+    #[test]
+    fn policies_parse() {
+        assert_eq!(
+            "drop-oldest".parse::<SlowConsumerPolicy>(),
+            Ok(SlowConsumerPolicy::DropOldest)
+        );
+        assert!("drop".parse::<SlowConsumerPolicy>().is_err());
+        assert_eq!("fsync".parse::<StorageMode>(), Ok(StorageMode::Fsync));
+    }
+}

@@ -1,0 +1,58 @@
+//! The broker's error type.
+
+use fogline_log::LogError;
+
+/// What can go wrong in the broker.
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerError {
+    /// A stream's log failed (disk full, I/O error, corrupt data).
+    #[error("stream {stream}: {source}")]
+    Storage {
+        /// The stream.
+        stream: String,
+        /// What the log reported.
+        #[source]
+        source: LogError,
+    },
+    /// No stream by that name.
+    #[error("unknown stream {0:?}")]
+    UnknownStream(String),
+    /// A topic that may not be published to.
+    #[error("invalid topic: {0}")]
+    InvalidTopic(String),
+    /// A malformed subscription filter.
+    #[error("invalid filter: {0}")]
+    InvalidFilter(String),
+    /// A record over the configured maximum.
+    #[error("message of {size} bytes exceeds the maximum of {max} bytes")]
+    MessageTooLarge {
+        /// Payload plus headers.
+        size: usize,
+        /// The configured limit.
+        max: usize,
+    },
+    /// A durable consumer of that name is already open on the stream.
+    #[error("durable consumer {0:?} is already open")]
+    ConsumerInUse(String),
+    /// A bad configuration value.
+    #[error("configuration: {0}")]
+    Config(String),
+    /// Filesystem trouble outside the log (directories, consumer positions).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl BrokerError {
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}

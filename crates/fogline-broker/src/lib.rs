@@ -1,0 +1,29 @@
+//! fogline's broker core: streams, topic routing, live subscriptions and
+//! durable consumers, independent of any transport.
+//!
+//! - [`Broker`] routes published [`Batch`]es to the [`Stream`]s that capture
+//!   their topic and to the queues of matching [`Subscription`]s.
+//! - [`queue`] holds each subscription's bounded queue with its priority lane
+//!   and slow-consumer policy.
+//! - [`Consumer`] is a cursor on a stream with acks and redelivery.
+//! - [`trie`] indexes subscription filters.
+//!
+//! The native server (`fogline-server`) and the MQTT front end both drive this
+//! API; neither has routing of its own.
+#![deny(missing_docs)]
+
+mod batch;
+mod broker;
+pub mod config;
+mod consumer;
+mod error;
+pub mod queue;
+mod stream;
+pub mod trie;
+
+pub use batch::{now_micros, Batch};
+pub use broker::{Broker, BrokerStats, SubscribeOptions, Subscription};
+pub use config::{BrokerConfig, QueueConfig, SlowConsumerPolicy, StorageMode, StreamConfig};
+pub use consumer::{Consumer, ConsumerOptions, Delivery, Start};
+pub use error::BrokerError;
+pub use stream::Stream;

@@ -1,0 +1,276 @@
+//! A stream: a named log capturing the records whose topics match its subjects.
+//!
+//! On disk a file-backed stream is a directory `<data_dir>/<name>/` holding the
+//! log's segments and `consumers/<consumer name>`, each a decimal offset: the
+//! durable consumer's acknowledged floor (every record below it was acked).
+//! Positions are written to a temporary file and renamed, so a crash leaves
+//! either the old or the new position (at-least-once, never a skipped record).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use fogline_log::{Log, LogOptions, LogStats, Record, RecoveryReport};
+use parking_lot::Mutex;
+use tokio::sync::watch;
+
+use crate::batch::Batch;
+use crate::config::{valid_stream_name, BrokerConfig, StorageMode, StreamConfig};
+use crate::error::BrokerError;
+
+/// One stream and its log.
+pub struct Stream {
+    name: String,
+    subjects: Vec<String>,
+    storage: StorageMode,
+    dir: Option<PathBuf>,
+    log: Mutex<Log>,
+    tail: watch::Sender<u64>,
+    durables: Mutex<Durables>,
+}
+
+#[derive(Default)]
+struct Durables {
+    floors: HashMap<String, u64>,
+    open: HashSet<String>,
+}
+
+impl Stream {
+    /// Opens (recovering) or creates the stream described by `cfg`.
+    ///
+    /// # Errors
+    /// Invalid names or filters, or a log that cannot be opened at all.
+    pub fn open(
+        cfg: &StreamConfig,
+        broker: &BrokerConfig,
+    ) -> Result<(Stream, RecoveryReport), BrokerError> {
+        if !valid_stream_name(&cfg.name) {
+            return Err(BrokerError::Config(format!(
+                "invalid stream name {:?}",
+                cfg.name
+            )));
+        }
+        if cfg.subjects.is_empty() {
+            return Err(BrokerError::Config(format!(
+                "stream {:?} has no subjects",
+                cfg.name
+            )));
+        }
+        for s in &cfg.subjects {
+            fogline_wire::validate_filter(s).map_err(|e| {
+                BrokerError::Config(format!("stream {:?} subject {s:?}: {e}", cfg.name))
+            })?;
+        }
+        let storage = cfg.storage.unwrap_or(broker.storage);
+        let dir = (storage != StorageMode::Memory).then(|| broker.data_dir.join(&cfg.name));
+        let opts = LogOptions {
+            storage: storage.to_log(),
+            dir: dir.clone(),
+            segment_bytes: cfg.segment_bytes.unwrap_or(broker.segment_bytes).as_u64(),
+            retention_bytes: cfg
+                .retention_bytes
+                .or(broker.retention_bytes)
+                .map(|b| b.as_u64()),
+            retention_age: cfg.retention_age.or(broker.retention_age),
+            max_record_bytes: record_limit(broker),
+        };
+        let storage_err = |source| BrokerError::Storage {
+            stream: cfg.name.clone(),
+            source,
+        };
+        let (log, report) = Log::open(opts).map_err(storage_err)?;
+        let floors = match &dir {
+            Some(d) => load_floors(&d.join("consumers"))?,
+            None => HashMap::new(),
+        };
+        let next = log.next_offset();
+        Ok((
+            Stream {
+                name: cfg.name.clone(),
+                subjects: cfg.subjects.clone(),
+                storage,
+                dir,
+                log: Mutex::new(log),
+                tail: watch::Sender::new(next),
+                durables: Mutex::new(Durables {
+                    floors,
+                    open: HashSet::new(),
+                }),
+            },
+            report,
+        ))
+    }
+
+    /// The stream's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The topic filters it captures.
+    pub fn subjects(&self) -> &[String] {
+        &self.subjects
+    }
+
+    /// Its storage mode.
+    pub fn storage(&self) -> StorageMode {
+        self.storage
+    }
+
+    /// True when a record on `topic` belongs in this stream.
+    pub fn captures(&self, topic: &str) -> bool {
+        self.subjects
+            .iter()
+            .any(|f| fogline_wire::filter_matches(f, topic))
+    }
+
+    /// Appends every record of `batch` and commits them with the stream's
+    /// durability (for `fsync` this syncs before returning).
+    ///
+    /// # Errors
+    /// [`BrokerError::Storage`] when the log fails; records appended before
+    /// the failure stay, but the batch must not be acknowledged.
+    pub fn append(&self, batch: &Batch) -> Result<u64, BrokerError> {
+        let mut log = self.log.lock();
+        let topic = batch.topic.as_bytes();
+        for rec in batch.records.iter() {
+            let ts = if rec.timestamp == 0 {
+                batch.timestamp
+            } else {
+                rec.timestamp
+            };
+            log.append(ts, topic, &rec.headers, &rec.payload)
+                .map_err(|e| self.storage_err(e))?;
+        }
+        log.commit().map_err(|e| self.storage_err(e))?;
+        let next = log.next_offset();
+        drop(log);
+        self.tail.send_replace(next);
+        Ok(next)
+    }
+
+    /// Reads up to `max_records` records from offset `from` (or the first retained one).
+    ///
+    /// # Errors
+    /// [`BrokerError::Storage`] when the log cannot be read.
+    pub fn read(
+        &self,
+        from: u64,
+        max_records: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<Record>, BrokerError> {
+        self.log
+            .lock()
+            .read(from, max_records, max_bytes)
+            .map_err(|e| self.storage_err(e))
+    }
+
+    /// First offset whose timestamp is at or after `timestamp` (microseconds).
+    pub fn offset_for_time(&self, timestamp: u64) -> u64 {
+        self.log.lock().offset_for_time(timestamp)
+    }
+
+    /// Oldest retained and next offsets.
+    pub fn bounds(&self) -> (u64, u64) {
+        let log = self.log.lock();
+        (log.first_offset(), log.next_offset())
+    }
+
+    /// Follows the next offset as records are committed.
+    pub fn watch_tail(&self) -> watch::Receiver<u64> {
+        self.tail.subscribe()
+    }
+
+    /// Counters of the underlying log.
+    pub fn stats(&self) -> LogStats {
+        self.log.lock().stats()
+    }
+
+    /// Number of durable consumers currently open.
+    pub fn open_consumers(&self) -> usize {
+        self.durables.lock().open.len()
+    }
+
+    /// Drops segments past the retention limits.
+    ///
+    /// # Errors
+    /// [`BrokerError::Storage`] when a segment cannot be removed.
+    pub fn enforce_retention(&self, now_us: u64) -> Result<(), BrokerError> {
+        self.log
+            .lock()
+            .enforce_retention(now_us)
+            .map(|_| ())
+            .map_err(|e| self.storage_err(e))
+    }
+
+    /// Marks durable consumer `name` open and returns its stored floor.
+    pub(crate) fn claim_durable(&self, name: &str) -> Result<Option<u64>, BrokerError> {
+        let mut d = self.durables.lock();
+        if !d.open.insert(name.to_string()) {
+            return Err(BrokerError::ConsumerInUse(name.to_string()));
+        }
+        Ok(d.floors.get(name).copied())
+    }
+
+    /// Marks durable consumer `name` closed.
+    pub(crate) fn release_durable(&self, name: &str) {
+        self.durables.lock().open.remove(name);
+    }
+
+    /// Remembers (and for file-backed streams persists) a durable floor.
+    pub(crate) fn store_floor(&self, name: &str, floor: u64) -> Result<(), BrokerError> {
+        self.durables.lock().floors.insert(name.to_string(), floor);
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let dir = dir.join("consumers");
+        let ctx = |what: &str| format!("stream {}: {what} consumer position {name}", self.name);
+        std::fs::create_dir_all(&dir).map_err(|e| BrokerError::io(ctx("creating"), e))?;
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, floor.to_string()).map_err(|e| BrokerError::io(ctx("writing"), e))?;
+        if self.storage == StorageMode::Fsync {
+            sync_file(&tmp).map_err(|e| BrokerError::io(ctx("syncing"), e))?;
+        }
+        std::fs::rename(&tmp, dir.join(name)).map_err(|e| BrokerError::io(ctx("renaming"), e))
+    }
+
+    fn storage_err(&self, source: fogline_log::LogError) -> BrokerError {
+        BrokerError::Storage {
+            stream: self.name.clone(),
+            source,
+        }
+    }
+}
+
+/// The log's per-record bound: payload limit plus room for topic and headers.
+fn record_limit(broker: &BrokerConfig) -> u32 {
+    let payload = broker
+        .max_message_bytes
+        .as_u64()
+        .min(u64::from(u32::MAX) / 2);
+    (payload + 128 * 1024) as u32
+}
+
+fn sync_file(path: &Path) -> std::io::Result<()> {
+    std::fs::File::open(path)?.sync_all()
+}
+
+fn load_floors(dir: &Path) -> Result<HashMap<String, u64>, BrokerError> {
+    let mut floors = HashMap::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(floors),
+        Err(e) => return Err(BrokerError::io(format!("reading {}", dir.display()), e)),
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        match std::fs::read_to_string(entry.path()).map(|s| s.trim().parse::<u64>()) {
+            Ok(Ok(floor)) => {
+                floors.insert(name, floor);
+            }
+            _ => {
+                tracing::warn!(path = %entry.path().display(), "ignoring unreadable consumer position")
+            }
+        }
+    }
+    Ok(floors)
+}

@@ -1,0 +1,407 @@
+//! One native-protocol connection.
+//!
+//! Two tasks share a [`Conn`]: the reader decodes frames and applies them to
+//! the broker; the writer owns the socket's write half and sends, in this
+//! order, queued replies, high-priority deliveries, then bulk deliveries.
+//! Replies are bounded (`max_pending_replies`); deliveries are bounded by each
+//! subscription's queue. A protocol error costs this connection only: the
+//! client gets an `Error` frame, then the socket is closed.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use fogline_broker::{Batch, Broker, SubscribeOptions, Subscription};
+use fogline_wire::{ErrorCode, Frame, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION};
+use parking_lot::Mutex;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::Notify;
+
+use crate::consumers::{self, ConsumerSlot};
+use crate::errors::broker_code;
+
+/// Bytes read from the socket at a time (more for a large frame).
+const READ_CHUNK: usize = 64 * 1024;
+/// Bytes of deliveries taken from one subscription per writer pass.
+const DRAIN_BUDGET: usize = 256 * 1024;
+
+/// Settings a connection needs from the server.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub max_frame: u32,
+    pub max_pending_replies: usize,
+}
+
+/// State shared by a connection's reader, writer and consumer tasks.
+pub(crate) struct Conn {
+    pub broker: Broker,
+    pub origin: u64,
+    limits: Limits,
+    /// Wakes the writer: a reply or a delivery is waiting.
+    pub waker: Arc<Notify>,
+    replies: Mutex<BytesMut>,
+    subs: Mutex<Vec<(u32, Arc<Subscription>)>>,
+    pub consumers: Mutex<HashMap<u32, Arc<ConsumerSlot>>>,
+    /// Set when the connection is going away; the writer flushes and stops.
+    closing: AtomicBool,
+    /// Wakes the reader and consumer tasks when closing.
+    pub closed: Notify,
+}
+
+impl Conn {
+    fn new(broker: Broker, limits: Limits) -> Arc<Conn> {
+        Arc::new(Conn {
+            origin: broker.next_origin(),
+            broker,
+            limits,
+            waker: Arc::new(Notify::new()),
+            replies: Mutex::new(BytesMut::new()),
+            subs: Mutex::new(Vec::new()),
+            consumers: Mutex::new(HashMap::new()),
+            closing: AtomicBool::new(false),
+            closed: Notify::new(),
+        })
+    }
+
+    /// Queues a reply frame for the writer.
+    pub fn reply(&self, frame: &Frame) {
+        self.reply_with(|buf| fogline_wire::encode(frame, buf));
+    }
+
+    /// Queues bytes written by `f`; closes a client that does not read its replies.
+    pub fn reply_with<E>(&self, f: impl FnOnce(&mut BytesMut) -> Result<(), E>) {
+        let mut r = self.replies.lock();
+        let mark = r.len();
+        if f(&mut r).is_err() {
+            r.truncate(mark);
+            drop(r);
+            self.fail(ErrorCode::Internal, "reply could not be encoded");
+            return;
+        }
+        let over = r.len() > self.limits.max_pending_replies;
+        drop(r);
+        if over {
+            tracing::warn!(
+                origin = self.origin,
+                "client does not read its replies; disconnecting"
+            );
+            self.fail(ErrorCode::SlowConsumer, "too many unread replies");
+        }
+        self.waker.notify_one();
+    }
+
+    /// Queues an error for `request_id`; the connection stays open.
+    pub fn error(&self, request_id: u64, code: ErrorCode, message: impl Into<String>) {
+        let message: String = message.into();
+        self.reply(&Frame::error(request_id, code, message.as_str()));
+    }
+
+    /// Sends a final error and closes the connection after it is flushed.
+    pub fn fail(&self, code: ErrorCode, message: &str) {
+        {
+            let mut r = self.replies.lock();
+            // Best effort: an unencodable message is replaced by a fixed one.
+            if fogline_wire::encode(&Frame::error(0, code, message), &mut r).is_err() {
+                let _ = fogline_wire::encode(&Frame::error(0, code, "error"), &mut r);
+            }
+        }
+        self.close();
+    }
+
+    /// Starts closing: the writer flushes what is queued and stops.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::Release);
+        self.waker.notify_one();
+        self.closed.notify_waiters();
+    }
+
+    /// True once closing started.
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
+    }
+}
+
+/// Serves one connection until either side closes it.
+pub(crate) async fn serve<S>(socket: S, broker: Broker, limits: Limits)
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let conn = Conn::new(broker, limits);
+    let (rd, wr) = tokio::io::split(socket);
+    let writer = tokio::spawn(write_loop(wr, conn.clone()));
+    if let Err(e) = read_loop(rd, &conn).await {
+        tracing::debug!(origin = conn.origin, error = %e, "connection read ended");
+    }
+    conn.close();
+    if let Err(e) = writer.await {
+        tracing::warn!(error = %e, "connection writer task failed");
+    }
+    cleanup(&conn);
+}
+
+fn cleanup(conn: &Conn) {
+    for (_, sub) in conn.subs.lock().drain(..) {
+        conn.broker.unsubscribe(&sub);
+    }
+    for (_, slot) in conn.consumers.lock().drain() {
+        slot.close();
+    }
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, conn: &Arc<Conn>) -> std::io::Result<()> {
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let mut greeted = false;
+    loop {
+        loop {
+            match fogline_wire::decode(&mut buf, conn.limits.max_frame) {
+                Ok(Some(frame)) => {
+                    if !handle(conn, frame, &mut greeted).await {
+                        return Ok(());
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::info!(origin = conn.origin, error = %e, "bad frame; closing the connection");
+                    conn.fail(e.code(), &e.to_string());
+                    return Ok(());
+                }
+            }
+        }
+        reserve_for_next(&mut buf);
+        let closed = conn.closed.notified();
+        tokio::pin!(closed);
+        closed.as_mut().enable();
+        if conn.is_closing() {
+            return Ok(());
+        }
+        tokio::select! {
+            n = rd.read_buf(&mut buf) => {
+                if n? == 0 {
+                    return Ok(());
+                }
+            }
+            _ = closed => return Ok(()),
+        }
+    }
+}
+
+/// Makes room for the rest of a partly read frame, or a fresh chunk.
+fn reserve_for_next(buf: &mut BytesMut) {
+    let want = match buf.get(..4) {
+        Some(p) => (4 + u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize).max(READ_CHUNK),
+        None => READ_CHUNK,
+    };
+    if buf.capacity() - buf.len() < want.min(READ_CHUNK) || buf.capacity() < want {
+        buf.reserve(want.saturating_sub(buf.len()).max(READ_CHUNK / 4));
+    }
+}
+
+/// Applies one frame; false when the connection must close.
+async fn handle(conn: &Arc<Conn>, frame: Frame, greeted: &mut bool) -> bool {
+    if !*greeted {
+        return match frame {
+            Frame::Hello { version, .. } if version == PROTOCOL_VERSION => {
+                *greeted = true;
+                conn.reply(&Frame::HelloOk {
+                    version: PROTOCOL_VERSION,
+                    server_name: format!("fogline {}", env!("CARGO_PKG_VERSION")).into(),
+                    max_message: conn.broker.max_message() as u32,
+                    max_frame: conn.limits.max_frame,
+                });
+                true
+            }
+            Frame::Hello { version, .. } => {
+                conn.fail(
+                    ErrorCode::UnsupportedVersion,
+                    &format!("protocol version {version} is not supported"),
+                );
+                false
+            }
+            _ => {
+                conn.fail(ErrorCode::NotConnected, "the first frame must be Hello");
+                false
+            }
+        };
+    }
+    match frame {
+        Frame::Ping { nonce } => conn.reply(&Frame::Pong { nonce }),
+        Frame::Publish {
+            request_id,
+            flags,
+            topic,
+            records,
+        } => {
+            if let Err(e) = fogline_wire::validate_topic(topic.as_str()) {
+                conn.error(
+                    request_id,
+                    ErrorCode::InvalidTopic,
+                    format!("topic {topic:?}: {e}"),
+                );
+                return true;
+            }
+            let count = records.count();
+            let batch = Batch {
+                topic,
+                records,
+                timestamp: fogline_broker::now_micros(),
+                priority: flags & FLAG_HIGH_PRIORITY != 0,
+                origin: conn.origin,
+            };
+            match conn.broker.publish(batch).await {
+                Ok(()) if request_id != 0 => conn.reply(&Frame::PubAck { request_id, count }),
+                Ok(()) => {}
+                Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),
+            }
+        }
+        Frame::Subscribe {
+            sub_id,
+            flags,
+            filter,
+        } => subscribe(conn, sub_id, flags, filter.as_str()),
+        Frame::Unsubscribe { sub_id } => {
+            let found = {
+                let mut subs = conn.subs.lock();
+                subs.iter()
+                    .position(|(id, _)| *id == sub_id)
+                    .map(|i| subs.swap_remove(i).1)
+            };
+            match found {
+                Some(sub) => conn.broker.unsubscribe(&sub),
+                None => conn.error(
+                    u64::from(sub_id),
+                    ErrorCode::UnknownSubscription,
+                    format!("no subscription {sub_id}"),
+                ),
+            }
+        }
+        Frame::ConsumerOpen { .. }
+        | Frame::Fetch { .. }
+        | Frame::Credit { .. }
+        | Frame::Ack { .. }
+        | Frame::ConsumerClose { .. } => consumers::handle(conn, frame),
+        Frame::StreamList { request_id } => conn.reply(&Frame::StreamListOk {
+            request_id,
+            streams: crate::streams::infos(&conn.broker),
+        }),
+        Frame::Hello { .. } => {
+            conn.fail(ErrorCode::Malformed, "Hello sent twice");
+            return false;
+        }
+        other => {
+            conn.fail(
+                ErrorCode::UnknownFrame,
+                &format!("frame kind 0x{:02x} is not sent by clients", other.kind()),
+            );
+            return false;
+        }
+    }
+    true
+}
+
+/// Subscribe flags: bit 0 high priority; bits 1-2 the slow-consumer policy
+/// (0 server default, 1 block, 2 drop-oldest, 3 disconnect).
+fn subscribe(conn: &Arc<Conn>, sub_id: u32, flags: u8, filter: &str) {
+    if conn.subs.lock().iter().any(|(id, _)| *id == sub_id) {
+        conn.error(
+            u64::from(sub_id),
+            ErrorCode::Duplicate,
+            format!("subscription id {sub_id} is in use"),
+        );
+        return;
+    }
+    use fogline_broker::SlowConsumerPolicy as P;
+    let policy = match (flags >> 1) & 3 {
+        1 => Some(P::Block),
+        2 => Some(P::DropOldest),
+        3 => Some(P::Disconnect),
+        _ => None,
+    };
+    let opts = SubscribeOptions {
+        priority: flags & FLAG_HIGH_PRIORITY != 0,
+        policy,
+        ..SubscribeOptions::default()
+    };
+    match conn
+        .broker
+        .subscribe(filter, conn.origin, opts, conn.waker.clone())
+    {
+        Ok(sub) => {
+            conn.subs.lock().push((sub_id, sub));
+            conn.reply(&Frame::SubOk { sub_id });
+        }
+        Err(e) => conn.error(u64::from(sub_id), broker_code(&e), e.to_string()),
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, conn: Arc<Conn>) {
+    let mut out = BytesMut::with_capacity(READ_CHUNK);
+    let mut batches = Vec::new();
+    let mut subs: Vec<(u32, Arc<Subscription>)> = Vec::new();
+    loop {
+        let notified = conn.waker.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        std::mem::swap(&mut out, &mut *conn.replies.lock());
+        subs.clear();
+        subs.extend(conn.subs.lock().iter().cloned());
+        let mut more = false;
+        let mut slow = false;
+        for high_pass in [true, false] {
+            for (sub_id, sub) in &subs {
+                if high_pass && !sub.queue().has_high() {
+                    continue;
+                }
+                let drained = sub.queue().drain(&mut batches, DRAIN_BUDGET);
+                let mut dropped = u32::try_from(drained.dropped).unwrap_or(u32::MAX);
+                for b in batches.drain(..) {
+                    let flags = if b.priority { FLAG_HIGH_PRIORITY } else { 0 };
+                    let res = fogline_wire::encode_deliver(
+                        &mut out,
+                        *sub_id,
+                        flags,
+                        b.timestamp,
+                        std::mem::take(&mut dropped),
+                        b.topic.as_str(),
+                        b.count(),
+                        b.records.as_bytes(),
+                    );
+                    if let Err(e) = res {
+                        tracing::error!(error = %e, "cannot encode a delivery");
+                    }
+                }
+                if drained.closed == Some(fogline_broker::queue::CloseReason::SlowConsumer) {
+                    slow = true;
+                    let msg = format!("subscription {sub_id} could not keep up and was closed");
+                    let _ = fogline_wire::encode(
+                        &Frame::error(u64::from(*sub_id), ErrorCode::SlowConsumer, msg.as_str()),
+                        &mut out,
+                    );
+                }
+                more |= !sub.queue().is_empty();
+            }
+        }
+        if !out.is_empty() {
+            if let Err(e) = wr.write_all(&out).await {
+                tracing::debug!(origin = conn.origin, error = %e, "write failed");
+                conn.close();
+                return;
+            }
+            out.clear();
+            if out.capacity() > 4 * READ_CHUNK {
+                out = BytesMut::with_capacity(READ_CHUNK);
+            }
+        }
+        if slow {
+            tracing::warn!(origin = conn.origin, "disconnecting a slow consumer");
+            conn.close();
+        }
+        if conn.is_closing() && conn.replies.lock().is_empty() {
+            let _ = wr.shutdown().await;
+            return;
+        }
+        if !more {
+            notified.await;
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! How broker errors travel back to clients.
+
+use fogline_broker::BrokerError;
+use fogline_wire::ErrorCode;
+
+/// The stable wire code for a broker error.
+pub(crate) fn broker_code(e: &BrokerError) -> ErrorCode {
+    match e {
+        BrokerError::Storage { .. } | BrokerError::Io { .. } => ErrorCode::StorageFailed,
+        BrokerError::UnknownStream(_) => ErrorCode::UnknownStream,
+        BrokerError::InvalidTopic(_) => ErrorCode::InvalidTopic,
+        BrokerError::InvalidFilter(_) => ErrorCode::InvalidFilter,
+        BrokerError::MessageTooLarge { .. } => ErrorCode::MessageTooLarge,
+        BrokerError::ConsumerInUse(_) => ErrorCode::Duplicate,
+        BrokerError::Config(_) => ErrorCode::Internal,
+    }
+}
