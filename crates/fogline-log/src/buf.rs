@@ -1,0 +1,102 @@
+//! The memory behind a segment: a file mapping (MAP_SHARED) or an anonymous mapping, shared
+//! between the writer and the `Bytes` handed to readers.
+//!
+//! Soundness rests on one invariant kept by `Segment`: a byte range is written only while it is
+//! past the segment's visible end, and once made visible it is never written again. Readers
+//! (`View`) only cover visible ranges, so no `&[u8]` ever aliases a range being written. The
+//! exception is recovery, which rewrites a segment's tail before any `View` of it exists.
+//! Mappings live as long as the last `Arc`, so a `Bytes` stays valid after retention deletes
+//! the file. Another process writing the same files breaks the invariant: one process per data
+//! directory.
+
+use memmap2::{MmapOptions, MmapRaw};
+use std::fs::File;
+use std::io;
+use std::sync::Arc;
+
+/// A mapping shared by a segment and the `Bytes` returned from reads.
+#[derive(Debug)]
+pub struct MapBuf {
+    map: MmapRaw,
+}
+
+impl MapBuf {
+    /// An anonymous, zero-filled mapping (memory storage).
+    pub fn anon(len: usize) -> io::Result<MapBuf> {
+        let map = MmapOptions::new().len(len.max(1)).map_anon()?;
+        Ok(MapBuf { map: map.into() })
+    }
+
+    /// A writable shared mapping of the whole file.
+    pub fn file_rw(file: &File) -> io::Result<MapBuf> {
+        Ok(MapBuf {
+            map: MmapRaw::map_raw(file)?,
+        })
+    }
+
+    /// A read-only shared mapping of the whole file (sealed segments).
+    pub fn file_ro(file: &File) -> io::Result<MapBuf> {
+        Ok(MapBuf {
+            map: MmapOptions::new().map_raw_read_only(file)?,
+        })
+    }
+
+    /// Mapped length in bytes.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Reads `[start, end)`.
+    ///
+    /// # Safety
+    /// The range must be inside the mapping (and inside the file) and must not be written while
+    /// the returned slice lives.
+    pub unsafe fn slice(&self, start: usize, end: usize) -> &[u8] {
+        debug_assert!(start <= end && end <= self.len());
+        // SAFETY: in bounds and not concurrently written, per the caller's contract.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().add(start), end - start) }
+    }
+
+    /// Writes into `[start, end)`.
+    ///
+    /// # Safety
+    /// The range must be inside a writable mapping and no other reference to it may exist while
+    /// the returned slice lives (it is past every reader's visible end).
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn slice_mut(&self, start: usize, end: usize) -> &mut [u8] {
+        debug_assert!(start <= end && end <= self.len());
+        // SAFETY: in bounds and exclusively ours, per the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().add(start), end - start) }
+    }
+
+    /// msync(MS_SYNC) of `[start, end)`; a no-op for anonymous mappings' durability.
+    pub fn flush(&self, start: usize, end: usize) -> io::Result<()> {
+        if end > start {
+            self.map.flush_range(start, end - start)?;
+        }
+        Ok(())
+    }
+}
+
+/// An owner for `Bytes::from_owner`: a visible range of a segment.
+pub struct View {
+    buf: Arc<MapBuf>,
+    start: usize,
+    end: usize,
+}
+
+impl View {
+    /// A view of `[start, end)`; the caller guarantees the range is visible (never written again).
+    pub fn new(buf: Arc<MapBuf>, start: usize, end: usize) -> View {
+        assert!(start <= end && end <= buf.len(), "view out of bounds");
+        View { buf, start, end }
+    }
+}
+
+impl AsRef<[u8]> for View {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `new` checked the bounds; the range was visible when the view was made and
+        // visible ranges are never written again (module invariant).
+        unsafe { self.buf.slice(self.start, self.end) }
+    }
+}

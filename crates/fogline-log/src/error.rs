@@ -1,0 +1,57 @@
+//! The log's error type.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Errors from the log. Corrupt data found while opening is repaired and reported in a
+/// [`RecoveryReport`](crate::RecoveryReport) instead.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LogError {
+    /// A file or directory operation failed.
+    #[error("{op} {path}: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// A record's encoded size exceeds `max_record_bytes`.
+    #[error("record of {size} bytes exceeds the limit of {max} bytes")]
+    RecordTooLarge {
+        /// Encoded size of the record.
+        size: u64,
+        /// The configured limit.
+        max: u32,
+    },
+    /// `mmap` and `fsync` storage need `LogOptions::dir`.
+    #[error("storage `{0}` needs a directory")]
+    NoDirectory(crate::Storage),
+    /// An unknown storage name was parsed.
+    #[error("unknown storage `{0}` (expected memory, mmap or fsync)")]
+    UnknownStorage(String),
+    /// A record inside the readable range failed its structural check (the data changed under
+    /// the log, e.g. another process wrote the file).
+    #[error("segment {base}: corrupt record at position {pos}: {damage}")]
+    Corrupt {
+        /// The segment's base offset.
+        base: u64,
+        /// Byte position in the segment.
+        pos: usize,
+        /// What is wrong.
+        damage: crate::Damage,
+    },
+}
+
+impl LogError {
+    pub(crate) fn io(
+        op: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> LogError {
+        let path = path.into();
+        move |source| LogError::Io { op, path, source }
+    }
+}

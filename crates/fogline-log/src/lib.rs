@@ -1,0 +1,89 @@
+//! Segmented, append-only, memory-mapped record log: the storage under every fogline stream.
+//!
+//! # Storage modes
+//!
+//! - `memory`: segments are anonymous mappings; nothing touches the disk.
+//! - `mmap`: segments are files mapped `MAP_SHARED`; `append` copies the record into the
+//!   mapping, so once `append` returned the record is in the kernel's page cache and survives
+//!   `kill -9` of the process (not a power loss).
+//! - `fsync`: as `mmap`, and `commit` msyncs (`MS_SYNC`, a data sync of the range) the bytes
+//!   appended since the previous commit before making them visible. Fsync policy: every commit
+//!   (one per acknowledged batch) is durable before it returns; creating a segment fsyncs the
+//!   preallocated file and the directory; sealing fsyncs the truncated file, the index file and
+//!   the directory. A record acknowledged after `commit` survives power loss.
+//!
+//! # On-disk format
+//!
+//! One directory per stream holding segment files `BASE.log` (`BASE` = offset of the segment's
+//! first record, 20 zero-padded decimal digits) and, for sealed segments, `BASE.idx`.
+//!
+//! A segment file is a sequence of records (little-endian, no padding), followed by zeros:
+//!
+//! ```text
+//! 0   u32  len          bytes after this field: 32 + topic_len + headers_len + payload_len
+//! 4   u32  crc          CRC-32 (IEEE, crc32fast) of bytes [8, 4 + len)
+//! 8   u64  offset       base + index of the record in the segment
+//! 16  u64  timestamp    microseconds since the UNIX epoch
+//! 24  u32  topic_len
+//! 28  u32  headers_len
+//! 32  u32  payload_len
+//! 36  topic | headers | payload
+//! ```
+//!
+//! The active (last) segment is preallocated to `segment_bytes` with `set_len` and written
+//! through the mapping; the first zero `len` (or fewer than four bytes left) ends the data.
+//! When a record does not fit, the segment is sealed: its file is cut to its data length and
+//! its sparse index is written to `BASE.idx` (format in the `index` module: summary, entries
+//! of `(offset - base, position, timestamp)` every 4 KiB of records, CRC). A record larger than
+//! `segment_bytes` gets a segment sized for it.
+//!
+//! # Invariants
+//!
+//! 1. Offsets are consecutive within a segment; segment `k+1` starts at or after segment `k`'s
+//!    next offset. Offsets are never reused: retention drops whole oldest segments and never
+//!    the active one. (Gaps appear only when recovery had to drop records from a sealed
+//!    segment; reads skip them.)
+//! 2. Timestamps never decrease within a log (`append` raises an older one).
+//! 3. Every record of the active segment is valid, and every byte after its data is zero.
+//!    Recovery re-establishes this by zeroing an invalid tail to the end of the file, so bytes
+//!    that survived a crash out of order can never be read as records after new appends.
+//! 4. A sealed segment's file length equals its data length, and a valid `BASE.idx` describes
+//!    exactly that data.
+//! 5. Bytes of committed records are never written again while mapped; readers receive
+//!    `Bytes` that keep the mapping alive, even after retention deletes the file.
+//!
+//! # Recovery (`Log::open`)
+//!
+//! The last segment is checked record by record (length, CRC, consecutive offsets, monotone
+//! timestamps); its tail from the first invalid record is zeroed. A sealed segment is trusted
+//! when its index decodes (CRC), its summary matches the file length and base, and its first
+//! and last records pass the full check; otherwise it is scanned, cut at its first invalid
+//! record and re-indexed. Empty sealed segments and temporary files are deleted. Nothing is
+//! refused: every cut is listed in the [`RecoveryReport`]. [`verify`] checks every record of
+//! every segment and every index entry.
+//!
+//! One process per data directory: the log does not lock it.
+
+#![deny(missing_docs)]
+
+mod buf;
+mod error;
+mod format;
+mod index;
+mod log;
+mod options;
+mod recovery;
+mod scan;
+mod segment;
+mod verify;
+
+pub use error::LogError;
+pub use format::Damage;
+pub use log::{now_micros, Log, LogStats, RetentionReport};
+pub use options::{LogOptions, Record, Storage};
+pub use recovery::{RecoveryReport, Truncation};
+pub use verify::{verify, IndexStatus, SegmentReport, StreamReport, VerifyReport};
+
+/// Size of a record's fixed fields; a record's encoded size is this plus topic, headers and
+/// payload lengths.
+pub const RECORD_OVERHEAD: usize = format::RECORD_HEADER;

@@ -1,0 +1,329 @@
+//! The log: a list of segments, the last one active.
+
+use crate::buf::MapBuf;
+use crate::format::{encoded_len, RECORD_HEADER};
+use crate::recovery::{open_dir, OpenParams, RecoveryReport};
+use crate::segment::{create_file, Backing, Limits, Segment};
+use crate::{LogError, LogOptions, Record, Storage};
+use serde::Serialize;
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A segmented, append-only record log. See the crate documentation for the format.
+///
+/// Single writer (`&mut self`); reads take `&self`. The broker wraps it in a mutex.
+#[derive(Debug)]
+pub struct Log {
+    opts: LogOptions,
+    segment_bytes: usize,
+    /// Never empty; the last one is active.
+    segments: Vec<Segment>,
+    /// Data bytes of all segments.
+    total_bytes: u64,
+    last_ts: u64,
+}
+
+/// Counters describing a log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct LogStats {
+    /// Records held (appended, including not yet committed ones).
+    pub records: u64,
+    /// Bytes of encoded records held.
+    pub bytes: u64,
+    /// Segments, including the active one.
+    pub segments: usize,
+    /// Offset of the oldest record held (== `next_offset` when empty).
+    pub first_offset: u64,
+    /// Offset the next append gets.
+    pub next_offset: u64,
+    /// Timestamp of the oldest record held.
+    pub first_timestamp: Option<u64>,
+    /// Timestamp of the newest record.
+    pub last_timestamp: Option<u64>,
+}
+
+/// What one retention pass removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct RetentionReport {
+    /// Segments deleted.
+    pub segments_removed: usize,
+    /// Records deleted.
+    pub records_removed: u64,
+    /// Bytes deleted.
+    pub bytes_removed: u64,
+    /// The log's first offset afterwards.
+    pub first_offset: u64,
+}
+
+impl fmt::Display for RetentionReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "removed {} segments ({} records, {} bytes); first offset now {}",
+            self.segments_removed, self.records_removed, self.bytes_removed, self.first_offset
+        )
+    }
+}
+
+/// Microseconds since the UNIX epoch by the system clock.
+pub fn now_micros() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+impl Log {
+    /// Opens (or creates) a log. With file storage this recovers the directory: torn or
+    /// corrupt tails are cut, stale indexes rebuilt, and all of it reported; corrupt data never
+    /// makes it fail.
+    ///
+    /// # Errors
+    /// `NoDirectory` when file storage has no `dir`; `Io` when the directory or a file cannot be
+    /// created, opened, mapped or resized.
+    ///
+    /// # Example
+    /// ```
+    /// use fogline_log::{Log, LogOptions};
+    /// let (mut log, _report) = Log::open(LogOptions::default())?;
+    /// let off = log.append(1, b"site/a", b"", b"hello")?;
+    /// log.commit()?;
+    /// assert_eq!(&log.read(off, 10, 1 << 20)?[0].payload[..], b"hello");
+    /// # Ok::<(), fogline_log::LogError>(())
+    /// ```
+    pub fn open(opts: LogOptions) -> Result<(Log, RecoveryReport), LogError> {
+        let segment_bytes = opts.segment_bytes.clamp(64, u64::from(u32::MAX)) as usize;
+        let (segments, report) = match (opts.storage, &opts.dir) {
+            (Storage::Memory, _) => {
+                let buf = MapBuf::anon(segment_bytes).map_err(LogError::io("mmap", "(memory)"))?;
+                let seg = Segment::new(0, buf, segment_bytes, memory_backing());
+                (vec![seg], RecoveryReport::default())
+            }
+            (storage, None) => return Err(LogError::NoDirectory(storage)),
+            (storage, Some(dir)) => open_dir(&OpenParams {
+                dir,
+                segment_bytes,
+                fsync: storage == Storage::Fsync,
+            })?,
+        };
+        let total_bytes = segments.iter().map(|s| s.write_pos as u64).sum();
+        let last_ts = segments
+            .iter()
+            .rev()
+            .find(|s| s.count > 0)
+            .map_or(0, |s| s.last_ts);
+        let log = Log {
+            opts,
+            segment_bytes,
+            segments,
+            total_bytes,
+            last_ts,
+        };
+        Ok((log, report))
+    }
+
+    /// The options the log was opened with.
+    pub fn options(&self) -> &LogOptions {
+        &self.opts
+    }
+
+    fn active(&mut self) -> &mut Segment {
+        let last = self.segments.len() - 1;
+        &mut self.segments[last]
+    }
+
+    /// Appends a record and returns its offset. It is readable after the next [`commit`].
+    /// A timestamp older than the previous record's is raised to it, so timestamps never go
+    /// backwards within a log.
+    ///
+    /// # Errors
+    /// `RecordTooLarge` beyond `max_record_bytes`; `Io` when a new segment cannot be created.
+    ///
+    /// [`commit`]: Log::commit
+    #[inline]
+    pub fn append(
+        &mut self,
+        timestamp: u64,
+        topic: &[u8],
+        headers: &[u8],
+        payload: &[u8],
+    ) -> Result<u64, LogError> {
+        let size = encoded_len(topic.len(), headers.len(), payload.len())
+            .filter(|&s| s as u64 <= u64::from(self.opts.max_record_bytes))
+            .ok_or_else(|| LogError::RecordTooLarge {
+                size: [topic.len(), headers.len(), payload.len(), RECORD_HEADER]
+                    .iter()
+                    .fold(0u64, |a, &b| a.saturating_add(b as u64)),
+                max: self.opts.max_record_bytes,
+            })?;
+        if !self.active().fits(size) {
+            self.roll(size)?;
+        }
+        let ts = timestamp.max(self.last_ts);
+        self.last_ts = ts;
+        self.total_bytes += size as u64;
+        let seg = self.active();
+        let offset = seg.next_offset();
+        seg.append(size, ts, topic, headers, payload);
+        Ok(offset)
+    }
+
+    /// Starts a new active segment with room for a `size`-byte record.
+    #[cold]
+    fn roll(&mut self, size: usize) -> Result<(), LogError> {
+        let cap = self.segment_bytes.max(size);
+        let active = self.active();
+        let base = active.next_offset();
+        let reuse = active.count == 0;
+        if reuse {
+            // An empty active segment is replaced, not sealed: sealed segments are never empty.
+            active.remove_files()?;
+            self.segments.pop();
+        } else {
+            active.seal()?;
+        }
+        let seg = match (&self.opts.storage, &self.opts.dir) {
+            (Storage::Memory, _) | (_, None) => {
+                let buf = MapBuf::anon(cap).map_err(LogError::io("mmap", "(memory)"))?;
+                Segment::new(base, buf, cap, memory_backing())
+            }
+            (storage, Some(dir)) => create_file(dir, base, cap, *storage == Storage::Fsync)?,
+        };
+        self.segments.push(seg);
+        if !reuse {
+            self.enforce_retention(now_micros())?;
+        }
+        Ok(())
+    }
+
+    /// Makes everything appended so far readable; with `fsync` storage, first flushes it to
+    /// stable storage (msync of the dirty range). Call once per batch before acknowledging.
+    ///
+    /// # Errors
+    /// `Io` when the flush fails; the records then stay invisible.
+    pub fn commit(&mut self) -> Result<(), LogError> {
+        self.active().commit()
+    }
+
+    /// Committed records from offset `from` (raised to `first_offset()`), at most `max_records`
+    /// and `max_bytes` of encoded records, but at least one if any is available. The returned
+    /// `Bytes` share the log's memory and stay valid after the log drops the segment.
+    ///
+    /// # Errors
+    /// `Corrupt` only if the mapped data changed under the log (another process wrote it).
+    pub fn read(
+        &self,
+        from: u64,
+        max_records: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<Record>, LogError> {
+        let mut out = Vec::new();
+        self.read_into(from, max_records, max_bytes, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`read`](Log::read) appending to a caller's vector (to reuse its allocation).
+    ///
+    /// # Errors
+    /// As [`read`](Log::read).
+    pub fn read_into(
+        &self,
+        from: u64,
+        max_records: usize,
+        max_bytes: usize,
+        out: &mut Vec<Record>,
+    ) -> Result<(), LogError> {
+        let from = from.max(self.first_offset());
+        let i = self.segments.partition_point(|s| s.base <= from).max(1) - 1;
+        let mut limits = Limits {
+            records: max_records,
+            bytes: max_bytes,
+            taken: 0,
+        };
+        for seg in &self.segments[i..] {
+            if !seg.read_into(from, &mut limits, out)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The first offset whose timestamp is >= `timestamp`, or `next_offset()` if none.
+    pub fn offset_for_time(&self, timestamp: u64) -> u64 {
+        // Sealed segments are never empty, so only an empty active (last) segment is skipped.
+        let i = self
+            .segments
+            .partition_point(|s| s.count > 0 && s.last_ts < timestamp);
+        self.segments
+            .get(i)
+            .and_then(|s| s.offset_for_time(timestamp).ok().flatten())
+            .unwrap_or_else(|| self.next_offset())
+    }
+
+    /// Offset of the oldest record held.
+    pub fn first_offset(&self) -> u64 {
+        self.segments[0].base
+    }
+
+    /// Offset the next append gets.
+    pub fn next_offset(&self) -> u64 {
+        self.segments[self.segments.len() - 1].next_offset()
+    }
+
+    /// One past the last committed (readable) offset.
+    pub fn committed_offset(&self) -> u64 {
+        let last = &self.segments[self.segments.len() - 1];
+        last.base + last.visible_count
+    }
+
+    /// Drops whole oldest segments while the log exceeds `retention_bytes`, or while the
+    /// oldest segment's newest record is older than `now_us - retention_age`. Never drops the
+    /// active segment. Called by `append` whenever a segment fills.
+    ///
+    /// # Errors
+    /// `Io` when a segment file cannot be deleted (the segment is then kept).
+    pub fn enforce_retention(&mut self, now_us: u64) -> Result<RetentionReport, LogError> {
+        let mut r = RetentionReport::default();
+        let max_age = self.opts.retention_age.map(|a| a.as_micros() as u64);
+        while self.segments.len() > 1 {
+            let oldest = &self.segments[0];
+            let too_big = self
+                .opts
+                .retention_bytes
+                .is_some_and(|m| self.total_bytes > m);
+            let too_old = max_age.is_some_and(|a| oldest.last_ts < now_us.saturating_sub(a));
+            if !(too_big || too_old) {
+                break;
+            }
+            oldest.remove_files()?;
+            let seg = self.segments.remove(0);
+            self.total_bytes -= seg.write_pos as u64;
+            r.segments_removed += 1;
+            r.records_removed += seg.count;
+            r.bytes_removed += seg.write_pos as u64;
+        }
+        r.first_offset = self.first_offset();
+        Ok(r)
+    }
+
+    /// Counters: records, bytes, segments, offsets and timestamps.
+    pub fn stats(&self) -> LogStats {
+        let with_data = || self.segments.iter().filter(|s| s.count > 0);
+        LogStats {
+            records: self.segments.iter().map(|s| s.count).sum(),
+            bytes: self.total_bytes,
+            segments: self.segments.len(),
+            first_offset: self.first_offset(),
+            next_offset: self.next_offset(),
+            first_timestamp: with_data().next().map(|s| s.first_ts),
+            last_timestamp: with_data().next_back().map(|s| s.last_ts),
+        }
+    }
+}
+
+fn memory_backing() -> Backing {
+    Backing {
+        dir: None,
+        file: None,
+        fsync: false,
+    }
+}

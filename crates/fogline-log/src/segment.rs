@@ -1,0 +1,354 @@
+//! One segment: a mapping holding consecutive records, its sparse index, and its write cursor.
+//!
+//! Positions: `visible_pos <= write_pos <= cap`. `[0, visible_pos)` is committed and immutable
+//! (readers may hold `Bytes` into it); `[visible_pos, write_pos)` is appended but not yet
+//! committed; `[write_pos, cap)` is zero. A sealed segment has `cap == write_pos ==
+//! visible_pos` and its file is truncated to `write_pos`.
+
+use crate::buf::{MapBuf, View};
+use crate::format::{encode, parse_header, Header};
+use crate::index::{IndexFile, SparseIndex};
+use crate::{LogError, Record};
+use bytes::Bytes;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// `DIR/BASE.log` with the base zero-padded to 20 digits.
+pub fn log_path(dir: &Path, base: u64) -> PathBuf {
+    dir.join(format!("{base:020}.log"))
+}
+
+/// `DIR/BASE.idx`.
+pub fn idx_path(dir: &Path, base: u64) -> PathBuf {
+    dir.join(format!("{base:020}.idx"))
+}
+
+/// fsync of a directory, so created, renamed or removed entries are durable.
+pub fn sync_dir(dir: &Path) -> Result<(), LogError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(LogError::io("fsync directory", dir))
+}
+
+/// Writes `BASE.idx` atomically (temporary file + rename).
+pub fn write_index(dir: &Path, f: &IndexFile, fsync: bool) -> Result<(), LogError> {
+    let path = idx_path(dir, f.base);
+    let tmp = path.with_extension("idx.tmp");
+    let mut file = File::create(&tmp).map_err(LogError::io("create", &tmp))?;
+    file.write_all(&f.encode())
+        .map_err(LogError::io("write", &tmp))?;
+    if fsync {
+        file.sync_all().map_err(LogError::io("fsync", &tmp))?;
+    }
+    fs::rename(&tmp, &path).map_err(LogError::io("rename", &path))?;
+    if fsync {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// Where a segment's bytes live.
+#[derive(Debug)]
+pub struct Backing {
+    /// The segment's directory (file-backed storage only).
+    pub dir: Option<PathBuf>,
+    /// The open file while the segment is active.
+    pub file: Option<File>,
+    /// msync + fdatasync on commit.
+    pub fsync: bool,
+}
+
+/// A segment of the log.
+#[derive(Debug)]
+pub struct Segment {
+    pub base: u64,
+    buf: Arc<MapBuf>,
+    cap: usize,
+    pub write_pos: usize,
+    pub count: u64,
+    pub visible_pos: usize,
+    pub visible_count: u64,
+    synced_pos: usize,
+    pub first_ts: u64,
+    pub last_ts: u64,
+    last_pos: usize,
+    index: SparseIndex,
+    backing: Backing,
+}
+
+/// State recovered for an existing segment.
+pub struct Recovered {
+    pub base: u64,
+    pub count: u64,
+    pub end: usize,
+    pub first_ts: u64,
+    pub last_ts: u64,
+    pub last_pos: usize,
+    pub index: SparseIndex,
+}
+
+impl Segment {
+    /// A new, empty segment over `buf`, writable up to `cap`.
+    pub fn new(base: u64, buf: MapBuf, cap: usize, backing: Backing) -> Segment {
+        Segment::recovered(
+            Recovered {
+                base,
+                count: 0,
+                end: 0,
+                first_ts: 0,
+                last_ts: 0,
+                last_pos: 0,
+                index: SparseIndex::with_capacity(cap),
+            },
+            buf,
+            cap,
+            backing,
+        )
+    }
+
+    /// A segment whose first `r.end` bytes hold `r.count` valid records (all visible).
+    pub fn recovered(r: Recovered, buf: MapBuf, cap: usize, backing: Backing) -> Segment {
+        debug_assert!(r.end <= cap && cap <= buf.len());
+        Segment {
+            base: r.base,
+            buf: Arc::new(buf),
+            cap,
+            write_pos: r.end,
+            count: r.count,
+            visible_pos: r.end,
+            visible_count: r.count,
+            synced_pos: r.end,
+            first_ts: r.first_ts,
+            last_ts: r.last_ts,
+            last_pos: r.last_pos,
+            index: r.index,
+            backing,
+        }
+    }
+
+    /// One past the last appended offset.
+    pub fn next_offset(&self) -> u64 {
+        self.base + self.count
+    }
+
+    /// Whether `size` more bytes fit.
+    #[inline]
+    pub fn fits(&self, size: usize) -> bool {
+        self.cap - self.write_pos >= size
+    }
+
+    /// The log file, if file-backed.
+    pub fn log_file(&self) -> Option<PathBuf> {
+        self.backing.dir.as_deref().map(|d| log_path(d, self.base))
+    }
+
+    /// Appends one record; the caller checked `fits(size)`.
+    #[inline]
+    pub fn append(&mut self, size: usize, ts: u64, topic: &[u8], headers: &[u8], payload: &[u8]) {
+        let pos = self.write_pos;
+        assert!(self.fits(size), "append past segment capacity");
+        // SAFETY: `[pos, pos + size)` is inside the writable mapping (`fits`), at or past
+        // `visible_pos` so no reader's `View` covers it, and only `&mut self` writes.
+        let dst = unsafe { self.buf.slice_mut(pos, pos + size) };
+        encode(dst, self.base + self.count, ts, topic, headers, payload);
+        self.index.observe(self.count, pos, ts);
+        if self.count == 0 {
+            self.first_ts = ts;
+        }
+        self.last_ts = ts;
+        self.last_pos = pos;
+        self.count += 1;
+        self.write_pos = pos + size;
+    }
+
+    /// Makes appended records durable (fsync storage) and then visible to readers.
+    pub fn commit(&mut self) -> Result<(), LogError> {
+        if self.backing.fsync && self.write_pos > self.synced_pos {
+            self.buf
+                .flush(self.synced_pos, self.write_pos)
+                .map_err(|e| LogError::io("msync", self.log_file().unwrap_or_default())(e))?;
+        }
+        self.synced_pos = self.write_pos;
+        self.visible_pos = self.write_pos;
+        self.visible_count = self.count;
+        Ok(())
+    }
+
+    /// Commits, then makes the segment read-only: the file is cut to its data and its index is
+    /// persisted, which is what lets the next open skip scanning it.
+    pub fn seal(&mut self) -> Result<(), LogError> {
+        self.commit()?;
+        self.cap = self.write_pos;
+        if let (Some(dir), Some(file)) = (self.backing.dir.clone(), self.backing.file.take()) {
+            let path = log_path(&dir, self.base);
+            file.set_len(self.write_pos as u64)
+                .map_err(LogError::io("truncate", &path))?;
+            if self.backing.fsync {
+                file.sync_all().map_err(LogError::io("fsync", &path))?;
+            }
+            if self.count > 0 {
+                write_index(&dir, &self.index_file(), self.backing.fsync)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The persisted form of this segment's index.
+    pub fn index_file(&self) -> IndexFile {
+        IndexFile {
+            base: self.base,
+            count: self.count,
+            data_len: self.write_pos as u64,
+            first_ts: self.first_ts,
+            last_ts: self.last_ts,
+            last_pos: self.last_pos as u64,
+            index: self.index.clone(),
+        }
+    }
+
+    /// Deletes the segment's files (retention); the mapping lives on while `Bytes` refer to it.
+    pub fn remove_files(&self) -> Result<(), LogError> {
+        if let Some(dir) = &self.backing.dir {
+            for path in [log_path(dir, self.base), idx_path(dir, self.base)] {
+                match fs::remove_file(&path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(LogError::io("remove", &path)(e))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appended bytes `[0, write_pos)`.
+    fn data(&self) -> &[u8] {
+        // SAFETY: in bounds; `[0, visible_pos)` is immutable and `[visible_pos, write_pos)` is
+        // written only through `&mut self`, which cannot coexist with this `&self` borrow.
+        unsafe { self.buf.slice(0, self.write_pos) }
+    }
+
+    fn header(&self, data: &[u8], pos: usize) -> Result<Header, LogError> {
+        parse_header(data, pos).map_err(|damage| LogError::Corrupt {
+            base: self.base,
+            pos,
+            damage,
+        })
+    }
+
+    /// Position of the record with `offset` (`base <= offset < next_offset()`).
+    fn position_of(&self, offset: u64) -> Result<usize, LogError> {
+        let rel = offset - self.base;
+        let start = self.index.floor_offset(rel).unwrap_or_default();
+        let (mut pos, mut at) = (start.pos as usize, u64::from(start.rel));
+        let data = self.data();
+        while at < rel {
+            pos += self.header(data, pos)?.size;
+            at += 1;
+        }
+        Ok(pos)
+    }
+
+    /// The first appended offset whose timestamp is >= `ts`, if any.
+    pub fn offset_for_time(&self, ts: u64) -> Result<Option<u64>, LogError> {
+        if self.count == 0 || self.last_ts < ts {
+            return Ok(None);
+        }
+        let start = self.index.floor_time(ts).unwrap_or_default();
+        let (mut pos, mut rel) = (start.pos as usize, u64::from(start.rel));
+        let data = self.data();
+        while rel < self.count {
+            let h = self.header(data, pos)?;
+            if h.timestamp >= ts {
+                return Ok(Some(self.base + rel));
+            }
+            pos += h.size;
+            rel += 1;
+        }
+        Ok(None)
+    }
+
+    /// Appends visible records from `from` to `out` under the limits; returns false once a limit
+    /// stopped it (so the caller does not continue into the next segment).
+    pub fn read_into(
+        &self,
+        from: u64,
+        limits: &mut Limits,
+        out: &mut Vec<Record>,
+    ) -> Result<bool, LogError> {
+        let end_offset = self.base + self.visible_count;
+        if from >= end_offset {
+            return Ok(true);
+        }
+        let start = self.position_of(from.max(self.base))?;
+        let view = Bytes::from_owner(View::new(self.buf.clone(), start, self.visible_pos));
+        let data = &view[..];
+        let (mut pos, mut offset) = (0usize, from.max(self.base));
+        while offset < end_offset {
+            let h = self.header(data, pos)?;
+            if !limits.take(h.size) {
+                return Ok(false);
+            }
+            let t = pos + crate::format::RECORD_HEADER;
+            let hd = t + h.topic_len;
+            let p = hd + h.headers_len;
+            out.push(Record {
+                offset: h.offset,
+                timestamp: h.timestamp,
+                topic: view.slice(t..hd),
+                headers: view.slice(hd..p),
+                payload: view.slice(p..pos + h.size),
+            });
+            pos += h.size;
+            offset += 1;
+        }
+        Ok(true)
+    }
+}
+
+/// Remaining read limits: record count and bytes, with "at least one record".
+pub struct Limits {
+    pub records: usize,
+    pub bytes: usize,
+    pub taken: usize,
+}
+
+impl Limits {
+    /// Accounts for one more record of `size` bytes, or refuses it.
+    fn take(&mut self, size: usize) -> bool {
+        if self.records == 0 || (self.taken > 0 && size > self.bytes) {
+            return false;
+        }
+        self.records -= 1;
+        self.bytes = self.bytes.saturating_sub(size);
+        self.taken += 1;
+        true
+    }
+}
+
+/// Opens (creating) `BASE.log` for a new active segment of `cap` bytes.
+pub fn create_file(dir: &Path, base: u64, cap: usize, fsync: bool) -> Result<Segment, LogError> {
+    let path = log_path(dir, base);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .map_err(LogError::io("create", &path))?;
+    file.set_len(cap as u64)
+        .map_err(LogError::io("preallocate", &path))?;
+    if fsync {
+        file.sync_all().map_err(LogError::io("fsync", &path))?;
+        sync_dir(dir)?;
+    }
+    let buf = MapBuf::file_rw(&file).map_err(LogError::io("mmap", &path))?;
+    let backing = Backing {
+        dir: Some(dir.to_path_buf()),
+        file: Some(file),
+        fsync,
+    };
+    Ok(Segment::new(base, buf, cap, backing))
+}

@@ -1,0 +1,273 @@
+//! Behaviour of append, commit, read, time lookup, rolling, retention and reopen.
+
+mod common;
+
+use common::*;
+use fogline_log::{Log, LogError, LogOptions, Storage};
+use std::time::Duration;
+
+fn memory(segment_bytes: u64) -> Log {
+    Log::open(LogOptions {
+        segment_bytes,
+        ..LogOptions::default()
+    })
+    .unwrap()
+    .0
+}
+
+#[test]
+fn append_read_round_trip_in_every_mode() {
+    for storage in [Storage::Memory, Storage::Mmap, Storage::Fsync] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, report) = Log::open(file_opts(dir.path(), storage, 1024)).unwrap();
+        assert!(report.is_clean(), "{storage}: {report}");
+        fill(&mut log, 0, 200);
+        let all = read_all(&log);
+        assert_eq!(all.len(), 200, "{storage}");
+        for (i, r) in all.iter().enumerate() {
+            check(r, i as u64);
+        }
+        assert!(log.stats().segments > 1, "{storage}: small segments roll");
+    }
+}
+
+#[test]
+fn records_are_visible_only_after_commit() {
+    let mut log = memory(1 << 20);
+    log.append(1, b"t", b"", b"a").unwrap();
+    assert!(read_all(&log).is_empty());
+    assert_eq!((log.next_offset(), log.committed_offset()), (1, 0));
+    log.commit().unwrap();
+    assert_eq!(read_all(&log).len(), 1);
+    assert_eq!(log.committed_offset(), 1);
+}
+
+#[test]
+fn read_limits_and_start() {
+    let mut log = memory(512);
+    fill(&mut log, 0, 100);
+    let r = log.read(10, 5, usize::MAX).unwrap();
+    assert_eq!(
+        r.iter().map(|r| r.offset).collect::<Vec<_>>(),
+        vec![10, 11, 12, 13, 14]
+    );
+    // Byte limit: sizes of 10 and 11 fit exactly, 12 does not.
+    let r = log.read(10, 100, size(10) + size(11)).unwrap();
+    assert_eq!(r.len(), 2);
+    // At least one record even when it is larger than max_bytes.
+    assert_eq!(log.read(20, 100, 1).unwrap().len(), 1);
+    assert!(log.read(20, 0, 1000).unwrap().is_empty());
+    assert!(log.read(100, 10, 1000).unwrap().is_empty());
+    assert!(log.read(u64::MAX, 10, 1000).unwrap().is_empty());
+    // Across segment boundaries.
+    let r = log.read(0, 100, usize::MAX).unwrap();
+    assert_eq!(r.len(), 100);
+    r.iter().enumerate().for_each(|(i, r)| check(r, i as u64));
+}
+
+#[test]
+fn offset_for_time_and_clamping() {
+    let mut log = memory(200);
+    assert_eq!(log.offset_for_time(0), 0);
+    for (i, ts) in [10u64, 20, 20, 15, 40, 50].into_iter().enumerate() {
+        assert_eq!(log.append(ts, b"t", b"", &[i as u8; 40]).unwrap(), i as u64);
+    }
+    log.commit().unwrap();
+    let ts: Vec<u64> = read_all(&log).iter().map(|r| r.timestamp).collect();
+    assert_eq!(
+        ts,
+        vec![10, 20, 20, 20, 40, 50],
+        "older timestamps are raised"
+    );
+    assert!(log.stats().segments > 2);
+    let cases = [
+        (0, 0),
+        (10, 0),
+        (11, 1),
+        (20, 1),
+        (21, 4),
+        (40, 4),
+        (50, 5),
+        (51, 6),
+    ];
+    for (t, want) in cases {
+        assert_eq!(log.offset_for_time(t), want, "time {t}");
+    }
+}
+
+#[test]
+fn time_index_over_many_records() {
+    let mut log = memory(64 << 10);
+    for i in 0..20_000u64 {
+        log.append(i * 3, b"x", b"", &[0; 20]).unwrap();
+    }
+    log.commit().unwrap();
+    for t in (0..60_010).step_by(997) {
+        assert_eq!(
+            log.offset_for_time(t),
+            t.div_ceil(3).min(20_000),
+            "time {t}"
+        );
+    }
+    let r = log.read(12_345, 1, usize::MAX).unwrap();
+    assert_eq!((r[0].offset, r[0].timestamp), (12_345, 12_345 * 3));
+}
+
+#[test]
+fn oversized_records() {
+    let mut log = Log::open(LogOptions {
+        segment_bytes: 256,
+        max_record_bytes: 10_000,
+        ..LogOptions::default()
+    })
+    .unwrap()
+    .0;
+    let err = log.append(0, b"t", b"", &[0; 10_000]).unwrap_err();
+    assert!(
+        matches!(err, LogError::RecordTooLarge { max: 10_000, .. }),
+        "{err}"
+    );
+    // Larger than a segment but within the limit: gets its own segment.
+    log.append(1, b"t", b"", &[1; 100]).unwrap();
+    log.append(2, b"t", b"", &[2; 5000]).unwrap();
+    log.append(3, b"t", b"", &[3; 10]).unwrap();
+    log.commit().unwrap();
+    let all = read_all(&log);
+    assert_eq!(
+        all.iter().map(|r| r.payload.len()).collect::<Vec<_>>(),
+        vec![100, 5000, 10]
+    );
+    assert_eq!(log.stats().segments, 3);
+}
+
+#[test]
+fn first_append_larger_than_empty_segment_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = Log::open(file_opts(dir.path(), Storage::Mmap, 128)).unwrap();
+    log.append(1, b"t", b"", &[7; 1000]).unwrap();
+    log.commit().unwrap();
+    assert_eq!(log.stats().segments, 1);
+    drop(log);
+    let (log, report) = Log::open(file_opts(dir.path(), Storage::Mmap, 128)).unwrap();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(read_all(&log)[0].payload.len(), 1000);
+}
+
+#[test]
+fn retention_by_bytes_keeps_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = fogline_log::LogOptions {
+        retention_bytes: Some(2000),
+        ..file_opts(dir.path(), Storage::Mmap, 500)
+    };
+    let (mut log, _) = Log::open(opts.clone()).unwrap();
+    fill(&mut log, 0, 300);
+    let st = log.stats();
+    assert!(st.first_offset > 0 && st.next_offset == 300, "{st:?}");
+    assert!(st.bytes <= 2000 + 500, "{st:?}");
+    let all = read_all(&log);
+    assert_eq!(all[0].offset, st.first_offset);
+    assert_eq!(all.len() as u64, 300 - st.first_offset);
+    all.iter().for_each(|r| check(r, r.offset));
+    // Reading from a dropped offset starts at the first one held.
+    assert_eq!(
+        log.read(0, 1, usize::MAX).unwrap()[0].offset,
+        st.first_offset
+    );
+    let files = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(
+        files,
+        2 * st.segments - 1,
+        "one .log per segment, one .idx per sealed one"
+    );
+    drop(log);
+    let (log, report) = Log::open(opts).unwrap();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(
+        (log.first_offset(), log.next_offset()),
+        (st.first_offset, 300)
+    );
+}
+
+#[test]
+fn retention_by_age_keeps_held_bytes_valid() {
+    let mut log = Log::open(LogOptions {
+        segment_bytes: 300,
+        retention_age: Some(Duration::from_secs(3600)),
+        ..LogOptions::default()
+    })
+    .unwrap()
+    .0;
+    // Recent timestamps, so the retention run at each segment roll keeps everything.
+    let t0 = fogline_log::now_micros();
+    for i in 0..60u64 {
+        log.append(t0 + i, b"t", b"", &[i as u8; 30]).unwrap();
+    }
+    log.commit().unwrap();
+    assert_eq!(log.first_offset(), 0);
+    let segments = log.stats().segments;
+    assert!(segments > 3);
+    let held = log.read(0, 1, usize::MAX).unwrap();
+    let hour = 3_600_000_000;
+    let r = log.enforce_retention(t0 + hour).unwrap();
+    assert_eq!(r.segments_removed, 0, "nothing older than the age yet");
+    let r = log.enforce_retention(t0 + hour + 20).unwrap();
+    assert!(
+        r.segments_removed > 0 && r.segments_removed < segments - 1,
+        "{r}"
+    );
+    assert!(log.stats().first_timestamp.unwrap() >= t0 + 20 - 10);
+    let r = log.enforce_retention(t0 + 2 * hour).unwrap();
+    assert_eq!(
+        log.stats().segments,
+        1,
+        "all but the active segment dropped"
+    );
+    assert_eq!(r.first_offset, log.first_offset());
+    // Bytes read before retention stay valid.
+    assert_eq!((held[0].offset, &held[0].payload[..]), (0, &[0u8; 30][..]));
+    // Offsets continue.
+    assert_eq!(log.append(0, b"t", b"", b"x").unwrap(), 60);
+}
+
+#[test]
+fn reopen_continues_offsets_and_timestamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = file_opts(dir.path(), Storage::Fsync, 700);
+    let (mut log, _) = Log::open(opts.clone()).unwrap();
+    fill(&mut log, 0, 50);
+    drop(log);
+    let (mut log, report) = Log::open(opts.clone()).unwrap();
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.records, 50);
+    assert_eq!(report.scanned, 1, "only the active segment is scanned");
+    fill(&mut log, 50, 80);
+    assert_eq!(log.append(0, b"t", b"", b"").unwrap(), 80);
+    log.commit().unwrap();
+    let all = read_all(&log);
+    assert_eq!(
+        all[80].timestamp,
+        rec(79).0,
+        "timestamp clamped across reopen"
+    );
+    all[..80]
+        .iter()
+        .enumerate()
+        .for_each(|(i, r)| check(r, i as u64));
+}
+
+#[test]
+fn file_storage_needs_a_directory() {
+    let err = Log::open(LogOptions {
+        storage: Storage::Mmap,
+        ..LogOptions::default()
+    })
+    .unwrap_err();
+    assert!(matches!(err, LogError::NoDirectory(Storage::Mmap)));
+}
+
+#[test]
+fn log_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Log>();
+}
