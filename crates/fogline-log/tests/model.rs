@@ -48,6 +48,9 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// (timestamp, topic, headers, payload)
+type Rec = (u64, Vec<u8>, Vec<u8>, Vec<u8>);
+
 struct Seg {
     base: u64,
     cap: usize,
@@ -59,7 +62,7 @@ struct Seg {
 struct Model {
     t0: u64,
     /// Record `o` is `records[o]`: (timestamp, topic, headers, payload).
-    records: Vec<(u64, Vec<u8>, Vec<u8>, Vec<u8>)>,
+    records: Vec<Rec>,
     first: u64,
     committed: u64,
     segs: Vec<Seg>,
@@ -68,7 +71,7 @@ struct Model {
     cursor: i64,
 }
 
-fn size(r: &(u64, Vec<u8>, Vec<u8>, Vec<u8>)) -> usize {
+fn size(r: &Rec) -> usize {
     RECORD_OVERHEAD + r.1.len() + r.2.len() + r.3.len()
 }
 
@@ -90,7 +93,7 @@ impl Model {
         }
     }
 
-    fn append(&mut self, rec: (u64, Vec<u8>, Vec<u8>, Vec<u8>)) -> u64 {
+    fn append(&mut self, rec: Rec) -> u64 {
         let sz = size(&rec);
         let next = self.next();
         let active = self.segs.last_mut().unwrap();
