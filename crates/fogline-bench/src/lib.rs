@@ -1,0 +1,28 @@
+//! fogline's benchmark harness: the same experiments as the source studies, against fogline
+//! and the real peer systems, on the same machine, in one run.
+//!
+//! - [`driver`]: the [`Driver`] / [`Publisher`] / [`Subscriber`] traits every system plugs
+//!   in through; [`drivers`] holds one module per system.
+//! - [`payload`]: the message format (producer id, sequence number, send timestamp, padding).
+//! - [`accounting`]: loss, duplicates and reordering from sequence numbers.
+//! - [`latency`]: HDR histograms. [`procstat`]: server CPU, RSS, disk and network from /proc.
+//! - [`pin`]: server on one core, load on another. [`peers`]: starting and stopping systems.
+//! - [`cell`] and [`runner`]: one measured run. [`scenario`]: the studies' matrices.
+//! - [`report`]: JSON, Markdown ratio tables and (feature `plots`) SVG/PNG plots.
+#![deny(missing_docs)]
+
+pub mod accounting;
+pub mod cell;
+pub mod clock;
+pub mod driver;
+pub mod drivers;
+pub mod latency;
+pub mod payload;
+pub mod peers;
+pub mod pin;
+pub mod procstat;
+pub mod runner;
+pub mod system;
+
+pub use driver::{Driver, DriverError, Durability, Publisher, Subscriber};
+pub use system::System;
