@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every check fogline has, on a fresh Debian machine or a developer's:
+# installs what the tests need (apt, pip, cargo fetch), then formatting,
+# clippy and the whole test suite. Safe to run again: installed things are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# System packages: peers and clients the tests drive, C libraries the
+# comparison engines link (Hyperscan, librdkafka, libzmq).
+APT_PACKAGES=(
+  pkg-config
+  mosquitto mosquitto-clients
+  redis-server redis-tools
+  nats-server
+  rabbitmq-server
+  libhyperscan-dev librdkafka-dev libzmq3-dev
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Python clients used by the MQTT interoperability tests.
+python3 -c 'import paho.mqtt' 2>/dev/null || python3 -m pip install -q 'paho-mqtt>=2,<3'
+
+cargo fetch
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace
