@@ -1,0 +1,59 @@
+//! Where matches go: a callback, a counter or a vector. Ends passed to a sink are offsets in the
+//! scanned slice; the sink adds its `base` (the slice's offset in a stream).
+
+use crate::tables::Pure;
+use crate::Match;
+
+pub(crate) trait Sink {
+    /// One match of pattern `id` ending at `end`.
+    fn emit(&mut self, id: u32, end: usize);
+
+    /// Every pattern of `pure` matches at every start in `lo..=hi` (a run of one byte), except
+    /// that matches ending before `min_end` are not wanted.
+    fn flood(&mut self, pure: &[Pure], lo: usize, hi: usize, min_end: usize) {
+        for &(id, len) in pure {
+            let len = len as usize;
+            let from = lo.max(min_end.saturating_sub(len));
+            for s in from..=hi {
+                self.emit(id, s + len);
+            }
+        }
+    }
+}
+
+/// Calls a closure for every match.
+pub(crate) struct Callback<F> {
+    pub base: usize,
+    pub f: F,
+}
+
+impl<F: FnMut(Match)> Sink for Callback<F> {
+    #[inline(always)]
+    fn emit(&mut self, id: u32, end: usize) {
+        (self.f)(Match {
+            pattern: id,
+            end: self.base + end,
+        });
+    }
+}
+
+/// Counts matches; a run costs one multiplication per pattern instead of one call per match.
+pub(crate) struct Counter {
+    pub count: u64,
+}
+
+impl Sink for Counter {
+    #[inline(always)]
+    fn emit(&mut self, _id: u32, _end: usize) {
+        self.count += 1;
+    }
+
+    fn flood(&mut self, pure: &[Pure], lo: usize, hi: usize, min_end: usize) {
+        for &(_, len) in pure {
+            let from = lo.max(min_end.saturating_sub(len as usize));
+            if from <= hi {
+                self.count += (hi - from + 1) as u64;
+            }
+        }
+    }
+}

@@ -1,0 +1,379 @@
+//! The compiled matcher: filters (cache-resident, consulted at every input position) and the
+//! verification structures (consulted only for candidates that pass the filters).
+//!
+//! Invariants the scanners rely on:
+//! - `filt12` has two bits per folded bigram `fold(b0) | fold(b1) << 8`: bit `2w` ("short") is
+//!   set when a 1-byte pattern matches `b0` (for every `b1`) or a 2- or 3-byte pattern starts with
+//!   the bigram; bit `2w + 1` ("long") when a pattern of at least 4 bytes starts with it.
+//! - `filt3` has one bit per hash of the folded first four bytes of every long pattern.
+//! - Every pattern is verified in exactly one trie node (or the 1-byte table), so a candidate
+//!   position reports each matching pattern once.
+//! - Arena bytes of a case-insensitive pattern are stored folded, others as given.
+
+use crate::fold::{fold, fold_u32};
+use crate::map::NodeMap;
+
+/// Multiplier of the filter-3 hash (Knuth's golden-ratio constant).
+pub(crate) const F3_MUL: u32 = 0x9E37_79B1;
+/// A trie node with more entries than this is split on the next four bytes.
+const SPLIT: usize = 8;
+/// Node id of the root of the long-pattern trie.
+pub(crate) const LONG_ROOT: u32 = 0;
+/// Node id of the root of the 2- and 3-byte patterns.
+pub(crate) const SHORT_ROOT: u32 = 1;
+
+/// One pattern as the builder received it.
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    pub id: u32,
+    pub bytes: Vec<u8>,
+    pub nocase: bool,
+}
+
+/// One pattern to compare at a candidate position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Entry {
+    pub id: u32,
+    pub off: u32,
+    pub len: u32,
+    pub nocase: bool,
+}
+
+/// A trie node: the entries verified here, and whether children on the next four bytes exist.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Node {
+    pub start: u32,
+    pub end: u32,
+    /// Pattern bytes already matched (folded) on the way to this node.
+    pub depth: u32,
+    pub split: bool,
+}
+
+/// A pattern made only of one repeated byte: `(id, len)`.
+pub(crate) type Pure = (u32, u32);
+
+/// Everything a scan needs, immutable after build.
+#[derive(Debug, Clone)]
+pub(crate) struct Tables {
+    pub filt12: Box<[u32]>,
+    pub filt3: Box<[u32]>,
+    pub f3_shift: u32,
+    /// 1-byte patterns by raw input byte: range into `one_ids`.
+    pub one: Box<[(u32, u32)]>,
+    pub one_ids: Box<[u32]>,
+    pub entries: Box<[Entry]>,
+    pub arena: Box<[u8]>,
+    pub nodes: Box<[Node]>,
+    pub map: NodeMap,
+    /// Per raw byte `x`: how many bytes of a run of `x` decide every pattern that can start
+    /// there (0: no pattern starts with `x`). See `scan::flood`.
+    pub flood_m: Box<[u32]>,
+    /// Per raw byte `x`: range into `pure` of the patterns made only of bytes matching `x`.
+    pub flood_pure: Box<[(u32, u32)]>,
+    pub pure: Box<[Pure]>,
+    pub empty_ids: Box<[u32]>,
+    pub max_len: usize,
+}
+
+/// Whether pattern byte `p` (folded if `nocase`) matches input byte `x`.
+fn byte_matches(p: u8, nocase: bool, x: u8) -> bool {
+    if nocase {
+        p == fold(x)
+    } else {
+        p == x
+    }
+}
+
+fn key(parent: u32, chunk: u32) -> u64 {
+    (u64::from(parent) << 32) | u64::from(chunk)
+}
+
+/// Folded little-endian `u32` of `bytes[at..at + 4]`.
+fn chunk_at(bytes: &[u8], at: usize) -> u32 {
+    fold_u32(u32::from_le_bytes([
+        bytes[at],
+        bytes[at + 1],
+        bytes[at + 2],
+        bytes[at + 3],
+    ]))
+}
+
+pub(crate) fn f3_index(folded4: u32, shift: u32) -> u32 {
+    folded4.wrapping_mul(F3_MUL) >> shift
+}
+
+struct Build<'a> {
+    src: &'a [Source],
+    /// Pattern bytes as stored in the arena (folded when nocase), by source index.
+    stored: Vec<Vec<u8>>,
+    entries: Vec<Entry>,
+    arena: Vec<u8>,
+    nodes: Vec<Node>,
+    keys: Vec<(u64, u32)>,
+}
+
+impl Build<'_> {
+    fn entry(&mut self, i: usize) -> Entry {
+        let off = self.arena.len() as u32;
+        self.arena.extend_from_slice(&self.stored[i]);
+        Entry {
+            id: self.src[i].id,
+            off,
+            len: self.stored[i].len() as u32,
+            nocase: self.src[i].nocase,
+        }
+    }
+
+    /// Adds a node at `depth` holding `group` (all at least `depth` bytes long, sharing their
+    /// folded first `depth` bytes), splitting it when large. Returns the node id.
+    fn node(&mut self, depth: usize, group: Vec<usize>) -> u32 {
+        let id = self.nodes.len() as u32;
+        let deeper = group.iter().any(|&i| self.stored[i].len() >= depth + 4);
+        let split = depth >= 4 && group.len() > SPLIT && deeper;
+        let (here, rest): (Vec<usize>, Vec<usize>) = if split {
+            group
+                .into_iter()
+                .partition(|&i| self.stored[i].len() < depth + 4)
+        } else {
+            (group, Vec::new())
+        };
+        let start = self.entries.len() as u32;
+        for i in here {
+            let e = self.entry(i);
+            self.entries.push(e);
+        }
+        self.nodes.push(Node {
+            start,
+            end: self.entries.len() as u32,
+            depth: depth as u32,
+            split,
+        });
+        if split {
+            self.children(id, depth, rest);
+        }
+        id
+    }
+
+    /// Groups `group` by the folded four bytes at `depth` and adds one child of `parent` each.
+    fn children(&mut self, parent: u32, depth: usize, group: Vec<usize>) {
+        let mut keyed: Vec<(u32, usize)> = group
+            .into_iter()
+            .map(|i| (chunk_at(&self.stored[i], depth), i))
+            .collect();
+        keyed.sort_unstable();
+        let mut at = 0;
+        while at < keyed.len() {
+            let chunk = keyed[at].0;
+            let mut end = at;
+            while end < keyed.len() && keyed[end].0 == chunk {
+                end += 1;
+            }
+            let members = keyed[at..end].iter().map(|&(_, i)| i).collect();
+            let child = self.node(depth + 4, members);
+            self.keys.push((key(parent, chunk), child));
+            at = end;
+        }
+    }
+}
+
+impl Tables {
+    /// Compiles validated sources (lengths and counts already checked by the builder).
+    pub(crate) fn build(src: &[Source]) -> Tables {
+        let stored: Vec<Vec<u8>> = src
+            .iter()
+            .map(|s| {
+                if s.nocase {
+                    s.bytes.iter().map(|&b| fold(b)).collect()
+                } else {
+                    s.bytes.clone()
+                }
+            })
+            .collect();
+        let mut b = Build {
+            src,
+            stored,
+            entries: Vec::new(),
+            arena: Vec::new(),
+            nodes: Vec::new(),
+            keys: Vec::new(),
+        };
+        let mut filt12 = vec![0u32; 65536 * 2 / 32];
+        let set12 = |f: &mut [u32], w: usize, bit: usize| f[w >> 4] |= 1 << ((w & 15) * 2 + bit);
+
+        let mut empty_ids = Vec::new();
+        let mut one_lists: Vec<Vec<u32>> = vec![Vec::new(); 256];
+        let mut short = Vec::new();
+        let mut long = Vec::new();
+        let mut prefixes = Vec::new();
+        for (i, s) in src.iter().enumerate() {
+            let p = &b.stored[i];
+            match p.len() {
+                0 => empty_ids.push(s.id),
+                1 => {
+                    for x in 0..=255u8 {
+                        if byte_matches(p[0], s.nocase, x) {
+                            one_lists[usize::from(x)].push(s.id);
+                        }
+                    }
+                    for b1 in 0..256 {
+                        set12(&mut filt12, usize::from(fold(p[0])) | b1 << 8, 0);
+                    }
+                }
+                2 | 3 => {
+                    set12(
+                        &mut filt12,
+                        usize::from(fold(p[0])) | usize::from(fold(p[1])) << 8,
+                        0,
+                    );
+                    short.push(i);
+                }
+                _ => {
+                    set12(
+                        &mut filt12,
+                        usize::from(fold(p[0])) | usize::from(fold(p[1])) << 8,
+                        1,
+                    );
+                    prefixes.push(chunk_at(p, 0));
+                    long.push(i);
+                }
+            }
+        }
+
+        // Filter 3: about 16 bits per distinct prefix keeps its false-positive rate near 6%
+        // while staying within L2 (at most 2^20 bits = 128 KiB).
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        let want = (prefixes.len().max(1) * 16).next_power_of_two();
+        let bits = want.trailing_zeros().clamp(12, 20);
+        let f3_shift = 32 - bits;
+        let mut filt3 = vec![0u32; (1usize << bits) / 32];
+        for &k in &prefixes {
+            let h = f3_index(k, f3_shift) as usize;
+            filt3[h >> 5] |= 1 << (h & 31);
+        }
+
+        // Node 0: root of the long trie; node 1: root of the short patterns.
+        b.nodes.push(Node {
+            start: 0,
+            end: 0,
+            depth: 0,
+            split: true,
+        });
+        b.nodes.push(Node {
+            start: 0,
+            end: 0,
+            depth: 0,
+            split: false,
+        });
+        b.children(LONG_ROOT, 0, long);
+        let mut keyed: Vec<(u32, usize)> = short
+            .into_iter()
+            .map(|i| {
+                let p = &b.stored[i];
+                (u32::from(fold(p[0])) | u32::from(fold(p[1])) << 8, i)
+            })
+            .collect();
+        keyed.sort_unstable();
+        let mut at = 0;
+        while at < keyed.len() {
+            let chunk = keyed[at].0;
+            let mut end = at;
+            while end < keyed.len() && keyed[end].0 == chunk {
+                end += 1;
+            }
+            let members: Vec<usize> = keyed[at..end].iter().map(|&(_, i)| i).collect();
+            let child = b.node(2, members);
+            b.keys.push((key(SHORT_ROOT, chunk), child));
+            at = end;
+        }
+
+        let mut one = Vec::with_capacity(256);
+        let mut one_ids = Vec::new();
+        for list in one_lists {
+            let start = one_ids.len() as u32;
+            one_ids.extend(list);
+            one.push((start, one_ids.len() as u32));
+        }
+
+        let (flood_m, flood_pure, pure) = floods(src, &b.stored);
+        let max_len = b.stored.iter().map(Vec::len).max().unwrap_or(0);
+        Tables {
+            filt12: filt12.into_boxed_slice(),
+            filt3: filt3.into_boxed_slice(),
+            f3_shift,
+            one: one.into_boxed_slice(),
+            one_ids: one_ids.into_boxed_slice(),
+            entries: b.entries.into_boxed_slice(),
+            arena: b.arena.into_boxed_slice(),
+            nodes: b.nodes.into_boxed_slice(),
+            map: NodeMap::new(&b.keys),
+            flood_m,
+            flood_pure,
+            pure,
+            empty_ids: empty_ids.into_boxed_slice(),
+            max_len,
+        }
+    }
+
+    /// Bytes held by the compiled tables (for memory reports).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        size_of_val(&*self.filt12)
+            + size_of_val(&*self.filt3)
+            + size_of_val(&*self.one)
+            + size_of_val(&*self.one_ids)
+            + size_of_val(&*self.entries)
+            + size_of_val(&*self.arena)
+            + size_of_val(&*self.nodes)
+            + self.map.heap_bytes()
+            + size_of_val(&*self.flood_m)
+            + size_of_val(&*self.flood_pure)
+            + size_of_val(&*self.pure)
+            + size_of_val(&*self.empty_ids)
+    }
+}
+
+/// Per input byte `x`: the run length that decides every pattern starting at a run position,
+/// and the patterns made only of bytes matching `x` (the only ones that can match inside a run).
+///
+/// A pattern whose first `r` bytes match `x` but whose byte `r` does not cannot start at `s` when
+/// `s + r` is still inside the run; a pattern all of whose bytes match `x` matches at `s` exactly
+/// when it fits in the run. So `m = max(min(len, r + 1))` bytes of run after `s` decide them all.
+#[allow(clippy::type_complexity)]
+fn floods(src: &[Source], stored: &[Vec<u8>]) -> (Box<[u32]>, Box<[(u32, u32)]>, Box<[Pure]>) {
+    let mut flood_m = vec![0u32; 256];
+    let mut lists: Vec<Vec<Pure>> = vec![Vec::new(); 256];
+    for (s, p) in src.iter().zip(stored) {
+        let Some(&first) = p.first() else { continue };
+        // The input bytes that the first pattern byte matches: one, or two for a folded letter.
+        let xs = if s.nocase && first.is_ascii_lowercase() {
+            vec![first, first.to_ascii_uppercase()]
+        } else {
+            vec![first]
+        };
+        for x in xs {
+            let r = p
+                .iter()
+                .take_while(|&&c| byte_matches(c, s.nocase, x))
+                .count();
+            let decide = if r == p.len() { r } else { r + 1 };
+            let m = &mut flood_m[usize::from(x)];
+            *m = (*m).max(decide as u32);
+            if r == p.len() {
+                lists[usize::from(x)].push((s.id, p.len() as u32));
+            }
+        }
+    }
+    let mut ranges = Vec::with_capacity(256);
+    let mut pure = Vec::new();
+    for list in lists {
+        let start = pure.len() as u32;
+        pure.extend(list);
+        ranges.push((start, pure.len() as u32));
+    }
+    (
+        flood_m.into_boxed_slice(),
+        ranges.into_boxed_slice(),
+        pure.into_boxed_slice(),
+    )
+}
