@@ -12,11 +12,13 @@
 //! | `page-hinkley` | [`page_hinkley`] | Page-Hinkley test for a shift in the mean |
 //! | `windowed-gaussian` | [`windowed_gaussian`] | NAB's windowed Gaussian: tail probability over a sliding window |
 //! | `relative-entropy` | [`relative_entropy`] | Wang et al.'s multiple-hypothesis relative-entropy test |
+//! | `sentinel` | [`sentinel`] | multi-scale shape and level novelty against decaying records, with alarm suppression |
 
 pub mod cusum;
 pub mod ewma;
 pub mod page_hinkley;
 pub mod relative_entropy;
+pub mod sentinel;
 pub mod stats;
 pub mod windowed_gaussian;
 
@@ -33,6 +35,7 @@ pub trait Detector: Send {
 
 /// Names accepted by [`by_name`], in scoreboard order.
 pub const DETECTOR_NAMES: &[&str] = &[
+    "sentinel",
     "relative-entropy",
     "windowed-gaussian",
     "cusum",
@@ -54,6 +57,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Detector>> {
         "cusum" => Box::new(cusum::Cusum::default()),
         "page-hinkley" => Box::new(page_hinkley::PageHinkley::default()),
         "windowed-gaussian" => Box::new(windowed_gaussian::WindowedGaussian::default()),
+        "sentinel" => Box::new(sentinel::Sentinel::default()),
         "relative-entropy" => Box::new(relative_entropy::RelativeEntropy::default()),
         _ => return None,
     })
