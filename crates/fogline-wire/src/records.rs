@@ -83,6 +83,17 @@ impl RecordBlock {
         self.bytes
     }
 
+    /// Removes and returns the first record (zero-copy), leaving the rest
+    /// as a valid block; lets a receiver walk a block without borrowing it.
+    pub fn pop_front(&mut self) -> Option<Record> {
+        let mut it = self.iter();
+        let record = it.next()?;
+        let consumed = it.pos;
+        bytes::Buf::advance(&mut self.bytes, consumed);
+        self.count -= 1;
+        Some(record)
+    }
+
     /// The records in order.
     pub fn iter(&self) -> RecordIter<'_> {
         RecordIter {

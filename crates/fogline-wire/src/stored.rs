@@ -124,6 +124,17 @@ impl StoredBlock {
         &self.bytes
     }
 
+    /// Removes and returns the first record (zero-copy), leaving the rest
+    /// as a valid block.
+    pub fn pop_front(&mut self) -> Option<StoredRecord> {
+        let mut it = self.iter();
+        let record = it.next()?;
+        let consumed = it.pos;
+        bytes::Buf::advance(&mut self.bytes, consumed);
+        self.count -= 1;
+        Some(record)
+    }
+
     /// The records in order.
     pub fn iter(&self) -> StoredIter<'_> {
         StoredIter {

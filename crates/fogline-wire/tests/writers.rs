@@ -166,3 +166,45 @@ fn empty_records_frame_is_valid() {
     };
     assert!(records.is_empty());
 }
+
+#[test]
+fn pop_front_walks_blocks_and_leaves_valid_rest() {
+    let mut block =
+        RecordBlock::from_records([(1, &b""[..], &b"a"[..]), (2, &b"h"[..], &b"bb"[..])]).unwrap();
+    let first = block.pop_front().unwrap();
+    assert_eq!((first.timestamp, &first.payload[..]), (1, &b"a"[..]));
+    assert_eq!(block.count(), 1);
+    assert_eq!(
+        RecordBlock::parse(1, block.as_bytes().clone()).unwrap(),
+        block
+    );
+    assert_eq!(
+        block.pop_front().unwrap().payload,
+        Bytes::from_static(b"bb")
+    );
+    assert_eq!(block.pop_front(), None);
+    assert!(block.as_bytes().is_empty());
+
+    let refs = [
+        StoredRecordRef {
+            offset: 1,
+            timestamp: 0,
+            delivery_count: 1,
+            topic: "t",
+            headers: b"",
+            payload: b"x",
+        },
+        StoredRecordRef {
+            offset: 2,
+            timestamp: 0,
+            delivery_count: 1,
+            topic: "u",
+            headers: b"",
+            payload: b"y",
+        },
+    ];
+    let mut stored = StoredBlock::from_records(refs).unwrap();
+    assert_eq!(stored.pop_front().unwrap().offset, 1);
+    assert_eq!(stored.pop_front().unwrap().topic, "u");
+    assert_eq!(stored.pop_front(), None);
+}

@@ -1,0 +1,340 @@
+//! [`Client`]: connecting, publishing, flushing, ping and stream listing.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use fogline_wire::{Frame, StreamInfo};
+use tokio::sync::oneshot;
+
+use crate::conn::{self, flags};
+use crate::error::ClientError;
+use crate::options::{ClientOptions, PublishRecord};
+use crate::outbox::{RecordIn, PUBLISH_OVERHEAD, RECORD_OVERHEAD};
+use crate::shared::{Guard, Inner, Pending, DEAD};
+use crate::transport::Addr;
+
+/// A connection to a fogline server. Cheap to clone; clones share the
+/// connection, which closes when the last client, subscription and consumer
+/// handle is dropped (queued records are still written first).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), fogline_client::ClientError> {
+/// use fogline_client::{Client, ClientOptions};
+/// let client = Client::connect("127.0.0.1:7411", ClientOptions::default()).await?;
+/// client.publish("site/robot7/lidar", b"hello").await?;
+/// client.flush().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) guard: Arc<Guard>,
+}
+
+impl Client {
+    /// Connects to `addr` (`host:port`, `tcp://host:port` or `unix:/path`)
+    /// and completes the handshake.
+    ///
+    /// # Errors
+    /// `InvalidAddress`, `Io` when the connection fails, `Timeout` after
+    /// `connect_timeout`, `Server`/`Protocol` when the handshake is refused.
+    /// The first connection is not retried.
+    pub async fn connect(addr: &str, opts: ClientOptions) -> Result<Client, ClientError> {
+        let addr = Addr::parse(addr)?;
+        let inner = Arc::new(Inner::new(opts, addr));
+        let est = conn::handshake(&inner).await?;
+        conn::on_connected(&inner);
+        tokio::spawn(conn::supervise(inner.clone(), est));
+        Ok(Client {
+            guard: Arc::new(Guard(inner.clone())),
+            inner,
+        })
+    }
+
+    /// Whether the client is connected right now.
+    pub fn is_connected(&self) -> bool {
+        self.inner.state() == crate::shared::CONNECTED
+    }
+
+    /// The server's `max_message` from the handshake.
+    pub fn max_message(&self) -> u32 {
+        self.inner.max_message.load(Ordering::Relaxed)
+    }
+
+    /// Publishes one record, fire-and-forget (at most once). Returns once
+    /// the record is queued; waits only while the buffer is full.
+    ///
+    /// # Errors
+    /// `InvalidTopic`, `MessageTooLarge`, or `Closed`/`Disconnected` once
+    /// the client is finished.
+    pub async fn publish(&self, topic: &str, payload: impl AsRef<[u8]>) -> Result<(), ClientError> {
+        let rec = RecordIn {
+            topic,
+            flags: 0,
+            timestamp: 0,
+            headers: b"",
+            payload: payload.as_ref(),
+        };
+        self.enqueue(&rec, None).await.map(|_| ())
+    }
+
+    /// Publishes one record with headers, timestamp and priority,
+    /// fire-and-forget.
+    ///
+    /// # Errors
+    /// As [`Client::publish`].
+    pub async fn publish_with(&self, record: &PublishRecord) -> Result<(), ClientError> {
+        self.enqueue(&record_in(record), None).await.map(|_| ())
+    }
+
+    /// Publishes one record and waits for the server's acknowledgement.
+    ///
+    /// # Errors
+    /// As [`Client::publish`], plus `Server` when the server refuses the
+    /// batch and `Disconnected` when the connection drops after the record
+    /// was sent (it may or may not have been stored: retry for at least once).
+    pub async fn publish_acked(&self, record: &PublishRecord) -> Result<(), ClientError> {
+        self.send_acked(record).await?.await
+    }
+
+    /// Queues an acked record and returns a future for its acknowledgement,
+    /// so many can be outstanding (pipelining). Waits while
+    /// `max_inflight_acks` acked batches are unanswered or the buffer is full.
+    /// Acked records queued together for one topic share one Publish frame.
+    ///
+    /// # Errors
+    /// As [`Client::publish`].
+    pub async fn send_acked(&self, record: &PublishRecord) -> Result<AckFuture, ClientError> {
+        let slot = self
+            .inner
+            .ack_slots
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| ClientError::Closed)?;
+        let (tx, rx) = oneshot::channel();
+        let mut ack = Some((slot, tx));
+        self.enqueue(&record_in(record), Some(&mut ack)).await?;
+        Ok(AckFuture(rx))
+    }
+
+    /// Waits until every record queued before the call is written to the
+    /// socket and every acked one is answered.
+    ///
+    /// # Errors
+    /// `Disconnected` when the connection was lost meanwhile (records may
+    /// have been lost), `Closed` when the client is finished.
+    pub async fn flush(&self) -> Result<(), ClientError> {
+        let inner = &self.inner;
+        let epoch = inner.epoch.load(Ordering::Acquire);
+        let target = inner.outbox.lock().appended;
+        let ack_before = inner.next_id.load(Ordering::Relaxed);
+        loop {
+            let notified = inner.progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if inner.state() == DEAD {
+                return Err(inner.unavailable());
+            }
+            let written = inner.outbox.lock().done >= target;
+            if written {
+                let acking = inner
+                    .table
+                    .lock()
+                    .requests
+                    .iter()
+                    .any(|(id, p)| *id < ack_before && matches!(p, Pending::Acks { .. }));
+                if !acking {
+                    return if inner.epoch.load(Ordering::Acquire) == epoch {
+                        Ok(())
+                    } else {
+                        Err(ClientError::Disconnected)
+                    };
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Round-trip time of a Ping.
+    ///
+    /// # Errors
+    /// `Disconnected`, `Timeout`, `Closed`.
+    pub async fn ping(&self) -> Result<Duration, ClientError> {
+        let id = self.inner.request_id();
+        let start = Instant::now();
+        match self.inner.call(id, &Frame::Ping { nonce: id }).await? {
+            Frame::Pong { .. } => Ok(start.elapsed()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// The server's streams.
+    ///
+    /// # Errors
+    /// `Server`, `Disconnected`, `Timeout`, `Closed`.
+    pub async fn streams(&self) -> Result<Vec<StreamInfo>, ClientError> {
+        let id = self.inner.request_id();
+        match self
+            .inner
+            .call(id, &Frame::StreamList { request_id: id })
+            .await?
+        {
+            Frame::StreamListOk { streams, .. } => Ok(streams),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Writes what is queued, then closes the connection. Other handles
+    /// (clones, subscriptions, consumers) stop working.
+    ///
+    /// # Errors
+    /// As [`Client::flush`].
+    pub async fn close(self) -> Result<(), ClientError> {
+        let flushed = self.flush().await;
+        self.inner.shutdown.send_replace(true);
+        flushed
+    }
+
+    fn check_size(&self, rec: &RecordIn<'_>) -> Result<(), ClientError> {
+        let size = rec.headers.len() + rec.payload.len();
+        let max = self.inner.max_message.load(Ordering::Relaxed);
+        if size > max as usize {
+            return Err(ClientError::MessageTooLarge { size, max });
+        }
+        let frame = PUBLISH_OVERHEAD - 4 + rec.topic.len() + RECORD_OVERHEAD + size;
+        let max_frame = self.inner.max_frame.load(Ordering::Relaxed);
+        if frame > max_frame as usize {
+            return Err(ClientError::MessageTooLarge {
+                size,
+                max: max_frame,
+            });
+        }
+        Ok(())
+    }
+
+    fn batch_cap(&self) -> usize {
+        let max_frame = self.inner.max_frame.load(Ordering::Relaxed) as usize;
+        self.inner
+            .opts
+            .max_batch_bytes
+            .min(max_frame.saturating_add(4))
+    }
+
+    /// Appends a record to the outbox, waiting for room. With `ack`, the
+    /// record joins (or starts) an acked frame and its waiter is registered
+    /// before the writer can see the frame.
+    async fn enqueue(
+        &self,
+        rec: &RecordIn<'_>,
+        mut ack: Option<&mut AckParts>,
+    ) -> Result<(), ClientError> {
+        self.check_size(rec)?;
+        let inner = &self.inner;
+        let cap = self.batch_cap();
+        let bound = inner.opts.max_buffered_bytes;
+        loop {
+            // Fast path: one lock, no allocation, no await.
+            if let Some(result) = self.try_push(rec, &mut ack, cap, bound) {
+                return result;
+            }
+            let notified = inner.space.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let full = inner.outbox.lock().data.len() >= bound;
+            if full && inner.state() != DEAD {
+                notified.await;
+            }
+        }
+    }
+
+    fn try_push(
+        &self,
+        rec: &RecordIn<'_>,
+        ack: &mut Option<&mut AckParts>,
+        cap: usize,
+        bound: usize,
+    ) -> Option<Result<(), ClientError>> {
+        let inner = &self.inner;
+        let mut outbox = inner.outbox.lock();
+        if inner.state() == DEAD {
+            return Some(Err(inner.unavailable()));
+        }
+        if outbox.data.len() >= bound && !outbox.data.is_empty() {
+            return None;
+        }
+        let ack_id = ack.as_ref().map(|_| inner.request_id());
+        let pushed = match outbox.push(rec, ack_id, cap) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
+        if let Some((slot, tx)) = ack.as_mut().and_then(|a| a.take()) {
+            let mut table = inner.table.lock();
+            if pushed.new_frame {
+                table.requests.insert(
+                    pushed.request_id,
+                    Pending::Acks {
+                        waiters: vec![tx],
+                        end: pushed.end,
+                        _slot: slot,
+                    },
+                );
+            } else if let Some(Pending::Acks { waiters, end, .. }) =
+                table.requests.get_mut(&pushed.request_id)
+            {
+                waiters.push(tx);
+                *end = pushed.end;
+            } else {
+                // The open frame always has its entry; be safe regardless.
+                let _ = tx.send(Err(ClientError::Disconnected));
+            }
+        }
+        drop(outbox);
+        if pushed.was_empty {
+            inner.writer_wake.notify_one();
+        }
+        Some(Ok(()))
+    }
+}
+
+type AckParts = Option<(
+    tokio::sync::OwnedSemaphorePermit,
+    oneshot::Sender<Result<(), ClientError>>,
+)>;
+
+fn record_in(r: &PublishRecord) -> RecordIn<'_> {
+    RecordIn {
+        topic: &r.topic,
+        flags: flags(r.priority),
+        timestamp: r.timestamp.unwrap_or(0),
+        headers: &r.headers,
+        payload: &r.payload,
+    }
+}
+
+pub(crate) fn unexpected(frame: &Frame) -> ClientError {
+    ClientError::Protocol(format!(
+        "unexpected reply frame kind 0x{:02x}",
+        frame.kind()
+    ))
+}
+
+/// Resolves when the server acknowledges an acked publish.
+///
+/// Output: `Ok(())` once stored; `Server` when refused; `Disconnected` when
+/// the connection dropped after it was sent; `Closed` when the client ended.
+pub struct AckFuture(oneshot::Receiver<Result<(), ClientError>>);
+
+impl Future for AckFuture {
+    type Output = Result<(), ClientError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|r| r.unwrap_or(Err(ClientError::Disconnected)))
+    }
+}

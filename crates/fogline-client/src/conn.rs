@@ -1,0 +1,271 @@
+//! Connection lifecycle: handshake, the supervisor that runs one reader and
+//! one writer task per connection, and what happens when a connection is
+//! lost (fail what was in flight, keep what was not sent, reconnect with
+//! backoff, re-subscribe, re-open consumers).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use fogline_wire::{decode, encode, Frame, StartPosition, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::error::ClientError;
+use crate::shared::{Inner, Pending, CONNECTED, DEAD, RECONNECTING};
+use crate::transport::{ReadHalf, WriteHalf};
+use crate::{reader, writer};
+
+/// The handshake's answer may not exceed this before limits are known.
+const HANDSHAKE_MAX_FRAME: u32 = 1 << 20;
+
+/// A connection that completed Hello/HelloOk.
+pub(crate) struct Established {
+    r: ReadHalf,
+    w: WriteHalf,
+    /// Bytes read past the HelloOk.
+    leftover: BytesMut,
+}
+
+/// Connects, sends Hello and waits for HelloOk (within `connect_timeout`).
+pub(crate) async fn handshake(inner: &Inner) -> Result<Established, ClientError> {
+    let limit = inner.opts.connect_timeout;
+    match tokio::time::timeout(limit, handshake_inner(inner)).await {
+        Ok(result) => result,
+        Err(_) => Err(ClientError::Timeout),
+    }
+}
+
+async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
+    let (mut r, mut w) = inner.addr.connect().await?;
+    let mut out = BytesMut::new();
+    let hello = Frame::Hello {
+        version: PROTOCOL_VERSION,
+        client_name: inner.opts.client_name.as_str().into(),
+    };
+    encode(&hello, &mut out)?;
+    w.write_all(&out).await?;
+    let mut buf = BytesMut::with_capacity(4096);
+    loop {
+        let frame = decode(&mut buf, HANDSHAKE_MAX_FRAME)
+            .map_err(|e| ClientError::Protocol(format!("bad handshake frame: {e}")))?;
+        match frame {
+            Some(Frame::HelloOk {
+                version,
+                max_message,
+                max_frame,
+                ..
+            }) => {
+                if version != PROTOCOL_VERSION {
+                    return Err(ClientError::Protocol(format!(
+                        "server speaks protocol version {version}, client {PROTOCOL_VERSION}"
+                    )));
+                }
+                inner.max_message.store(max_message, Ordering::Relaxed);
+                inner.max_frame.store(max_frame, Ordering::Relaxed);
+                return Ok(Established {
+                    r,
+                    w,
+                    leftover: buf,
+                });
+            }
+            Some(Frame::Error { code, message, .. }) => {
+                return Err(ClientError::Server {
+                    code,
+                    message: message.to_string(),
+                })
+            }
+            Some(other) => {
+                return Err(ClientError::Protocol(format!(
+                    "expected HelloOk, got frame kind 0x{:02x}",
+                    other.kind()
+                )))
+            }
+            None => {
+                if r.read_buf(&mut buf).await? == 0 {
+                    return Err(ClientError::Disconnected);
+                }
+            }
+        }
+    }
+}
+
+/// Marks the client connected and queues the frames that restore live
+/// subscriptions and consumers on the new connection.
+pub(crate) fn on_connected(inner: &Inner) {
+    inner.outbox.lock().drop_control();
+    let mut frames = BytesMut::new();
+    {
+        let mut table = inner.table.lock();
+        table.connected = true;
+        inner.state.store(CONNECTED, Ordering::Release);
+        for entry in table.subs.values() {
+            let sub = &entry.shared;
+            if sub.confirmed.load(Ordering::Acquire) {
+                let frame = Frame::Subscribe {
+                    sub_id: sub.sub_id,
+                    flags: sub.flags,
+                    filter: sub.filter.as_str().into(),
+                };
+                if let Err(e) = encode(&frame, &mut frames) {
+                    tracing::warn!("cannot re-subscribe {}: {e}", sub.filter);
+                }
+            }
+        }
+        let mut reopen = Vec::new();
+        for (local, entry) in &table.consumers {
+            let c = &entry.shared;
+            if !c.opened.load(Ordering::Acquire) {
+                continue;
+            }
+            let start = if c.opts.name.is_empty() {
+                StartPosition::Offset(c.next_offset.load(Ordering::Acquire))
+            } else {
+                StartPosition::Resume
+            };
+            let id = inner.request_id();
+            let frame = crate::consumer::open_frame(id, &c.stream, &c.opts, start);
+            match encode(&frame, &mut frames) {
+                Ok(()) => reopen.push((id, *local)),
+                Err(e) => tracing::warn!("cannot re-open consumer on {}: {e}", c.stream),
+            }
+        }
+        for (id, local) in reopen {
+            table
+                .requests
+                .insert(id, Pending::Open { local, reply: None });
+        }
+    }
+    if !frames.is_empty() {
+        inner.queue_control(&frames);
+    }
+}
+
+/// Runs connections until shutdown, or until reconnecting is off or gives up.
+pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
+    let mut next = Some(first);
+    loop {
+        let est = match next.take() {
+            Some(est) => est,
+            None => match reconnect(&inner).await {
+                Some(est) => {
+                    on_connected(&inner);
+                    est
+                }
+                None => return die(&inner),
+            },
+        };
+        let mut reader = tokio::spawn(reader::run(inner.clone(), est.r, est.leftover));
+        let mut writer = tokio::spawn(writer::run(inner.clone(), est.w));
+        let cause = tokio::select! {
+            r = &mut reader => { writer.abort(); let _ = writer.await; r }
+            w = &mut writer => { reader.abort(); let _ = reader.await; w }
+        };
+        match cause {
+            Ok(ClientError::Closed) => {}
+            Ok(e) => tracing::info!("connection lost: {e}"),
+            Err(e) => tracing::warn!("connection task failed: {e}"),
+        }
+        lost(&inner);
+        if *inner.shutdown.borrow() || inner.opts.reconnect.is_none() {
+            return die(&inner);
+        }
+    }
+}
+
+/// Cleans up after a lost connection: requests whose frames were written
+/// (or were being written) fail with `Disconnected`; acked publishes still
+/// in the buffer stay pending and go out on the next connection.
+fn lost(inner: &Inner) {
+    inner.state.store(RECONNECTING, Ordering::Release);
+    inner.epoch.fetch_add(1, Ordering::AcqRel);
+    let done = {
+        let mut outbox = inner.outbox.lock();
+        outbox.finish_write();
+        outbox.drop_control();
+        outbox.done
+    };
+    {
+        let mut table = inner.table.lock();
+        table.connected = false;
+        table.by_server.clear();
+        let ids: Vec<u64> = table
+            .requests
+            .iter()
+            .filter(|(_, p)| !matches!(p, Pending::Acks { end, .. } if *end > done))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            if let Some(p) = table.requests.remove(&id) {
+                p.fail(|| ClientError::Disconnected);
+            }
+        }
+        for entry in table.consumers.values() {
+            entry.shared.ready.store(false, Ordering::Release);
+            if let Some(tx) = entry.shared.fetch.lock().take() {
+                let _ = tx.send(Err(ClientError::Disconnected));
+            }
+        }
+    }
+    inner.progress.notify_waiters();
+}
+
+/// The client is finished: fail everything, end subscriptions and consumers.
+fn die(inner: &Inner) {
+    inner.state.store(DEAD, Ordering::Release);
+    let err = || inner.unavailable();
+    inner.outbox.lock().drop_all();
+    {
+        let mut table = inner.table.lock();
+        table.connected = false;
+        for (_, p) in table.requests.drain() {
+            p.fail(err);
+        }
+        table.subs.clear();
+        for (_, entry) in table.consumers.drain() {
+            if let Some(tx) = entry.shared.fetch.lock().take() {
+                let _ = tx.send(Err(err()));
+            }
+        }
+        table.by_server.clear();
+    }
+    inner.progress.notify_waiters();
+    inner.space.notify_waiters();
+}
+
+/// Tries to connect again with backoff; `None` on shutdown or when the
+/// policy gives up.
+async fn reconnect(inner: &Inner) -> Option<Established> {
+    let policy = inner.opts.reconnect.clone()?;
+    let mut shutdown = inner.shutdown.subscribe();
+    let mut delay = policy.initial;
+    let mut attempts: u32 = 0;
+    loop {
+        if *shutdown.borrow_and_update() {
+            return None;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = shutdown.changed() => return None,
+        }
+        match handshake(inner).await {
+            Ok(est) => return Some(est),
+            Err(e) => {
+                attempts = attempts.saturating_add(1);
+                tracing::debug!(attempts, "reconnect failed: {e}");
+                if policy.max_attempts.is_some_and(|max| attempts >= max) {
+                    return None;
+                }
+                delay = (delay * 2).min(policy.max);
+            }
+        }
+    }
+}
+
+/// Flags byte for a priority choice.
+pub(crate) fn flags(priority: bool) -> u8 {
+    if priority {
+        FLAG_HIGH_PRIORITY
+    } else {
+        0
+    }
+}

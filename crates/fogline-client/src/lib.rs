@@ -1,0 +1,43 @@
+//! Async Rust client for fogline's native protocol (tokio).
+//!
+//! One [`Client`] is one connection, served by a reader task and a writer
+//! task; requests are matched to answers by id. Modules:
+//! - `client`: connecting, publishing (fire-and-forget or acked, batched),
+//!   `flush`, `ping`, `streams`.
+//! - `subscription`: live subscriptions ([`Subscription`]).
+//! - `consumer`: stream consumers with fetch/push, acks ([`Consumer`]).
+//! - `outbox`: the bounded publish buffer the records are encoded into.
+//! - `conn`, `reader`, `writer`: the connection tasks, reconnect.
+//!
+//! Delivery guarantees: `publish` is at most once (records buffered while
+//! reconnecting are sent after, but a write cut by a dropped connection is
+//! lost); `publish_acked` is at least once when the caller retries on
+//! `Disconnected`; subscriptions are at most once; consumers at least once.
+//!
+//! Reconnect is on by default (`ClientOptions::reconnect`): after a lost
+//! connection the client reconnects with backoff, re-subscribes and
+//! re-opens consumers; meanwhile publishes buffer (up to the bound) and
+//! requests fail fast with `Disconnected`.
+#![deny(missing_docs)]
+
+mod client;
+mod conn;
+mod consumer;
+mod error;
+mod options;
+mod outbox;
+mod reader;
+mod shared;
+mod subscription;
+mod transport;
+mod writer;
+
+pub use client::{AckFuture, Client};
+pub use consumer::Consumer;
+pub use error::ClientError;
+pub use fogline_wire::{ErrorCode, HeadersBuilder, StartPosition, Storage, StreamInfo};
+pub use options::{
+    ClientOptions, ConsumerOptions, Message, PublishRecord, Reconnect, StoredMessage,
+    SubscribeOptions,
+};
+pub use subscription::Subscription;

@@ -1,0 +1,161 @@
+//! Options and plain data types of the client API.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use fogline_wire::StartPosition;
+
+/// How the client behaves; `ClientOptions::default()` suits most uses.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    /// Sent in Hello, shown in server logs.
+    pub client_name: String,
+    /// Reconnect after losing an established connection; `None` disables it
+    /// (then every call fails with `Disconnected` once the link drops).
+    /// On by default: edge links drop, and publishers should ride it out.
+    pub reconnect: Option<Reconnect>,
+    /// Bound of the publish buffer in bytes (encoded frames not yet handed
+    /// to the socket). Publishing waits while it is full.
+    pub max_buffered_bytes: usize,
+    /// Largest Publish frame the client builds (also capped by the server's
+    /// `max_frame`); a single larger record goes in a frame of its own.
+    pub max_batch_bytes: usize,
+    /// Most acked Publish frames awaiting their PubAck; `send_acked` waits
+    /// for a slot beyond it.
+    pub max_inflight_acks: usize,
+    /// Limit for connecting plus the handshake.
+    pub connect_timeout: Duration,
+    /// How long a request waits for its answer (a fetch adds its own wait).
+    pub request_timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> ClientOptions {
+        ClientOptions {
+            client_name: "fogline-client".to_string(),
+            reconnect: Some(Reconnect::default()),
+            max_buffered_bytes: 8 << 20,
+            max_batch_bytes: 64 << 10,
+            max_inflight_acks: 64,
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Reconnect backoff: `initial`, doubling up to `max`, forever unless
+/// `max_attempts` is set (counted per outage).
+#[derive(Clone, Debug)]
+pub struct Reconnect {
+    /// First delay.
+    pub initial: Duration,
+    /// Largest delay.
+    pub max: Duration,
+    /// Give up after this many failed attempts in a row.
+    pub max_attempts: Option<u32>,
+}
+
+impl Default for Reconnect {
+    fn default() -> Reconnect {
+        Reconnect {
+            initial: Duration::from_millis(50),
+            max: Duration::from_secs(5),
+            max_attempts: None,
+        }
+    }
+}
+
+/// One record to publish with every field chosen.
+#[derive(Clone, Debug, Default)]
+pub struct PublishRecord {
+    /// Topic (no wildcards).
+    pub topic: String,
+    /// Header block (see `fogline_wire::HeadersBuilder`); empty for none.
+    pub headers: Bytes,
+    /// Payload.
+    pub payload: Bytes,
+    /// Microseconds since the UNIX epoch; `None` lets the server assign it.
+    pub timestamp: Option<u64>,
+    /// High priority: overtakes bulk traffic on every queue.
+    pub priority: bool,
+}
+
+impl PublishRecord {
+    /// A record with just a topic and payload.
+    pub fn new(topic: impl Into<String>, payload: impl Into<Bytes>) -> PublishRecord {
+        PublishRecord {
+            topic: topic.into(),
+            payload: payload.into(),
+            ..PublishRecord::default()
+        }
+    }
+}
+
+/// Options of a live subscription.
+#[derive(Clone, Debug)]
+pub struct SubscribeOptions {
+    /// Ask the server for high-priority delivery.
+    pub priority: bool,
+    /// Records buffered client-side before new ones are dropped (and
+    /// counted in `Subscription::dropped`); the reader never blocks on a
+    /// slow subscription.
+    pub capacity: usize,
+}
+
+impl Default for SubscribeOptions {
+    fn default() -> SubscribeOptions {
+        SubscribeOptions {
+            priority: false,
+            capacity: 65_536,
+        }
+    }
+}
+
+/// Options of a consumer on a stream.
+#[derive(Clone, Debug)]
+pub struct ConsumerOptions {
+    /// Empty: ephemeral. Otherwise durable: the server keeps the acked position.
+    pub name: String,
+    /// Topic filter; empty for everything in the stream.
+    pub filter: String,
+    /// Where to start.
+    pub start: StartPosition,
+    /// Redeliver unacked records after this; `None`: auto-ack on delivery.
+    pub ack_timeout: Option<Duration>,
+    /// Most unacked records outstanding.
+    pub max_inflight: u32,
+    /// 0: pull with `fetch`. >0: the server pushes up to this many records
+    /// ahead and `recv` tops the credit up as they are consumed.
+    pub push_credit: u32,
+}
+
+impl Default for ConsumerOptions {
+    fn default() -> ConsumerOptions {
+        ConsumerOptions {
+            name: String::new(),
+            filter: String::new(),
+            start: StartPosition::Earliest,
+            ack_timeout: Some(Duration::from_secs(30)),
+            max_inflight: 1024,
+            push_credit: 0,
+        }
+    }
+}
+
+/// A record received by a live subscription.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// The record's topic.
+    pub topic: fogline_wire::Str,
+    /// Header block (parse with `fogline_wire::Headers::parse`).
+    pub headers: Bytes,
+    /// Payload.
+    pub payload: Bytes,
+    /// Publisher's timestamp, or the server's receive time when it had none.
+    pub timestamp: u64,
+    /// Delivered on a high-priority path.
+    pub priority: bool,
+}
+
+/// A record received by a consumer.
+pub type StoredMessage = fogline_wire::StoredRecord;

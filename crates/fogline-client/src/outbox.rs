@@ -1,0 +1,272 @@
+//! The outgoing buffers: encoded frames waiting for the writer task.
+//!
+//! Publishers encode records straight into `data` (no per-record
+//! allocation, no channel send): a record for the same topic, flags and ack
+//! mode as the frame at the end of `data` joins that frame (the
+//! `RecordBlockWriter` keeps it valid after every record), otherwise a new
+//! Publish frame starts. The writer task swaps both buffers out whenever it
+//! is free, so batches grow only while the socket is busy: at low rates each
+//! record leaves at once, at high rates frames fill up to the batch cap.
+//!
+//! `control` holds every other frame; it is written before `data` and is
+//! cleared when a connection is lost (its frames name the old connection's
+//! ids), while `data` survives a reconnect.
+//!
+//! Byte counters (`appended`, `done`) let `flush` wait for exactly what was
+//! queued before it.
+
+use bytes::BytesMut;
+use fogline_wire::{encode_publish_header, validate_topic, RecordBlockWriter};
+
+use crate::error::ClientError;
+
+/// Publish frame header bytes besides the topic (len, kind, request_id,
+/// flags, topic length, count).
+pub(crate) const PUBLISH_OVERHEAD: usize = 4 + 1 + 8 + 1 + 2 + 4;
+/// Encoded record bytes besides headers and payload.
+pub(crate) const RECORD_OVERHEAD: usize = 8 + 4 + 4;
+
+/// The frame at the end of `data` that may still take records.
+struct OpenBatch {
+    topic: String,
+    flags: u8,
+    request_id: u64,
+    writer: RecordBlockWriter,
+}
+
+/// Where a pushed record went.
+pub(crate) struct Pushed {
+    /// The request id of its frame (0: no ack).
+    pub request_id: u64,
+    /// It started a new frame (an acked one needs its own ack slot).
+    pub new_frame: bool,
+    /// The buffers were empty before, so the writer may be asleep.
+    pub was_empty: bool,
+    /// `appended` after the record: the frame is written once `done` passes it.
+    pub end: u64,
+}
+
+/// One record to append.
+pub(crate) struct RecordIn<'a> {
+    pub topic: &'a str,
+    pub flags: u8,
+    pub timestamp: u64,
+    pub headers: &'a [u8],
+    pub payload: &'a [u8],
+}
+
+#[derive(Default)]
+pub(crate) struct Outbox {
+    pub data: BytesMut,
+    pub control: BytesMut,
+    open: Option<OpenBatch>,
+    /// Bytes ever appended to either buffer.
+    pub appended: u64,
+    /// Bytes written (or dropped with a lost connection).
+    pub done: u64,
+    /// Bytes the writer took and is writing now.
+    pub writing: u64,
+}
+
+impl Outbox {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.data.is_empty() && self.control.is_empty()
+    }
+
+    /// Appends a record. `ack_id` is the request id to use if the record
+    /// needs a new acked frame (`None`: fire-and-forget, request id 0).
+    pub(crate) fn push(
+        &mut self,
+        rec: &RecordIn<'_>,
+        ack_id: Option<u64>,
+        batch_cap: usize,
+    ) -> Result<Pushed, ClientError> {
+        let was_empty = self.is_empty();
+        let before = self.data.len();
+        let record_len = RECORD_OVERHEAD + rec.headers.len() + rec.payload.len();
+        let joins = match &self.open {
+            Some(open) => {
+                open.topic == rec.topic
+                    && open.flags == rec.flags
+                    && (open.request_id != 0) == ack_id.is_some()
+                    && open.writer.frame_len(&self.data) + record_len <= batch_cap
+            }
+            None => false,
+        };
+        if !joins {
+            validate_topic(rec.topic).map_err(ClientError::InvalidTopic)?;
+            let request_id = ack_id.unwrap_or(0);
+            let writer = encode_publish_header(&mut self.data, request_id, rec.flags, rec.topic)?;
+            self.open = Some(OpenBatch {
+                topic: rec.topic.to_string(),
+                flags: rec.flags,
+                request_id,
+                writer,
+            });
+        }
+        let Some(open) = self.open.as_mut() else {
+            return Err(ClientError::Usage("no open batch"));
+        };
+        if let Err(e) = open
+            .writer
+            .push(&mut self.data, rec.timestamp, rec.headers, rec.payload)
+        {
+            if !joins {
+                self.data.truncate(before);
+                self.open = None;
+            }
+            return Err(e.into());
+        }
+        self.appended += (self.data.len() - before) as u64;
+        Ok(Pushed {
+            request_id: open.request_id,
+            new_frame: !joins,
+            was_empty,
+            end: self.appended,
+        })
+    }
+
+    /// Appends an encoded control frame; returns whether the buffers were empty.
+    pub(crate) fn push_control(&mut self, frame: &[u8]) -> bool {
+        let was_empty = self.is_empty();
+        self.control.extend_from_slice(frame);
+        self.appended += frame.len() as u64;
+        was_empty
+    }
+
+    /// Takes everything queued for the writer: `(control, data)`.
+    pub(crate) fn take(&mut self) -> Option<(BytesMut, BytesMut)> {
+        if self.is_empty() {
+            return None;
+        }
+        self.open = None;
+        let control = self.control.split();
+        let data = self.data.split();
+        self.writing = (control.len() + data.len()) as u64;
+        Some((control, data))
+    }
+
+    /// The writer finished (or lost) what it took.
+    pub(crate) fn finish_write(&mut self) {
+        self.done += self.writing;
+        self.writing = 0;
+    }
+
+    /// Drops queued control frames (they belong to a lost connection).
+    pub(crate) fn drop_control(&mut self) {
+        self.done += self.control.len() as u64;
+        self.control.clear();
+    }
+
+    /// Everything still buffered counts as done (the client is gone).
+    pub(crate) fn drop_all(&mut self) {
+        self.finish_write();
+        self.drop_control();
+        self.done += self.data.len() as u64;
+        self.data.clear();
+        self.open = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::BytesMut;
+    use fogline_wire::{decode, Frame};
+
+    fn rec<'a>(topic: &'a str, payload: &'a [u8]) -> RecordIn<'a> {
+        RecordIn {
+            topic,
+            flags: 0,
+            timestamp: 0,
+            headers: b"",
+            payload,
+        }
+    }
+
+    fn frames(mut buf: BytesMut) -> Vec<Frame> {
+        let mut out = Vec::new();
+        while let Some(f) = decode(&mut buf, u32::MAX).unwrap() {
+            out.push(f);
+        }
+        out
+    }
+
+    #[test]
+    fn same_topic_batches_until_taken_or_full() {
+        let mut ob = Outbox::default();
+        let first = ob.push(&rec("a", b"1"), None, 1 << 16).unwrap();
+        assert!(first.new_frame && first.was_empty);
+        let second = ob.push(&rec("a", b"2"), None, 1 << 16).unwrap();
+        assert!(!second.new_frame && !second.was_empty);
+        ob.push(&rec("b", b"3"), None, 1 << 16).unwrap();
+        ob.push(&rec("a", b"4"), None, 1 << 16).unwrap();
+        let (control, data) = ob.take().unwrap();
+        assert!(control.is_empty());
+        let counts: Vec<u32> = frames(data)
+            .iter()
+            .map(|f| match f {
+                Frame::Publish { records, .. } => records.count(),
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(counts, [2, 1, 1]);
+        // After a take, the next record starts a new frame.
+        assert!(ob.push(&rec("a", b"5"), None, 1 << 16).unwrap().new_frame);
+    }
+
+    #[test]
+    fn batch_cap_and_ack_mode_split_frames() {
+        let mut ob = Outbox::default();
+        let cap = PUBLISH_OVERHEAD + 1 + 2 * (RECORD_OVERHEAD + 10);
+        for _ in 0..5 {
+            ob.push(&rec("t", &[0; 10]), None, cap).unwrap();
+        }
+        let acked = ob.push(&rec("t", b"x"), Some(1 << 32), cap).unwrap();
+        assert!(acked.new_frame);
+        assert_eq!(acked.request_id, 1 << 32);
+        let joined = ob.push(&rec("t", b"y"), Some((1 << 32) + 1), cap).unwrap();
+        assert_eq!(joined.request_id, 1 << 32);
+        assert!(!joined.new_frame);
+        let (_, data) = ob.take().unwrap();
+        let got: Vec<(u64, u32)> = frames(data)
+            .iter()
+            .map(|f| match f {
+                Frame::Publish {
+                    request_id,
+                    records,
+                    ..
+                } => (*request_id, records.count()),
+                _ => (u64::MAX, 0),
+            })
+            .collect();
+        assert_eq!(got, [(0, 2), (0, 2), (0, 1), (1 << 32, 2)]);
+    }
+
+    #[test]
+    fn invalid_topic_leaves_buffer_untouched() {
+        let mut ob = Outbox::default();
+        assert!(matches!(
+            ob.push(&rec("a/+", b"1"), None, 1 << 16),
+            Err(ClientError::InvalidTopic(_))
+        ));
+        assert!(ob.is_empty());
+        assert_eq!(ob.appended, 0);
+    }
+
+    #[test]
+    fn counters_track_writes_and_drops() {
+        let mut ob = Outbox::default();
+        ob.push(&rec("a", b"1"), None, 1 << 16).unwrap();
+        assert!(!ob.push_control(&[1, 2, 3]));
+        let total = ob.appended;
+        let (control, data) = ob.take().unwrap();
+        assert_eq!((control.len() + data.len()) as u64, total);
+        assert_eq!(ob.done, 0);
+        ob.finish_write();
+        assert_eq!(ob.done, total);
+        ob.push_control(&[9]);
+        ob.drop_control();
+        assert_eq!(ob.done, ob.appended);
+    }
+}

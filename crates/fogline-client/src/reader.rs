@@ -1,0 +1,198 @@
+//! The reader task: decodes frames from the socket and hands each to the
+//! request, subscription or consumer it answers. It never blocks on a slow
+//! receiver: subscriptions drop (and count) past their capacity, consumer
+//! pushes are bounded by credit.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use fogline_wire::{decode, Frame, StoredBlock, FLAG_HIGH_PRIORITY};
+use tokio::io::AsyncReadExt;
+
+use crate::error::ClientError;
+use crate::shared::{Batch, Inner, Pending, Table};
+use crate::transport::ReadHalf;
+
+/// Reads until the connection ends; returns why.
+pub(crate) async fn run(inner: Arc<Inner>, mut r: ReadHalf, mut buf: BytesMut) -> ClientError {
+    let max_frame = inner.max_frame.load(Ordering::Relaxed);
+    loop {
+        loop {
+            match decode(&mut buf, max_frame) {
+                Ok(Some(frame)) => dispatch(&inner, frame),
+                Ok(None) => break,
+                Err(e) => return ClientError::Protocol(format!("bad frame from server: {e}")),
+            }
+        }
+        buf.reserve(64 << 10);
+        match r.read_buf(&mut buf).await {
+            Ok(0) => return ClientError::Disconnected,
+            Ok(_) => {}
+            Err(e) => return ClientError::Io(e),
+        }
+    }
+}
+
+fn dispatch(inner: &Inner, frame: Frame) {
+    match frame {
+        Frame::PubAck { request_id, .. } => {
+            let pending = inner.table.lock().requests.remove(&request_id);
+            if let Some(Pending::Acks { waiters, .. }) = pending {
+                for w in waiters {
+                    let _ = w.send(Ok(()));
+                }
+                inner.progress.notify_waiters();
+            }
+        }
+        Frame::Deliver {
+            sub_id,
+            flags,
+            batch_timestamp,
+            dropped,
+            topic,
+            records,
+        } => deliver(
+            &inner.table.lock(),
+            sub_id,
+            dropped,
+            Batch {
+                topic,
+                priority: flags & FLAG_HIGH_PRIORITY != 0,
+                batch_timestamp,
+                records,
+            },
+        ),
+        Frame::Records {
+            consumer_id,
+            records,
+        } => {
+            let epoch = inner.epoch.load(Ordering::Relaxed);
+            consumer_records(&inner.table.lock(), consumer_id, epoch, records);
+        }
+        Frame::SubOk { sub_id } => {
+            let mut table = inner.table.lock();
+            if let Some(entry) = table.subs.get(&sub_id) {
+                entry.shared.confirmed.store(true, Ordering::Release);
+            }
+            if let Some(Pending::Reply(tx)) = table.requests.remove(&u64::from(sub_id)) {
+                let _ = tx.send(Ok(Frame::SubOk { sub_id }));
+            }
+        }
+        Frame::ConsumerOk {
+            request_id,
+            consumer_id,
+            next_offset,
+        } => consumer_ok(
+            &mut inner.table.lock(),
+            request_id,
+            consumer_id,
+            next_offset,
+        ),
+        reply @ (Frame::Pong { nonce: id } | Frame::StreamListOk { request_id: id, .. }) => {
+            let pending = inner.table.lock().requests.remove(&id);
+            if let Some(Pending::Reply(tx)) = pending {
+                let _ = tx.send(Ok(reply));
+            }
+        }
+        Frame::Ping { nonce } => {
+            if let Err(e) = inner.send_control(&Frame::Pong { nonce }) {
+                tracing::warn!("cannot answer ping: {e}");
+            }
+        }
+        Frame::Error {
+            request_id,
+            code,
+            message,
+        } => {
+            let err = || ClientError::Server {
+                code,
+                message: message.to_string(),
+            };
+            server_error(inner, request_id, err);
+        }
+        other => tracing::warn!(kind = other.kind(), "unexpected frame from server ignored"),
+    }
+}
+
+fn deliver(table: &Table, sub_id: u32, dropped: u32, batch: Batch) {
+    let Some(entry) = table.subs.get(&sub_id) else {
+        return; // unsubscribed meanwhile
+    };
+    let sub = &entry.shared;
+    if dropped > 0 {
+        sub.dropped.fetch_add(u64::from(dropped), Ordering::Relaxed);
+    }
+    let count = batch.records.count() as usize;
+    if sub.queued.load(Ordering::Relaxed) + count > sub.capacity {
+        sub.dropped.fetch_add(count as u64, Ordering::Relaxed);
+        return;
+    }
+    sub.queued.fetch_add(count, Ordering::Relaxed);
+    if entry.tx.send(batch).is_err() {
+        sub.queued.fetch_sub(count, Ordering::Relaxed);
+    }
+}
+
+fn consumer_records(table: &Table, consumer_id: u32, epoch: u64, block: StoredBlock) {
+    let Some(entry) = table.consumer_by_server(consumer_id) else {
+        tracing::debug!(consumer_id, "records for unknown consumer ignored");
+        return;
+    };
+    if let Some(tx) = &entry.push_tx {
+        let _ = tx.send(Ok((epoch, block)));
+    } else if let Some(tx) = entry.shared.fetch.lock().take() {
+        let _ = tx.send(Ok(block));
+    }
+}
+
+fn consumer_ok(table: &mut Table, request_id: u64, consumer_id: u32, next_offset: u64) {
+    let Some(Pending::Open { local, reply }) = table.requests.remove(&request_id) else {
+        return;
+    };
+    let Some(entry) = table.consumers.get(&local) else {
+        return; // closed meanwhile
+    };
+    let c = &entry.shared;
+    c.server_id.store(consumer_id, Ordering::Release);
+    c.next_offset.store(next_offset, Ordering::Release);
+    c.ready.store(true, Ordering::Release);
+    c.opened.store(true, Ordering::Release);
+    table.by_server.insert(consumer_id, local);
+    if let Some(tx) = reply {
+        let _ = tx.send(Ok(next_offset));
+    }
+}
+
+/// Routes an `Error` frame: to the request with that id, else to the
+/// consumer or subscription with that id, else it is connection-wide.
+fn server_error(inner: &Inner, id: u64, err: impl Fn() -> ClientError) {
+    let mut table = inner.table.lock();
+    if let Some(pending) = table.requests.remove(&id) {
+        if let Pending::Reply(_) = &pending {
+            // A refused Subscribe: forget the entry it created.
+            if let Ok(sub_id) = u32::try_from(id) {
+                table.subs.remove(&sub_id);
+            }
+        }
+        pending.fail(err);
+        inner.progress.notify_waiters();
+        return;
+    }
+    let Ok(small) = u32::try_from(id) else {
+        return;
+    };
+    if let Some(entry) = table.consumer_by_server(small) {
+        if let Some(tx) = entry.shared.fetch.lock().take() {
+            let _ = tx.send(Err(err()));
+        } else if let Some(tx) = &entry.push_tx {
+            let _ = tx.send(Err(err()));
+        }
+        return;
+    }
+    if let Some(entry) = table.subs.remove(&small) {
+        *entry.error.lock() = Some(err());
+        return;
+    }
+    tracing::warn!("server error: {}", err());
+}

@@ -1,0 +1,149 @@
+//! Live subscriptions (at most once): [`Client::subscribe`] and [`Subscription`].
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use fogline_wire::{validate_filter, Frame};
+use parking_lot::Mutex;
+use tokio::sync::mpsc;
+
+use crate::client::{unexpected, Client};
+use crate::conn::flags;
+use crate::error::ClientError;
+use crate::options::{Message, SubscribeOptions};
+use crate::shared::{Batch, Guard, Inner, SubEntry, SubShared};
+
+impl Client {
+    /// Subscribes to live records whose topic matches `filter` (MQTT `+`/`#`).
+    /// Re-subscribed automatically after a reconnect.
+    ///
+    /// # Errors
+    /// `InvalidFilter`; `Server` when refused; `Disconnected`, `Timeout`, `Closed`.
+    pub async fn subscribe(
+        &self,
+        filter: &str,
+        opts: SubscribeOptions,
+    ) -> Result<Subscription, ClientError> {
+        validate_filter(filter).map_err(ClientError::InvalidFilter)?;
+        let inner = &self.inner;
+        let sub_id = inner.next_sub.fetch_add(1, Ordering::Relaxed);
+        let flags = flags(opts.priority);
+        let shared = Arc::new(SubShared {
+            sub_id,
+            filter: filter.to_string(),
+            flags,
+            capacity: opts.capacity.max(1),
+            queued: AtomicUsize::new(0),
+            dropped: AtomicU64::new(0),
+            confirmed: AtomicBool::new(false),
+        });
+        let (tx, rx) = mpsc::unbounded_channel();
+        let error = Arc::new(Mutex::new(None));
+        {
+            let mut table = inner.table.lock();
+            if !table.connected {
+                return Err(inner.unavailable());
+            }
+            let entry = SubEntry {
+                shared: shared.clone(),
+                tx,
+                error: error.clone(),
+            };
+            table.subs.insert(sub_id, entry);
+        }
+        let frame = Frame::Subscribe {
+            sub_id,
+            flags,
+            filter: filter.into(),
+        };
+        match inner.call(u64::from(sub_id), &frame).await {
+            Ok(Frame::SubOk { .. }) => Ok(Subscription {
+                inner: inner.clone(),
+                shared,
+                rx,
+                current: None,
+                error,
+                _guard: self.guard.clone(),
+            }),
+            Ok(other) => {
+                inner.table.lock().subs.remove(&sub_id);
+                Err(unexpected(&other))
+            }
+            Err(e) => {
+                inner.table.lock().subs.remove(&sub_id);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A live subscription; dropping it unsubscribes.
+///
+/// Records are buffered up to `SubscribeOptions::capacity`; past that new
+/// batches are dropped and counted, so a slow reader never stalls the
+/// connection.
+pub struct Subscription {
+    inner: Arc<Inner>,
+    shared: Arc<SubShared>,
+    rx: mpsc::UnboundedReceiver<Batch>,
+    current: Option<Batch>,
+    error: Arc<Mutex<Option<ClientError>>>,
+    _guard: Arc<Guard>,
+}
+
+impl Subscription {
+    /// The next record; `None` once the subscription ended (the server
+    /// refused it later, e.g. `SlowConsumer`, see [`Subscription::take_error`],
+    /// or the client closed).
+    pub async fn recv(&mut self) -> Option<Message> {
+        loop {
+            if let Some(batch) = &mut self.current {
+                if let Some(record) = batch.records.pop_front() {
+                    self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+                    let timestamp = if record.timestamp == 0 {
+                        batch.batch_timestamp
+                    } else {
+                        record.timestamp
+                    };
+                    return Some(Message {
+                        topic: batch.topic.clone(),
+                        headers: record.headers,
+                        payload: record.payload,
+                        timestamp,
+                        priority: batch.priority,
+                    });
+                }
+            }
+            self.current = Some(self.rx.recv().await?);
+        }
+    }
+
+    /// Records lost so far: dropped by the server's drop-oldest policy
+    /// (reported in Deliver frames) plus dropped here when the buffer was full.
+    pub fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// The subscription id on the wire.
+    pub fn sub_id(&self) -> u32 {
+        self.shared.sub_id
+    }
+
+    /// The server error that ended the subscription, if any.
+    pub fn take_error(&self) -> Option<ClientError> {
+        self.error.lock().take()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let sub_id = self.shared.sub_id;
+        let was_live = {
+            let mut table = self.inner.table.lock();
+            table.subs.remove(&sub_id).is_some() && table.connected
+        };
+        if was_live {
+            let _ = self.inner.send_control(&Frame::Unsubscribe { sub_id });
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Addresses and the byte stream under a connection.
+//!
+//! Address forms: `host:port`, `tcp://host:port`, `unix:/path/to.sock`
+//! (also `unix:///path`). TCP sockets get `TCP_NODELAY`: the client batches
+//! by itself and must not add Nagle's delay at low rates.
+
+use std::pin::Pin;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+
+use crate::error::ClientError;
+
+/// Read half of a connection.
+pub(crate) type ReadHalf = Pin<Box<dyn AsyncRead + Send>>;
+/// Write half of a connection.
+pub(crate) type WriteHalf = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// A parsed server address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Addr {
+    Tcp(String),
+    Unix(String),
+}
+
+impl Addr {
+    pub(crate) fn parse(addr: &str) -> Result<Addr, ClientError> {
+        let bad = || ClientError::InvalidAddress(addr.to_string());
+        if let Some(path) = addr.strip_prefix("unix:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            if path.is_empty() {
+                return Err(bad());
+            }
+            return Ok(Addr::Unix(path.to_string()));
+        }
+        let hostport = addr.strip_prefix("tcp://").unwrap_or(addr);
+        match hostport.rsplit_once(':') {
+            Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
+                Ok(Addr::Tcp(hostport.to_string()))
+            }
+            _ => Err(bad()),
+        }
+    }
+
+    pub(crate) async fn connect(&self) -> std::io::Result<(ReadHalf, WriteHalf)> {
+        match self {
+            Addr::Tcp(hostport) => {
+                let stream = TcpStream::connect(hostport.as_str()).await?;
+                stream.set_nodelay(true)?;
+                let (r, w) = stream.into_split();
+                Ok((Box::pin(r), Box::pin(w)))
+            }
+            #[cfg(unix)]
+            Addr::Unix(path) => {
+                let stream = tokio::net::UnixStream::connect(path).await?;
+                let (r, w) = stream.into_split();
+                Ok((Box::pin(r), Box::pin(w)))
+            }
+            #[cfg(not(unix))]
+            Addr::Unix(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "unix sockets are not available on this platform",
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn address_forms() {
+        assert_eq!(
+            Addr::parse("127.0.0.1:7411").unwrap(),
+            Addr::Tcp("127.0.0.1:7411".into())
+        );
+        assert_eq!(
+            Addr::parse("tcp://localhost:1").unwrap(),
+            Addr::Tcp("localhost:1".into())
+        );
+        assert_eq!(
+            Addr::parse("[::1]:80").unwrap(),
+            Addr::Tcp("[::1]:80".into())
+        );
+        assert_eq!(
+            Addr::parse("unix:/run/f.sock").unwrap(),
+            Addr::Unix("/run/f.sock".into())
+        );
+        assert_eq!(
+            Addr::parse("unix:///run/f.sock").unwrap(),
+            Addr::Unix("/run/f.sock".into())
+        );
+        for bad in ["", "host", "host:", ":80", "host:99999", "unix:", "tcp://x"] {
+            assert!(Addr::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,131 @@
+use std::time::Duration;
+
+use fogline_client::{
+    ClientError, ClientOptions, ConsumerOptions, PublishRecord, Reconnect, SubscribeOptions,
+};
+
+use crate::fake::Config;
+use crate::setup;
+
+fn fast_reconnect() -> ClientOptions {
+    ClientOptions {
+        reconnect: Some(Reconnect {
+            initial: Duration::from_millis(10),
+            max: Duration::from_millis(100),
+            max_attempts: None,
+        }),
+        ..ClientOptions::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconnects_resubscribes_and_reopens() {
+    let (fake, client) = setup(Config::default(), fast_reconnect()).await;
+    let mut sub = client
+        .subscribe("r/#", SubscribeOptions::default())
+        .await
+        .unwrap();
+    client.publish("r/1", b"before").await.unwrap();
+    assert_eq!(&sub.recv().await.unwrap().payload[..], b"before");
+    let mut consumer = client
+        .consumer("s", ConsumerOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(consumer.fetch(10, Duration::ZERO).await.unwrap().len(), 1);
+
+    fake.drop_connections();
+    fake.wait_for("second hello", |s| s.hellos == 2).await;
+    let stats = fake
+        .wait_for("re-subscribe and re-open", |s| {
+            s.subscribes.len() == 2 && s.opens.len() == 2
+        })
+        .await;
+    assert_eq!(stats.subscribes[0], stats.subscribes[1], "same sub_id");
+    // The ephemeral consumer resumes after what it had received.
+    assert_eq!(stats.opens[1].1, fogline_client::StartPosition::Offset(1));
+
+    client.publish("r/2", b"after").await.unwrap();
+    let m = tokio::time::timeout(Duration::from_secs(5), sub.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&m.payload[..], b"after");
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        match consumer.fetch(10, Duration::ZERO).await {
+            Ok(batch) if !batch.is_empty() => {
+                got = batch;
+                break;
+            }
+            Ok(_) | Err(ClientError::Disconnected) => {
+                tokio::time::sleep(Duration::from_millis(10)).await
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(got.iter().map(|r| r.offset).collect::<Vec<_>>(), [1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acked_publish_in_flight_fails_with_disconnected() {
+    let (fake, client) = setup(Config::default(), fast_reconnect()).await;
+    let held = client
+        .send_acked(&PublishRecord::new("hold/t", "x"))
+        .await
+        .unwrap();
+    fake.wait_for("the held record", |s| s.records == 1).await;
+    fake.drop_connections();
+    assert!(matches!(held.await, Err(ClientError::Disconnected)));
+    // After the reconnect acked publishing works again.
+    let mut result = Err(ClientError::Disconnected);
+    for _ in 0..100 {
+        result = client.publish_acked(&PublishRecord::new("ok/t", "y")).await;
+        if result.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    result.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_published_while_disconnected_are_sent_after() {
+    let (fake, client) = setup(Config::default(), fast_reconnect()).await;
+    client.publish("b/t", b"0").await.unwrap();
+    fake.wait_for("first", |s| s.records == 1).await;
+    fake.drop_connections();
+    for _ in 0..200 {
+        if !client.is_connected() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    for _ in 0..10 {
+        client.publish("b/t", b"x").await.unwrap();
+    }
+    fake.wait_for("buffered records", |s| s.records == 11).await;
+}
+
+#[tokio::test]
+async fn without_reconnect_a_lost_connection_ends_the_client() {
+    let opts = ClientOptions {
+        reconnect: None,
+        ..ClientOptions::default()
+    };
+    let (fake, client) = setup(Config::default(), opts).await;
+    let mut sub = client
+        .subscribe("x/#", SubscribeOptions::default())
+        .await
+        .unwrap();
+    fake.drop_connections();
+    assert!(sub.recv().await.is_none(), "subscription ends");
+    assert!(!client.is_connected());
+    assert!(matches!(
+        client.publish("x/1", b"x").await,
+        Err(ClientError::Disconnected)
+    ));
+    assert!(matches!(
+        client.flush().await,
+        Err(ClientError::Disconnected)
+    ));
+}
