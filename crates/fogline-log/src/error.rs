@@ -33,16 +33,24 @@ pub enum LogError {
     /// An unknown storage name was parsed.
     #[error("unknown storage `{0}` (expected memory, mmap or fsync)")]
     UnknownStorage(String),
-    /// A record inside the readable range failed its structural check (the data changed under
-    /// the log, e.g. another process wrote the file).
-    #[error("segment {base}: corrupt record at position {pos}: {damage}")]
+    /// A record inside the readable range is damaged: a sealed segment trusted at open on its
+    /// index failed its CRC on read, or the mapped data changed under the log (another
+    /// process wrote it). Nothing from the damaged record is served; reading can go on at
+    /// `resume`, and `fogline log verify --repair` cuts the segment at the damage.
+    #[error(
+        "segment {base}: record {offset} at byte {pos} is corrupt ({damage}); resume at {resume}"
+    )]
     Corrupt {
         /// The segment's base offset.
         base: u64,
         /// Byte position in the segment.
         pos: usize,
+        /// The offset expected there.
+        offset: u64,
         /// What is wrong.
         damage: crate::Damage,
+        /// First offset after the damaged segment.
+        resume: u64,
     },
 }
 

@@ -208,8 +208,11 @@ impl Log {
     /// and `max_bytes` of encoded records, but at least one if any is available. The returned
     /// `Bytes` share the log's memory and stay valid after the log drops the segment.
     ///
+    /// Records before a damaged one are returned; if the first record to return is damaged
+    /// the call fails.
+    ///
     /// # Errors
-    /// `Corrupt` only if the mapped data changed under the log (another process wrote it).
+    /// `Corrupt` when that first record is damaged (see [`LogError::Corrupt`]).
     pub fn read(
         &self,
         from: u64,

@@ -55,12 +55,10 @@ pub struct Truncation {
 }
 
 impl RecoveryReport {
-    /// True when nothing had to be dropped, deleted or rebuilt.
+    /// True when nothing had to be dropped, deleted or rebuilt. Gaps do not count: they are a
+    /// lasting state (the records present are valid), listed on every open.
     pub fn is_clean(&self) -> bool {
-        self.truncations.is_empty()
-            && self.removed.is_empty()
-            && self.gaps.is_empty()
-            && self.indexes_rebuilt == 0
+        self.truncations.is_empty() && self.removed.is_empty() && self.indexes_rebuilt == 0
     }
 }
 
@@ -273,7 +271,8 @@ fn open_sealed(
                         last_pos: f.last_pos as usize,
                         index: f.index,
                     };
-                    return Ok(Some(Segment::recovered(r, buf, len as usize, backing())));
+                    let seg = Segment::recovered(r, buf, len as usize, backing());
+                    return Ok(Some(seg.check_reads()));
                 }
             }
         }

@@ -6,7 +6,7 @@
 //! visible_pos` and its file is truncated to `write_pos`.
 
 use crate::buf::{MapBuf, View};
-use crate::format::{encode, parse_header, Header};
+use crate::format::{check_record, encode, parse_header, Damage, Header};
 use crate::index::{IndexFile, SparseIndex};
 use crate::{LogError, Record};
 use bytes::Bytes;
@@ -76,6 +76,8 @@ pub struct Segment {
     last_pos: usize,
     index: SparseIndex,
     backing: Backing,
+    /// Set for sealed segments opened on their index without a scan.
+    check_reads: bool,
 }
 
 /// State recovered for an existing segment.
@@ -125,7 +127,14 @@ impl Segment {
             last_pos: r.last_pos,
             index: r.index,
             backing,
+            check_reads: false,
         }
+    }
+
+    /// Verify the CRC of every record read (for segments not scanned at open).
+    pub fn check_reads(mut self) -> Segment {
+        self.check_reads = true;
+        self
     }
 
     /// One past the last appended offset.
@@ -230,11 +239,27 @@ impl Segment {
         unsafe { self.buf.slice(0, self.write_pos) }
     }
 
-    fn header(&self, data: &[u8], pos: usize) -> Result<Header, LogError> {
-        parse_header(data, pos).map_err(|damage| LogError::Corrupt {
+    /// The header of the record at `pos`, which must have `offset`. Segments trusted at open
+    /// on their index alone also get their CRC checked, so damage inside them is refused
+    /// rather than served.
+    fn header(&self, data: &[u8], pos: usize, offset: u64) -> Result<Header, LogError> {
+        let checked = if self.check_reads {
+            check_record(data, pos, offset, 0)
+        } else {
+            parse_header(data, pos).and_then(|h| match h.offset == offset {
+                true => Ok(h),
+                false => Err(Damage::WrongOffset {
+                    expected: offset,
+                    found: h.offset,
+                }),
+            })
+        };
+        checked.map_err(|damage| LogError::Corrupt {
             base: self.base,
             pos,
+            offset,
             damage,
+            resume: self.next_offset(),
         })
     }
 
@@ -245,7 +270,7 @@ impl Segment {
         let (mut pos, mut at) = (start.pos as usize, u64::from(start.rel));
         let data = self.data();
         while at < rel {
-            pos += self.header(data, pos)?.size;
+            pos += self.header(data, pos, self.base + at)?.size;
             at += 1;
         }
         Ok(pos)
@@ -260,7 +285,7 @@ impl Segment {
         let (mut pos, mut rel) = (start.pos as usize, u64::from(start.rel));
         let data = self.data();
         while rel < self.count {
-            let h = self.header(data, pos)?;
+            let h = self.header(data, pos, self.base + rel)?;
             if h.timestamp >= ts {
                 return Ok(Some(self.base + rel));
             }
@@ -282,12 +307,21 @@ impl Segment {
         if from >= end_offset {
             return Ok(true);
         }
-        let start = self.position_of(from.max(self.base))?;
+        let start = match self.position_of(from.max(self.base)) {
+            Ok(pos) => pos,
+            Err(_) if limits.taken > 0 => return Ok(false),
+            Err(e) => return Err(e),
+        };
         let view = Bytes::from_owner(View::new(self.buf.clone(), start, self.visible_pos));
         let data = &view[..];
         let (mut pos, mut offset) = (0usize, from.max(self.base));
         while offset < end_offset {
-            let h = self.header(data, pos)?;
+            let h = match self.header(data, pos, offset) {
+                Ok(h) => h,
+                // Serve what came before the damage; the next read reports it.
+                Err(_) if limits.taken > 0 => return Ok(false),
+                Err(e) => return Err(e),
+            };
             if !limits.take(h.size) {
                 return Ok(false);
             }

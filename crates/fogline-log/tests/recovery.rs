@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use fogline_log::{verify, Damage, Log, Storage};
+use fogline_log::{verify, Damage, Log, LogError, Storage};
 use proptest::prelude::*;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -203,6 +203,19 @@ fn verify_finds_what_open_trusts_and_repair_fixes_it() {
     let json = serde_json::to_string(&report).unwrap();
     assert!(json.contains("bad_crc"), "{json}");
 
+    // Open trusts segment 0 on its index; reads check its CRCs and refuse the damage.
+    let (log, _) = Log::open(file_opts(dir.path(), Storage::Mmap, 1000)).unwrap();
+    let got = log.read(0, 100, usize::MAX).unwrap();
+    assert_eq!(got.len(), 2, "records before the damage are served");
+    match log.read(2, 100, usize::MAX) {
+        Err(LogError::Corrupt { offset, resume, .. }) => {
+            assert_eq!((offset, resume), (2, bases[1]));
+            assert_eq!(log.read(resume, 1, 1).unwrap()[0].offset, bases[1]);
+        }
+        other => panic!("expected Corrupt, got {other:?}"),
+    }
+    drop(log);
+
     let repaired = verify(dir.path(), true).unwrap();
     assert!(!repaired.is_ok() && repaired.is_ok_now(), "{repaired}");
     assert!(verify(dir.path(), false).unwrap().is_ok());
@@ -252,6 +265,31 @@ fn open_never_fails(dir: &Path) {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn fuzz_harness_on_arbitrary_input(data in proptest::collection::vec(any::<u8>(), 0..800)) {
+        common::recover_input::run(&data);
+    }
+
+    #[test]
+    fn fuzz_harness_on_damaged_valid_segment(n in 1u64..30, flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 0..4), cut in any::<prop::sample::Index>(), sealed in any::<bool>()) {
+        // Mostly-valid inputs reach deeper than random bytes.
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, _) = Log::open(file_opts(dir.path(), Storage::Mmap, 1 << 20)).unwrap();
+        fill(&mut log, 0, n);
+        let summary = log.stats();
+        drop(log);
+        let mut body = fs::read(seg_file(dir.path(), 0)).unwrap();
+        body.truncate(summary.bytes as usize);
+        for (at, x) in flips {
+            let i = at.index(body.len());
+            body[i] ^= x;
+        }
+        let end = cut.index(body.len() + 1);
+        let mut data = vec![u8::from(sealed), 255];
+        data.extend_from_slice(&body[..end]);
+        common::recover_input::run(&data);
+    }
 
     #[test]
     fn arbitrary_bytes_as_active_segment(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {

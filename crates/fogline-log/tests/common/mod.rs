@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod recover_input;
+
 use fogline_log::{Log, LogOptions, Record, Storage};
 use std::path::Path;
 
