@@ -245,7 +245,7 @@ impl Client {
             let notified = inner.space.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let full = inner.outbox.lock().data.len() >= bound;
+            let full = inner.outbox.lock().publish_bytes() >= bound;
             if full && inner.state() != DEAD {
                 notified.await;
             }
@@ -264,7 +264,8 @@ impl Client {
         if inner.state() == DEAD {
             return Some(Err(inner.unavailable()));
         }
-        if outbox.data.len() >= bound && !outbox.data.is_empty() {
+        let queued = outbox.publish_bytes();
+        if queued >= bound && queued > 0 {
             return None;
         }
         let ack_id = ack.as_ref().map(|_| inner.request_id());

@@ -1,22 +1,23 @@
 //! The outgoing buffers: encoded frames waiting for the writer task.
 //!
-//! Publishers encode records straight into `data` (no per-record
+//! Publishers encode records straight into a lane buffer (no per-record
 //! allocation, no channel send): a record for the same topic, flags and ack
-//! mode as the frame at the end of `data` joins that frame (the
+//! mode as the frame at the end of its lane joins that frame (the
 //! `RecordBlockWriter` keeps it valid after every record), otherwise a new
-//! Publish frame starts. The writer task swaps both buffers out whenever it
+//! Publish frame starts. The writer task swaps every buffer out whenever it
 //! is free, so batches grow only while the socket is busy: at low rates each
 //! record leaves at once, at high rates frames fill up to the batch cap.
 //!
-//! `control` holds every other frame; it is written before `data` and is
-//! cleared when a connection is lost (its frames name the old connection's
-//! ids), while `data` survives a reconnect.
+//! Order of writing: `control` (every non-publish frame), then the `urgent`
+//! lane (high-priority records overtake bulk ones), then the `bulk` lane.
+//! `control` is cleared when a connection is lost (its frames name the old
+//! connection's ids); both lanes survive a reconnect.
 //!
 //! Byte counters (`appended`, `done`) let `flush` wait for exactly what was
 //! queued before it.
 
 use bytes::BytesMut;
-use fogline_wire::{encode_publish_header, validate_topic, RecordBlockWriter};
+use fogline_wire::{encode_publish_header, validate_topic, RecordBlockWriter, FLAG_HIGH_PRIORITY};
 
 use crate::error::ClientError;
 
@@ -26,12 +27,19 @@ pub(crate) const PUBLISH_OVERHEAD: usize = 4 + 1 + 8 + 1 + 2 + 4;
 /// Encoded record bytes besides headers and payload.
 pub(crate) const RECORD_OVERHEAD: usize = 8 + 4 + 4;
 
-/// The frame at the end of `data` that may still take records.
+/// The frame at the end of a lane that may still take records.
 struct OpenBatch {
     topic: String,
     flags: u8,
     request_id: u64,
     writer: RecordBlockWriter,
+}
+
+/// Publish frames of one priority.
+#[derive(Default)]
+struct Lane {
+    buf: BytesMut,
+    open: Option<OpenBatch>,
 }
 
 /// Where a pushed record went.
@@ -55,12 +63,15 @@ pub(crate) struct RecordIn<'a> {
     pub payload: &'a [u8],
 }
 
+/// What the writer takes: control frames, urgent and bulk publishes.
+pub(crate) type Taken = [BytesMut; 3];
+
 #[derive(Default)]
 pub(crate) struct Outbox {
-    pub data: BytesMut,
-    pub control: BytesMut,
-    open: Option<OpenBatch>,
-    /// Bytes ever appended to either buffer.
+    control: BytesMut,
+    urgent: Lane,
+    bulk: Lane,
+    /// Bytes ever appended to any buffer.
     pub appended: u64,
     /// Bytes written (or dropped with a lost connection).
     pub done: u64,
@@ -70,7 +81,12 @@ pub(crate) struct Outbox {
 
 impl Outbox {
     pub(crate) fn is_empty(&self) -> bool {
-        self.data.is_empty() && self.control.is_empty()
+        self.control.is_empty() && self.urgent.buf.is_empty() && self.bulk.buf.is_empty()
+    }
+
+    /// Publish bytes queued (what the buffer bound applies to).
+    pub(crate) fn publish_bytes(&self) -> usize {
+        self.urgent.buf.len() + self.bulk.buf.len()
     }
 
     /// Appends a record. `ack_id` is the request id to use if the record
@@ -82,44 +98,50 @@ impl Outbox {
         batch_cap: usize,
     ) -> Result<Pushed, ClientError> {
         let was_empty = self.is_empty();
-        let before = self.data.len();
+        let lane = if rec.flags & FLAG_HIGH_PRIORITY != 0 {
+            &mut self.urgent
+        } else {
+            &mut self.bulk
+        };
+        let before = lane.buf.len();
         let record_len = RECORD_OVERHEAD + rec.headers.len() + rec.payload.len();
-        let joins = match &self.open {
+        let joins = match &lane.open {
             Some(open) => {
                 open.topic == rec.topic
                     && open.flags == rec.flags
                     && (open.request_id != 0) == ack_id.is_some()
-                    && open.writer.frame_len(&self.data) + record_len <= batch_cap
+                    && open.writer.frame_len(&lane.buf) + record_len <= batch_cap
             }
             None => false,
         };
         if !joins {
             validate_topic(rec.topic).map_err(ClientError::InvalidTopic)?;
             let request_id = ack_id.unwrap_or(0);
-            let writer = encode_publish_header(&mut self.data, request_id, rec.flags, rec.topic)?;
-            self.open = Some(OpenBatch {
+            let writer = encode_publish_header(&mut lane.buf, request_id, rec.flags, rec.topic)?;
+            lane.open = Some(OpenBatch {
                 topic: rec.topic.to_string(),
                 flags: rec.flags,
                 request_id,
                 writer,
             });
         }
-        let Some(open) = self.open.as_mut() else {
+        let Some(open) = lane.open.as_mut() else {
             return Err(ClientError::Usage("no open batch"));
         };
         if let Err(e) = open
             .writer
-            .push(&mut self.data, rec.timestamp, rec.headers, rec.payload)
+            .push(&mut lane.buf, rec.timestamp, rec.headers, rec.payload)
         {
             if !joins {
-                self.data.truncate(before);
-                self.open = None;
+                lane.buf.truncate(before);
+                lane.open = None;
             }
             return Err(e.into());
         }
-        self.appended += (self.data.len() - before) as u64;
+        let request_id = open.request_id;
+        self.appended += (lane.buf.len() - before) as u64;
         Ok(Pushed {
-            request_id: open.request_id,
+            request_id,
             new_frame: !joins,
             was_empty,
             end: self.appended,
@@ -134,16 +156,20 @@ impl Outbox {
         was_empty
     }
 
-    /// Takes everything queued for the writer: `(control, data)`.
-    pub(crate) fn take(&mut self) -> Option<(BytesMut, BytesMut)> {
+    /// Takes everything queued for the writer, in writing order.
+    pub(crate) fn take(&mut self) -> Option<Taken> {
         if self.is_empty() {
             return None;
         }
-        self.open = None;
-        let control = self.control.split();
-        let data = self.data.split();
-        self.writing = (control.len() + data.len()) as u64;
-        Some((control, data))
+        self.urgent.open = None;
+        self.bulk.open = None;
+        let taken = [
+            self.control.split(),
+            self.urgent.buf.split(),
+            self.bulk.buf.split(),
+        ];
+        self.writing = taken.iter().map(|b| b.len() as u64).sum();
+        Some(taken)
     }
 
     /// The writer finished (or lost) what it took.
@@ -162,9 +188,11 @@ impl Outbox {
     pub(crate) fn drop_all(&mut self) {
         self.finish_write();
         self.drop_control();
-        self.done += self.data.len() as u64;
-        self.data.clear();
-        self.open = None;
+        for lane in [&mut self.urgent, &mut self.bulk] {
+            self.done += lane.buf.len() as u64;
+            lane.buf.clear();
+            lane.open = None;
+        }
     }
 }
 
@@ -201,7 +229,7 @@ mod tests {
         assert!(!second.new_frame && !second.was_empty);
         ob.push(&rec("b", b"3"), None, 1 << 16).unwrap();
         ob.push(&rec("a", b"4"), None, 1 << 16).unwrap();
-        let (control, data) = ob.take().unwrap();
+        let [control, _, data] = ob.take().unwrap();
         assert!(control.is_empty());
         let counts: Vec<u32> = frames(data)
             .iter()
@@ -228,7 +256,7 @@ mod tests {
         let joined = ob.push(&rec("t", b"y"), Some((1 << 32) + 1), cap).unwrap();
         assert_eq!(joined.request_id, 1 << 32);
         assert!(!joined.new_frame);
-        let (_, data) = ob.take().unwrap();
+        let [_, _, data] = ob.take().unwrap();
         let got: Vec<(u64, u32)> = frames(data)
             .iter()
             .map(|f| match f {
@@ -255,13 +283,33 @@ mod tests {
     }
 
     #[test]
+    fn urgent_records_are_taken_before_bulk_ones() {
+        let mut ob = Outbox::default();
+        ob.push(&rec("bulk", b"1"), None, 1 << 16).unwrap();
+        let urgent = RecordIn {
+            flags: FLAG_HIGH_PRIORITY,
+            ..rec("alarm", b"!")
+        };
+        ob.push(&urgent, None, 1 << 16).unwrap();
+        ob.push_control(&[1, 0, 0, 0, 0x03]);
+        let [control, first, second] = ob.take().unwrap();
+        assert_eq!(&control[..], &[1, 0, 0, 0, 0x03]);
+        let topic = |buf: BytesMut| match frames(buf).pop() {
+            Some(Frame::Publish { topic, .. }) => topic.to_string(),
+            _ => String::new(),
+        };
+        assert_eq!(topic(first), "alarm");
+        assert_eq!(topic(second), "bulk");
+    }
+
+    #[test]
     fn counters_track_writes_and_drops() {
         let mut ob = Outbox::default();
         ob.push(&rec("a", b"1"), None, 1 << 16).unwrap();
         assert!(!ob.push_control(&[1, 2, 3]));
         let total = ob.appended;
-        let (control, data) = ob.take().unwrap();
-        assert_eq!((control.len() + data.len()) as u64, total);
+        let taken = ob.take().unwrap();
+        assert_eq!(taken.iter().map(|b| b.len() as u64).sum::<u64>(), total);
         assert_eq!(ob.done, 0);
         ob.finish_write();
         assert_eq!(ob.done, total);

@@ -14,9 +14,17 @@ use crate::error::ClientError;
 use crate::shared::{Batch, Inner, Pending, Table};
 use crate::transport::ReadHalf;
 
+/// Smallest frame limit applied to what the server sends.
+const MIN_INCOMING_FRAME: u32 = 16 << 20;
+
 /// Reads until the connection ends; returns why.
 pub(crate) async fn run(inner: Arc<Inner>, mut r: ReadHalf, mut buf: BytesMut) -> ClientError {
-    let max_frame = inner.max_frame.load(Ordering::Relaxed);
+    // Accept what the server may send even if it advertised a small limit
+    // for what it accepts.
+    let max_frame = inner
+        .max_frame
+        .load(Ordering::Relaxed)
+        .max(MIN_INCOMING_FRAME);
     loop {
         loop {
             match decode(&mut buf, max_frame) {

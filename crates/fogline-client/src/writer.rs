@@ -1,5 +1,5 @@
 //! The writer task: whenever it is free, takes everything queued (control
-//! frames first, then publish data) and writes it. It never waits to fill
+//! frames, then high-priority records, then bulk ones) and writes it. It never waits to fill
 //! a batch. On shutdown it drains the buffers before closing the socket.
 
 use std::sync::Arc;
@@ -18,9 +18,9 @@ pub(crate) async fn run(inner: Arc<Inner>, mut w: WriteHalf) -> ClientError {
     loop {
         let taken = inner.outbox.lock().take();
         match taken {
-            Some((control, data)) => {
+            Some(taken) => {
                 inner.space.notify_waiters();
-                for chunk in [control, data] {
+                for chunk in taken {
                     if !chunk.is_empty() {
                         if let Err(e) = w.write_all(&chunk).await {
                             return ClientError::Io(e);

@@ -1,0 +1,105 @@
+//! Publish throughput of one task: N records of 22 bytes, fire-and-forget.
+//!
+//! `cargo run --release -p fogline-client --example publish_rate -- [COUNT] [ADDR]`
+//!
+//! Without ADDR an in-process server that only decodes and counts records
+//! is started on 127.0.0.1:0, and the rate is measured until it has counted
+//! every record. With ADDR (a real server) the rate is publish + flush.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::BytesMut;
+use fogline_client::{Client, ClientOptions};
+use fogline_wire::{decode, encode, Frame};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+const PAYLOAD: &[u8; 22] = b"temperature=21.5;rh=40";
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let count: u64 = args
+        .next()
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(10_000_000);
+    let external = args.next();
+    let counted = Arc::new(AtomicU64::new(0));
+    let addr = match &external {
+        Some(addr) => addr.clone(),
+        None => start_counting_server(counted.clone()).await?,
+    };
+    let client = Client::connect(&addr, ClientOptions::default()).await?;
+    let start = Instant::now();
+    for _ in 0..count {
+        client.publish("bench/sensor", PAYLOAD).await?;
+    }
+    let queued = start.elapsed();
+    client.flush().await?;
+    if external.is_none() {
+        while counted.load(Ordering::Acquire) < count {
+            tokio::task::yield_now().await;
+        }
+    }
+    let total = start.elapsed();
+    println!(
+        "{count} records of {} B: queued in {:.3} s, {} in {:.3} s = {:.0} records/s ({:.1} MB/s payload)",
+        PAYLOAD.len(),
+        queued.as_secs_f64(),
+        if external.is_some() { "flushed" } else { "counted by the server" },
+        total.as_secs_f64(),
+        count as f64 / total.as_secs_f64(),
+        (count * PAYLOAD.len() as u64) as f64 / total.as_secs_f64() / 1e6,
+    );
+    Ok(())
+}
+
+/// A server that answers the handshake, then decodes frames and counts
+/// published records; nothing else.
+async fn start_counting_server(counted: Arc<AtomicU64>) -> std::io::Result<String> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?.to_string();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let counted = counted.clone();
+            tokio::spawn(async move {
+                let mut buf = BytesMut::with_capacity(1 << 20);
+                loop {
+                    loop {
+                        match decode(&mut buf, 16 << 20) {
+                            Ok(Some(Frame::Hello { .. })) => {
+                                let mut out = BytesMut::new();
+                                let ok = Frame::HelloOk {
+                                    version: 1,
+                                    server_name: "count".into(),
+                                    max_message: 1 << 20,
+                                    max_frame: 16 << 20,
+                                };
+                                if encode(&ok, &mut out).is_err()
+                                    || stream.write_all(&out).await.is_err()
+                                {
+                                    return;
+                                }
+                            }
+                            Ok(Some(Frame::Publish { records, .. })) => {
+                                counted.fetch_add(u64::from(records.count()), Ordering::Release);
+                            }
+                            Ok(Some(_)) => {}
+                            Ok(None) => break,
+                            Err(_) => return,
+                        }
+                    }
+                    buf.reserve(1 << 20);
+                    match stream.read_buf(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) => {}
+                    }
+                }
+            });
+        }
+    });
+    Ok(addr)
+}
