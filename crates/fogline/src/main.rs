@@ -15,10 +15,53 @@ struct Cli {
 /// Each subcommand lives in its own module under `cmd/`.
 #[derive(Subcommand)]
 enum Command {
+    /// Run a server, a publisher and subscribers in one process: see records flow.
+    Demo(cmd::demo::DemoArgs),
+    /// Run the server.
+    Serve(cmd::serve::ServeArgs),
+    /// Publish records.
+    Pub(cmd::publish::PubArgs),
+    /// Receive records (live, or replayed from a stream).
+    Sub(cmd::subscribe::SubArgs),
+    /// Inspect the streams of a running server.
+    #[command(subcommand)]
+    Stream(cmd::stream::StreamCommand),
+    /// Show or check configuration.
+    #[command(subcommand)]
+    Config(cmd::config::ConfigCommand),
+    /// Check or repair a data directory offline.
+    #[command(subcommand)]
+    Log(cmd::log::LogCommand),
+    /// Run the anomaly detectors over the NAB corpus and print the scoreboard.
+    Detect(cmd::detect::DetectArgs),
+    /// Match a pattern set against packets or a file with one engine; report matches and GB/s.
+    Match(cmd::matching::MatchArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    // The server reports what it does; tools stay quiet unless asked (FOGLINE_LOG).
+    let default_level = if matches!(cli.command, Command::Serve(_)) {
+        "info"
+    } else {
+        "warn"
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FOGLINE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
+        )
+        .with_writer(std::io::stderr)
+        .init();
     match cli.command {
+        Command::Demo(args) => cmd::demo::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Pub(args) => cmd::publish::run(args),
+        Command::Sub(args) => cmd::subscribe::run(args),
+        Command::Stream(c) => cmd::stream::run(c),
+        Command::Config(c) => cmd::config::run(c),
+        Command::Log(c) => cmd::log::run(c),
+        Command::Detect(args) => cmd::detect::run(args),
+        Command::Match(args) => cmd::matching::run(args),
     }
 }

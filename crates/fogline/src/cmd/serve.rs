@@ -1,0 +1,97 @@
+//! `fogline serve`: run a node.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use fogline_broker::StorageMode;
+use fogline_server::{Config, Server};
+
+/// Run the server.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Configuration file (TOML); the embedded default when absent.
+    #[arg(long, env = "FOGLINE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Directory for file-backed streams.
+    #[arg(long, env = "FOGLINE_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Native-protocol address (`HOST:PORT` or `unix:/PATH`); repeatable; replaces the file's list.
+    #[arg(long, env = "FOGLINE_LISTEN", value_delimiter = ',')]
+    pub listen: Vec<String>,
+    /// Default storage mode of streams.
+    #[arg(long, env = "FOGLINE_STORAGE")]
+    pub storage: Option<StorageMode>,
+    /// Runtime worker threads (default: one per core).
+    #[arg(long, env = "FOGLINE_THREADS")]
+    pub threads: Option<usize>,
+}
+
+impl ServeArgs {
+    /// The configuration after the file and the flags.
+    pub fn config(&self) -> anyhow::Result<Config> {
+        let mut cfg = match &self.config {
+            Some(path) => Config::load(path)?,
+            None => Config::default(),
+        };
+        if let Some(d) = &self.data_dir {
+            cfg.broker.data_dir = d.clone();
+        }
+        if !self.listen.is_empty() {
+            cfg.server.listen = self.listen.clone();
+        }
+        if let Some(s) = self.storage {
+            cfg.broker.storage = s;
+        }
+        Ok(cfg)
+    }
+}
+
+/// Runs the server until SIGINT or SIGTERM.
+pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let cfg = args.config()?;
+    let rt = crate::cmd::runtime(args.threads)?;
+    rt.block_on(async move {
+        let storage = cfg.broker.storage;
+        let data_dir = cfg.broker.data_dir.clone();
+        let server = Server::bind(cfg).await.context("starting the server")?;
+        for addr in server.local_addrs() {
+            tracing::info!(%addr, "listening (native protocol)");
+        }
+        let dir = match storage {
+            StorageMode::Memory => "no files".to_string(),
+            _ => format!("data in {}", data_dir.display()),
+        };
+        eprintln!(
+            "fogline {} serving on {} (storage {storage:?}, {dir}); Ctrl-C stops it",
+            env!("CARGO_PKG_VERSION"),
+            server.local_addrs().join(", ")
+        );
+        server.run(shutdown_signal()).await;
+        Ok(())
+    })
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
