@@ -67,6 +67,7 @@ impl Client {
             ready: AtomicBool::new(false),
             opened: AtomicBool::new(false),
             fetch: Mutex::new(None),
+            error: Mutex::new(None),
         });
         let (push_tx, push_rx) = if push {
             let (tx, rx) = mpsc::unbounded_channel();
@@ -166,7 +167,7 @@ impl Consumer {
         let consumer_id = {
             let _table = inner.table.lock();
             if !self.shared.ready.load(Ordering::Acquire) {
-                return Err(inner.unavailable());
+                return Err(self.not_ready());
             }
             *self.shared.fetch.lock() = Some(tx);
             self.consumer_id()
@@ -201,7 +202,7 @@ impl Consumer {
     /// `Disconnected` (the records will be redelivered), `Closed`.
     pub fn ack(&self, offsets: &[u64]) -> Result<(), ClientError> {
         if !self.shared.ready.load(Ordering::Acquire) {
-            return Err(self.inner.unavailable());
+            return Err(self.not_ready());
         }
         for chunk in offsets.chunks(ACK_CHUNK) {
             self.inner.send_control(&Frame::Ack {
@@ -236,6 +237,16 @@ impl Consumer {
                 None => return Err(self.inner.unavailable()),
             }
         }
+    }
+
+    /// Why the consumer cannot be used now: the server's refusal to
+    /// re-open it, else the connection state.
+    fn not_ready(&self) -> ClientError {
+        self.shared
+            .error
+            .lock()
+            .take()
+            .unwrap_or_else(|| self.inner.unavailable())
     }
 
     fn consumed_one(&mut self, offset: u64) {

@@ -177,11 +177,23 @@ fn consumer_ok(table: &mut Table, request_id: u64, consumer_id: u32, next_offset
 fn server_error(inner: &Inner, id: u64, err: impl Fn() -> ClientError) {
     let mut table = inner.table.lock();
     if let Some(pending) = table.requests.remove(&id) {
-        if let Pending::Reply(_) = &pending {
+        match &pending {
             // A refused Subscribe: forget the entry it created.
-            if let Ok(sub_id) = u32::try_from(id) {
-                table.subs.remove(&sub_id);
+            Pending::Reply(_) => {
+                if let Ok(sub_id) = u32::try_from(id) {
+                    table.subs.remove(&sub_id);
+                }
             }
+            // A refused re-open after a reconnect: the consumer is over.
+            Pending::Open { local, reply: None } => {
+                if let Some(entry) = table.consumers.remove(local) {
+                    if let Some(tx) = &entry.push_tx {
+                        let _ = tx.send(Err(err()));
+                    }
+                    *entry.shared.error.lock() = Some(err());
+                }
+            }
+            _ => {}
         }
         pending.fail(err);
         inner.progress.notify_waiters();

@@ -223,6 +223,8 @@ pub(crate) struct ConsumerShared {
     /// Opened at least once (so reconnects re-open it).
     pub opened: AtomicBool,
     pub fetch: Mutex<Option<oneshot::Sender<Result<StoredBlock, ClientError>>>>,
+    /// Why the server refused to re-open it after a reconnect.
+    pub error: Mutex<Option<ClientError>>,
 }
 
 /// A pushed block, tagged with the connection epoch it came on.

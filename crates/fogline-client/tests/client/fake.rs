@@ -3,7 +3,8 @@
 //! (counting frames and records, acking, refusing topic `reject/...`, never
 //! acking `hold/...`), subscribe (refusing `deny/...`; Deliver to matching
 //! subscriptions of the same connection, `dropped = 3` for `lossy/...`),
-//! one in-memory stream `s` for consumers (fetch, ack, push with credit),
+//! one in-memory stream `s` for consumers (fetch, ack, push with credit;
+//! a consumer named `once...` is refused when opened a second time),
 //! stream list, ping, and dropping every connection on demand.
 
 use std::collections::HashMap;
@@ -263,7 +264,16 @@ fn handle(state: &State, conn: &mut Conn, frame: Frame, out: &mut BytesMut) {
             push_credit,
             ..
         } => {
-            state.stats.lock().opens.push((name.to_string(), start));
+            let reopened = {
+                let mut stats = state.stats.lock();
+                let seen = stats.opens.iter().any(|(n, _)| *n == *name);
+                stats.opens.push((name.to_string(), start));
+                seen
+            };
+            if name.starts_with("once") && reopened {
+                let err = Frame::error(request_id, ErrorCode::Duplicate, "only once");
+                return reply(out, err);
+            }
             if stream != "s" {
                 let err = Frame::error(request_id, ErrorCode::UnknownStream, "no such stream");
                 return reply(out, err);

@@ -129,3 +129,54 @@ async fn without_reconnect_a_lost_connection_ends_the_client() {
         Err(ClientError::Disconnected)
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acked_publish_queued_while_disconnected_is_sent_after() {
+    let (fake, client) = setup(Config::default(), fast_reconnect()).await;
+    client.ping().await.unwrap();
+    fake.drop_connections();
+    for _ in 0..500 {
+        if !client.is_connected() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let ack = client
+        .send_acked(&PublishRecord::new("late/t", "x"))
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), ack)
+        .await
+        .expect("ack never came")
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_reopen_surfaces_the_server_error() {
+    let (fake, client) = setup(Config::default(), fast_reconnect()).await;
+    let opts = ConsumerOptions {
+        name: "once".into(),
+        ..ConsumerOptions::default()
+    };
+    let mut consumer = client.consumer("s", opts).await.unwrap();
+    fake.drop_connections();
+    let stats = fake.wait_for("re-open", |s| s.opens.len() == 2).await;
+    assert_eq!(stats.opens[1].1, fogline_client::StartPosition::Resume);
+    let mut last = None;
+    for _ in 0..100 {
+        match consumer.fetch(1, Duration::ZERO).await {
+            Err(ClientError::Disconnected) => tokio::time::sleep(Duration::from_millis(10)).await,
+            other => {
+                last = Some(other);
+                break;
+            }
+        }
+    }
+    let err = last
+        .expect("still disconnected")
+        .expect_err("fetch should fail");
+    assert_eq!(
+        err.server_code(),
+        Some(fogline_client::ErrorCode::Duplicate)
+    );
+}
