@@ -125,6 +125,15 @@ pub trait Publisher: Send {
     /// # Errors
     /// As for `send`.
     async fn flush(&mut self) -> DriverResult<()>;
+
+    /// Ends the stream: returns once everything sent was handed to the system (and, where
+    /// the system reports it, accepted). The default is [`Publisher::flush`].
+    ///
+    /// # Errors
+    /// As for `send`.
+    async fn close(&mut self) -> DriverResult<()> {
+        self.flush().await
+    }
 }
 
 /// Receives messages of one subscription.

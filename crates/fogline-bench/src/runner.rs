@@ -190,7 +190,7 @@ async fn produce(
                 }
             }
         }
-        p.flush().await
+        p.close().await
     }
     .await;
     if let Err(e) = result {

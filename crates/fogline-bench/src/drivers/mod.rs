@@ -5,7 +5,19 @@ use std::sync::Arc;
 use crate::driver::{Driver, DriverError, Durability};
 use crate::system::System;
 
+#[cfg(feature = "peers")]
+pub mod kafka;
 pub mod memory;
+#[cfg(feature = "peers")]
+pub mod mqtt;
+#[cfg(feature = "peers")]
+pub mod nats;
+#[cfg(feature = "peers")]
+pub mod rabbitmq;
+#[cfg(feature = "peers")]
+pub mod redis;
+#[cfg(feature = "peers")]
+pub mod zeromq;
 
 /// A driver for `system` reachable at `addr` (`127.0.0.1:port`).
 ///
@@ -19,6 +31,24 @@ pub fn connect(
     let _ = (addr, durability);
     match system {
         System::Memory => Ok(Arc::new(memory::MemoryDriver::default())),
+        #[cfg(feature = "peers")]
+        System::Mosquitto => Ok(Arc::new(mqtt::MqttDriver::new(
+            "mosquitto",
+            addr,
+            durability,
+        )?)),
+        #[cfg(feature = "peers")]
+        System::Redis => Ok(Arc::new(redis::RedisDriver::new(addr)?)),
+        #[cfg(feature = "peers")]
+        System::Rabbitmq => Ok(Arc::new(rabbitmq::RabbitDriver::new(addr, durability))),
+        #[cfg(feature = "peers")]
+        System::Kafka => Ok(Arc::new(kafka::KafkaDriver::new(addr, durability))),
+        #[cfg(feature = "peers")]
+        System::Zeromq => Ok(Arc::new(zeromq::ZmqDriver::new())),
+        #[cfg(feature = "peers")]
+        System::Nats => Ok(Arc::new(nats::NatsDriver::new(addr))),
+        #[cfg(feature = "peers")]
+        System::Jetstream => Ok(Arc::new(nats::JetStreamDriver::new(addr, durability))),
         _ => Err(DriverError::Unsupported {
             system: system.name(),
             what: "this build (driver not compiled in; build with the `peers` feature)",
