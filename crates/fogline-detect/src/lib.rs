@@ -13,7 +13,7 @@
 #![deny(missing_docs)]
 
 pub mod nab;
-
+pub mod trace;
 pub mod value;
 
 pub use value::{by_name, Detector, DETECTOR_NAMES};
