@@ -224,3 +224,110 @@ impl SubQueue {
         self.len() == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fogline_wire::RecordBlock;
+
+    fn batch(n: u32, priority: bool) -> Arc<Batch> {
+        let payloads: Vec<Vec<u8>> = (0..n).map(|i| i.to_le_bytes().to_vec()).collect();
+        let records =
+            RecordBlock::from_records(payloads.iter().map(|p| (0, &b""[..], p.as_slice())))
+                .expect("block");
+        Arc::new(Batch {
+            topic: "t".into(),
+            records,
+            timestamp: 1,
+            priority,
+            origin: 0,
+        })
+    }
+
+    fn queue(max_records: usize, policy: SlowConsumerPolicy) -> SubQueue {
+        let limits = QueueLimits {
+            max_records,
+            max_bytes: usize::MAX,
+            policy,
+            block_timeout: Duration::from_millis(10),
+        };
+        SubQueue::new(limits, Arc::new(Notify::new()))
+    }
+
+    #[test]
+    fn high_priority_is_drained_first() {
+        let q = queue(100, SlowConsumerPolicy::Block);
+        let bulk = batch(3, false);
+        let alarm = batch(1, true);
+        assert_eq!(q.push(&bulk), Push::Queued);
+        assert_eq!(q.push(&alarm), Push::Queued);
+        assert!(q.has_high());
+        let mut out = Vec::new();
+        q.drain(&mut out, usize::MAX);
+        assert!(Arc::ptr_eq(&out[0], &alarm));
+        assert!(Arc::ptr_eq(&out[1], &bulk));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn drop_oldest_counts_and_reports_once() {
+        let q = queue(10, SlowConsumerPolicy::DropOldest);
+        for _ in 0..5 {
+            assert_eq!(q.push(&batch(4, false)), Push::Queued);
+        }
+        assert!(q.len() <= 10);
+        let mut out = Vec::new();
+        let d = q.drain(&mut out, usize::MAX);
+        let kept: u32 = out.iter().map(|b| b.count()).sum();
+        assert_eq!(u64::from(kept) + d.dropped, 20);
+        assert_eq!(q.dropped_total(), d.dropped);
+        assert_eq!(q.drain(&mut out, usize::MAX).dropped, 0, "reported once");
+    }
+
+    #[test]
+    fn block_reports_full_and_disconnect_closes() {
+        let q = queue(4, SlowConsumerPolicy::Block);
+        assert_eq!(q.push(&batch(4, false)), Push::Queued);
+        assert_eq!(q.push(&batch(1, false)), Push::Full);
+        let q = queue(4, SlowConsumerPolicy::Disconnect);
+        assert_eq!(q.push(&batch(4, false)), Push::Queued);
+        assert_eq!(q.push(&batch(1, false)), Push::Closed);
+        assert_eq!(q.closed(), Some(CloseReason::SlowConsumer));
+        assert!(q.is_empty(), "a cut-off subscriber's backlog is released");
+    }
+
+    #[test]
+    fn an_oversized_batch_enters_an_empty_queue() {
+        let q = queue(2, SlowConsumerPolicy::Block);
+        assert_eq!(q.push(&batch(5, false)), Push::Queued);
+        assert_eq!(q.len(), 5);
+    }
+
+    #[test]
+    fn drain_respects_the_budget_but_takes_at_least_one() {
+        let q = queue(1000, SlowConsumerPolicy::Block);
+        for _ in 0..10 {
+            q.push(&batch(10, false));
+        }
+        let mut out = Vec::new();
+        q.drain(&mut out, 1);
+        assert_eq!(out.len(), 1);
+        assert_eq!(q.len(), 90);
+    }
+
+    #[tokio::test]
+    async fn waiting_publisher_wakes_when_the_reader_drains() {
+        let q = Arc::new(queue(4, SlowConsumerPolicy::Block));
+        q.push(&batch(4, false));
+        let q2 = q.clone();
+        let waiter = tokio::spawn(async move { q2.wait_for_space(Duration::from_secs(5)).await });
+        tokio::task::yield_now().await;
+        let mut out = Vec::new();
+        q.drain(&mut out, usize::MAX);
+        assert!(waiter.await.expect("task"), "woken before the timeout");
+        assert!(
+            q.wait_for_space(Duration::from_millis(1)).await,
+            "an empty queue has room at once"
+        );
+    }
+}
