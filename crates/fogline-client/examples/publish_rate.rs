@@ -1,17 +1,20 @@
-//! Publish throughput of one task: N records of 22 bytes, fire-and-forget.
+//! Publish throughput of one task: N records of 22 bytes.
 //!
-//! `cargo run --release -p fogline-client --example publish_rate -- [COUNT] [ADDR]`
+//! `cargo run --release -p fogline-client --example publish_rate -- [--acked] [COUNT] [ADDR]`
 //!
-//! Without ADDR an in-process server that only decodes and counts records
-//! is started on 127.0.0.1:0, and the rate is measured until it has counted
-//! every record. With ADDR (a real server) the rate is publish + flush.
+//! Fire-and-forget by default; `--acked` pipelines `send_acked` calls
+//! (up to `max_inflight_acks` batches outstanding) and awaits every ack.
+//! Without ADDR an in-process server that only decodes, counts (and acks)
+//! records is started on 127.0.0.1:0, and the rate is measured until it has
+//! counted every record. With ADDR (a real server) it is publish + flush.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::BytesMut;
-use fogline_client::{Client, ClientOptions};
+use fogline_client::{Client, ClientOptions, PublishRecord};
 use fogline_wire::{decode, encode, Frame};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -20,7 +23,10 @@ const PAYLOAD: &[u8; 22] = b"temperature=21.5;rh=40";
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let acked = args.iter().any(|a| a == "--acked");
+    args.retain(|a| a != "--acked");
+    let mut args = args.into_iter();
     let count: u64 = args
         .next()
         .map(|s| s.parse())
@@ -34,8 +40,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let client = Client::connect(&addr, ClientOptions::default()).await?;
     let start = Instant::now();
-    for _ in 0..count {
-        client.publish("bench/sensor", PAYLOAD).await?;
+    if acked {
+        let record = PublishRecord::new("bench/sensor", &PAYLOAD[..]);
+        let mut pending = VecDeque::new();
+        for _ in 0..count {
+            pending.push_back(client.send_acked(&record).await?);
+            if pending.len() >= 65_536 {
+                if let Some(ack) = pending.pop_front() {
+                    ack.await?;
+                }
+            }
+        }
+        for ack in pending {
+            ack.await?;
+        }
+    } else {
+        for _ in 0..count {
+            client.publish("bench/sensor", PAYLOAD).await?;
+        }
     }
     let queued = start.elapsed();
     client.flush().await?;
@@ -46,7 +68,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let total = start.elapsed();
     println!(
-        "{count} records of {} B: queued in {:.3} s, {} in {:.3} s = {:.0} records/s ({:.1} MB/s payload)",
+        "{count} {} records of {} B: queued in {:.3} s, {} in {:.3} s = {:.0} records/s ({:.1} MB/s payload)",
+        if acked { "acked" } else { "fire-and-forget" },
         PAYLOAD.len(),
         queued.as_secs_f64(),
         if external.is_some() { "flushed" } else { "counted by the server" },
@@ -57,8 +80,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// A server that answers the handshake, then decodes frames and counts
-/// published records; nothing else.
+/// A server that answers the handshake, then decodes frames, counts
+/// published records and acks those that ask; nothing else.
 async fn start_counting_server(counted: Arc<AtomicU64>) -> std::io::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?.to_string();
@@ -84,8 +107,22 @@ async fn start_counting_server(counted: Arc<AtomicU64>) -> std::io::Result<Strin
                                     return;
                                 }
                             }
-                            Ok(Some(Frame::Publish { records, .. })) => {
-                                counted.fetch_add(u64::from(records.count()), Ordering::Release);
+                            Ok(Some(Frame::Publish {
+                                request_id,
+                                records,
+                                ..
+                            })) => {
+                                let count = records.count();
+                                if request_id != 0 {
+                                    let mut out = BytesMut::new();
+                                    let ack = Frame::PubAck { request_id, count };
+                                    if encode(&ack, &mut out).is_err()
+                                        || stream.write_all(&out).await.is_err()
+                                    {
+                                        return;
+                                    }
+                                }
+                                counted.fetch_add(u64::from(count), Ordering::Release);
                             }
                             Ok(Some(_)) => {}
                             Ok(None) => break,

@@ -4,7 +4,8 @@
 //! `kind: u8` | body; integers are little-endian, `str16` is a u16 length
 //! plus UTF-8, `blob32` a u32 length plus bytes. Each [`Frame`] variant
 //! documents its body; kind numbers are in [`kind`] and error codes in
-//! [`ErrorCode`], both stable and never reused.
+//! [`ErrorCode`], both stable and never reused. The conversation rules
+//! (who answers what) are in the crate's `PROTOCOL.md`.
 //!
 //! Modules:
 //! - `frame`: the [`Frame`] enum, kind numbers, [`StartPosition`], [`StreamInfo`].
