@@ -175,8 +175,9 @@ impl Log {
         let base = active.next_offset();
         let reuse = active.count == 0;
         if reuse {
-            // An empty active segment is replaced, not sealed: sealed segments are never empty.
-            active.remove_files()?;
+            // An empty active segment is replaced, not sealed (sealed segments are never
+            // empty). Its file is truncated and resized in place, never removed, so a crash
+            // here cannot leave a directory without the segment that carries the next offset.
             self.segments.pop();
         } else {
             active.seal()?;

@@ -10,7 +10,9 @@ use crate::buf::MapBuf;
 use crate::format::{check_record, Damage};
 use crate::index::IndexFile;
 use crate::scan::{scan, Scan};
-use crate::segment::{idx_path, log_path, sync_dir, write_index, Backing, Recovered, Segment};
+use crate::segment::{
+    idx_path, log_path, preallocate, sync_dir, write_index, Backing, Recovered, Segment,
+};
 use crate::LogError;
 use serde::Serialize;
 use std::fmt;
@@ -143,7 +145,7 @@ pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport), LogErr
     for (i, &base) in bases.iter().enumerate() {
         match bases.get(i + 1) {
             Some(&next) => {
-                if let Some(s) = open_sealed(dir, base, next, &mut report)? {
+                if let Some(s) = open_sealed(p, base, next, &mut report)? {
                     segments.push(s);
                 }
             }
@@ -216,9 +218,7 @@ fn open_active(
     let len = file.metadata().map_err(LogError::io("stat", &path))?.len();
     let max = u32::MAX as u64;
     let cap = len.clamp(p.segment_bytes as u64, max);
-    if len != cap {
-        file.set_len(cap).map_err(LogError::io("resize", &path))?;
-    }
+    preallocate(&file, cap).map_err(LogError::io("preallocate", &path))?;
     let buf = MapBuf::file_rw(&file).map_err(LogError::io("mmap", &path))?;
     let cap = cap as usize;
     // SAFETY: the mapping is new and not shared yet; nothing else reads or writes it.
@@ -243,11 +243,12 @@ fn open_active(
 
 /// Opens a sealed segment read-only; `None` (files deleted) when it holds no valid record.
 fn open_sealed(
-    dir: &Path,
+    p: &OpenParams,
     base: u64,
     next_base: u64,
     report: &mut RecoveryReport,
 ) -> Result<Option<Segment>, LogError> {
+    let dir = p.dir;
     let path = log_path(dir, base);
     let idx = idx_path(dir, base);
     let file = File::open(&path).map_err(LogError::io("open", &path))?;
@@ -255,7 +256,7 @@ fn open_sealed(
     let backing = || Backing {
         dir: Some(dir.to_path_buf()),
         file: None,
-        fsync: false,
+        fsync: p.fsync,
     };
     if len > 0 && len <= u32::MAX as u64 {
         if let Ok(bytes) = fs::read(&idx) {

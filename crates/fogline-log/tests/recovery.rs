@@ -244,6 +244,15 @@ fn verify_walks_a_directory_of_streams() {
     assert!(report.is_ok(), "{report}");
 }
 
+#[test]
+fn fuzz_regressions() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        common::recover_input::run(&fs::read(&path).unwrap());
+    }
+}
+
 fn open_never_fails(dir: &Path) {
     let (mut log, report) = Log::open(file_opts(dir, Storage::Mmap, 4096)).unwrap();
     let all = read_all(&log);
