@@ -35,9 +35,24 @@ mod writer;
 pub use client::{AckFuture, Client};
 pub use consumer::Consumer;
 pub use error::ClientError;
-pub use fogline_wire::{ErrorCode, HeadersBuilder, StartPosition, Storage, StreamInfo};
+pub use fogline_wire::{ErrorCode, Headers, HeadersBuilder, StartPosition, Storage, StreamInfo};
 pub use options::{
     ClientOptions, ConsumerOptions, Message, PublishRecord, Reconnect, StoredMessage,
     SubscribeOptions,
 };
 pub use subscription::Subscription;
+
+#[cfg(test)]
+mod tests {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+
+    #[test]
+    fn handles_cross_tasks() {
+        send_sync::<crate::Client>();
+        send::<crate::Subscription>();
+        send::<crate::Consumer>();
+        send::<crate::AckFuture>();
+        send_sync::<crate::ClientError>();
+    }
+}

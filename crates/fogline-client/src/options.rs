@@ -96,9 +96,9 @@ impl PublishRecord {
 pub struct SubscribeOptions {
     /// Ask the server for high-priority delivery.
     pub priority: bool,
-    /// Records buffered client-side before new ones are dropped (and
+    /// Records buffered client-side before new batches are dropped (and
     /// counted in `Subscription::dropped`); the reader never blocks on a
-    /// slow subscription.
+    /// slow subscription. An empty buffer takes any one batch.
     pub capacity: usize,
 }
 

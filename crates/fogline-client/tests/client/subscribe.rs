@@ -92,3 +92,23 @@ async fn refused_and_invalid_filters_are_errors() {
         .unwrap();
     assert!(matches!(err, ClientError::InvalidFilter(_)));
 }
+
+#[tokio::test]
+async fn a_batch_larger_than_the_capacity_still_gets_through_when_empty() {
+    let (_fake, client) = setup(Config::default(), ClientOptions::default()).await;
+    let opts = SubscribeOptions {
+        capacity: 10,
+        ..SubscribeOptions::default()
+    };
+    let mut sub = client.subscribe("big/#", opts).await.unwrap();
+    // On this single-threaded runtime the writer runs only at the flush,
+    // so the 50 records leave as one frame and come back as one Deliver.
+    for i in 0..50u32 {
+        client.publish("big/x", i.to_le_bytes()).await.unwrap();
+    }
+    client.flush().await.unwrap();
+    for i in 0..50u32 {
+        assert_eq!(&sub.recv().await.unwrap().payload[..], &i.to_le_bytes());
+    }
+    assert_eq!(sub.dropped(), 0);
+}
