@@ -5,6 +5,9 @@
 //! - `filt12` has two bits per folded bigram `fold(b0) | fold(b1) << 8`: bit `2w` ("short") is
 //!   set when a 1-byte pattern matches `b0` (for every `b1`) or a 2- or 3-byte pattern starts with
 //!   the bigram; bit `2w + 1` ("long") when a pattern of at least 4 bytes starts with it.
+//! - `pair2` has one byte per *raw* bigram `w = b0 | b1 << 8` (bit 0: a long pattern starts
+//!   with it; bit 1: a long pattern has it at offset 1), folding built in, for the strided
+//!   table filter; `short1` one bit per raw bigram, the "short" bit of `filt12`.
 //! - `filt3` has one bit per hash of the folded first four bytes of every long pattern.
 //! - Every pattern is verified in exactly one trie node (or the 1-byte table), so a candidate
 //!   position reports each matching pattern once.
@@ -56,6 +59,10 @@ pub(crate) type Pure = (u32, u32);
 #[derive(Debug, Clone)]
 pub(crate) struct Tables {
     pub filt12: Box<[u32]>,
+    pub pair2: Box<[u8]>,
+    pub short1: Box<[u64]>,
+    /// Whether any 1- to 3-byte pattern exists (else the short filter is skipped).
+    pub has_short: bool,
     pub filt3: Box<[u32]>,
     pub f3_shift: u32,
     /// 1-byte patterns by raw input byte: range into `one_ids`.
@@ -205,6 +212,7 @@ impl Tables {
         let mut short = Vec::new();
         let mut long = Vec::new();
         let mut prefixes = Vec::new();
+        let mut second = vec![false; 65536];
         for (i, s) in src.iter().enumerate() {
             let p = &b.stored[i];
             match p.len() {
@@ -234,11 +242,13 @@ impl Tables {
                         1,
                     );
                     prefixes.push(chunk_at(p, 0));
+                    second[usize::from(fold(p[1])) | usize::from(fold(p[2])) << 8] = true;
                     long.push(i);
                 }
             }
         }
 
+        let short_empty = short.is_empty() && one_lists.iter().all(Vec::is_empty);
         // Filter 3: about 16 bits per distinct prefix keeps its false-positive rate near 6%
         // while staying within L2 (at most 2^20 bits = 128 KiB).
         prefixes.sort_unstable();
@@ -298,6 +308,9 @@ impl Tables {
         let (flood_m, flood_pure, pure) = floods(src, &b.stored);
         let max_len = b.stored.iter().map(Vec::len).max().unwrap_or(0);
         Tables {
+            pair2: raw_pairs(&second, &filt12),
+            short1: raw_short(&filt12),
+            has_short: !short_empty,
             filt12: filt12.into_boxed_slice(),
             filt3: filt3.into_boxed_slice(),
             f3_shift,
@@ -319,6 +332,8 @@ impl Tables {
     pub(crate) fn heap_bytes(&self) -> usize {
         use std::mem::size_of_val;
         size_of_val(&*self.filt12)
+            + size_of_val(&*self.pair2)
+            + size_of_val(&*self.short1)
             + size_of_val(&*self.filt3)
             + size_of_val(&*self.one)
             + size_of_val(&*self.one_ids)
@@ -331,6 +346,33 @@ impl Tables {
             + size_of_val(&*self.pure)
             + size_of_val(&*self.empty_ids)
     }
+}
+
+fn folded_pair(raw: usize) -> usize {
+    usize::from(fold(raw as u8)) | usize::from(fold((raw >> 8) as u8)) << 8
+}
+
+/// The strided filter's table: for each raw bigram, "a long pattern starts with it" (from the
+/// long bits of `filt12`) and "a long pattern has it at offset 1" (`second`, folded bigrams).
+fn raw_pairs(second: &[bool], filt12: &[u32]) -> Box<[u8]> {
+    (0..65536usize)
+        .map(|raw| {
+            let w = folded_pair(raw);
+            let first = (filt12[w >> 4] >> ((w & 15) * 2 + 1)) & 1;
+            first as u8 | u8::from(second[w]) << 1
+        })
+        .collect()
+}
+
+/// One bit per raw bigram: the short bit of `filt12`.
+fn raw_short(filt12: &[u32]) -> Box<[u64]> {
+    let mut t = vec![0u64; 65536 / 64];
+    for raw in 0..65536usize {
+        let w = folded_pair(raw);
+        let bit = (filt12[w >> 4] >> ((w & 15) * 2)) & 1;
+        t[raw >> 6] |= u64::from(bit) << (raw & 63);
+    }
+    t.into_boxed_slice()
 }
 
 /// Per input byte `x`: the run length that decides every pattern starting at a run position,

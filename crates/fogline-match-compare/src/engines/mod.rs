@@ -71,6 +71,7 @@ impl EngineKind {
             EngineKind::AhoCorasickDfa => "aho-corasick-dfa",
             EngineKind::Daachorse => "daachorse",
             EngineKind::FoglineForced(Simd::Scalar) => "fogline-scalar",
+            EngineKind::FoglineForced(Simd::Table) => "fogline-table",
             EngineKind::FoglineForced(Simd::Avx2) => "fogline-avx2",
             EngineKind::FoglineForced(Simd::Avx512) => "fogline-avx512",
             EngineKind::FoglineForced(Simd::Neon) => "fogline-neon",
@@ -87,7 +88,14 @@ impl EngineKind {
     pub fn parse(s: &str) -> Result<EngineKind, Error> {
         let mut all = EngineKind::all();
         all.extend(
-            [Simd::Scalar, Simd::Avx2, Simd::Avx512, Simd::Neon].map(EngineKind::FoglineForced),
+            [
+                Simd::Scalar,
+                Simd::Table,
+                Simd::Avx2,
+                Simd::Avx512,
+                Simd::Neon,
+            ]
+            .map(EngineKind::FoglineForced),
         );
         let want = if s == "aho-corasick" {
             "aho-corasick-nfa"

@@ -41,13 +41,19 @@ pub fn reference(pats: &[Pat], hay: &[u8]) -> Vec<(u32, usize)> {
 
 /// The implementations available on this machine.
 pub fn variants() -> Vec<Simd> {
-    [Simd::Scalar, Simd::Avx2, Simd::Avx512, Simd::Neon]
-        .into_iter()
-        .filter(|&s| {
-            let mut b = MatcherBuilder::new();
-            b.simd(s).build().is_ok()
-        })
-        .collect()
+    [
+        Simd::Scalar,
+        Simd::Table,
+        Simd::Avx2,
+        Simd::Avx512,
+        Simd::Neon,
+    ]
+    .into_iter()
+    .filter(|&s| {
+        let mut b = MatcherBuilder::new();
+        b.simd(s).build().is_ok()
+    })
+    .collect()
 }
 
 /// Checks block search, count and streaming (with `cuts` as chunk boundaries) of every
