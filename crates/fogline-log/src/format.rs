@@ -179,6 +179,12 @@ pub fn peek_len(buf: &[u8], pos: usize) -> Option<u32> {
 /// inside `buf`. Does not check the CRC.
 pub fn parse_header(buf: &[u8], pos: usize) -> Result<Header, Damage> {
     let available = buf.len().saturating_sub(pos) as u64;
+    if available < 4 {
+        return Err(Damage::Truncated {
+            needed: 4,
+            available,
+        });
+    }
     let len = u32_at(buf, pos);
     if len < FIXED_BODY {
         return Err(Damage::BadLength { len });
@@ -285,6 +291,17 @@ mod tests {
             check_record(&short, 0, 9, 0),
             Err(Damage::BadLength { len: 3 })
         ));
+    }
+
+    #[test]
+    fn positions_near_the_end_are_errors_not_panics() {
+        let v = record(0, 0, b"t", b"", b"p");
+        for pos in v.len() - 3..v.len() + 2 {
+            assert!(matches!(
+                check_record(&v, pos, 0, 0),
+                Err(Damage::Truncated { .. })
+            ));
+        }
     }
 
     #[test]

@@ -30,8 +30,9 @@
 //! 36  topic | headers | payload
 //! ```
 //!
-//! The active (last) segment is preallocated to `segment_bytes` with `set_len` and written
-//! through the mapping; the first zero `len` (or fewer than four bytes left) ends the data.
+//! The active (last) segment is preallocated to `segment_bytes` (`set_len` plus
+//! `posix_fallocate`, so a full disk fails the roll with an error instead of raising SIGBUS on
+//! a write through the mapping) and written through the mapping; the first zero `len` (or fewer than four bytes left) ends the data.
 //! When a record does not fit, the segment is sealed: its file is cut to its data length and
 //! its sparse index is written to `BASE.idx` (format in the `index` module: summary, entries
 //! of `(offset - base, position, timestamp)` every 4 KiB of records, CRC). A record larger than
@@ -58,7 +59,8 @@
 //! timestamps); its tail from the first invalid record is zeroed. A sealed segment is trusted
 //! when its index decodes (CRC), its summary matches the file length and base, and its first
 //! and last records pass the full check; otherwise it is scanned, cut at its first invalid
-//! record and re-indexed. Empty sealed segments and temporary files are deleted. Nothing is
+//! record and re-indexed. Records read from a segment trusted this way have their CRC checked
+//! on every read, so damage inside it is refused (`LogError::Corrupt`), never served. Empty sealed segments and temporary files are deleted. Nothing is
 //! refused: every cut is listed in the [`RecoveryReport`]. [`verify`] checks every record of
 //! every segment and every index entry.
 //!

@@ -109,8 +109,11 @@ pub fn list_segments(dir: &Path) -> Result<(Vec<u64>, Vec<PathBuf>), LogError> {
             temps.push(entry.path());
         } else if let Some(stem) = name.strip_suffix(".log") {
             if stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()) {
-                if let Ok(base) = stem.parse() {
-                    bases.push(base);
+                // Offsets beyond 2^63 never occur; refusing them keeps offset sums exact.
+                if let Ok(base) = stem.parse::<u64>() {
+                    if base <= i64::MAX as u64 {
+                        bases.push(base);
+                    }
                 }
             }
         }

@@ -245,6 +245,24 @@ fn verify_walks_a_directory_of_streams() {
 }
 
 #[test]
+fn huge_or_foreign_file_names_are_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "18446744073709551615.log",
+        "99999999999999999999.log",
+        "1.log",
+        "x.log",
+    ] {
+        fs::write(dir.path().join(name), b"\x40\0\0\0garbage").unwrap();
+    }
+    let (mut log, report) = Log::open(file_opts(dir.path(), Storage::Mmap, 4096)).unwrap();
+    assert!(report.is_clean(), "{report}");
+    fill(&mut log, 0, 3);
+    assert_eq!(read_all(&log).len(), 3);
+    assert!(dir.path().join("x.log").exists());
+}
+
+#[test]
 fn fuzz_regressions() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
     for entry in fs::read_dir(dir).unwrap() {
