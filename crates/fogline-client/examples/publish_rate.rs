@@ -1,9 +1,10 @@
 //! Publish throughput of one task: N records of 22 bytes.
 //!
-//! `cargo run --release -p fogline-client --example publish_rate -- [--acked] [COUNT] [ADDR]`
+//! `cargo run --release -p fogline-client --example publish_rate -- [--acked|--tracked] [COUNT] [ADDR]`
 //!
 //! Fire-and-forget by default; `--acked` pipelines `send_acked` calls
-//! (up to `max_inflight_acks` batches outstanding) and awaits every ack.
+//! (up to `max_inflight_acks` batches outstanding) and awaits every ack;
+//! `--tracked` uses `publish_tracked` and one `flush` for all the acks.
 //! Without ADDR an in-process server that only decodes, counts (and acks)
 //! records is started on 127.0.0.1:0, and the rate is measured until it has
 //! counted every record. With ADDR (a real server) it is publish + flush.
@@ -24,8 +25,12 @@ const PAYLOAD: &[u8; 22] = b"temperature=21.5;rh=40";
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let acked = args.iter().any(|a| a == "--acked");
-    args.retain(|a| a != "--acked");
+    let mode = match args.iter().find(|a| a.starts_with("--")) {
+        Some(flag) if flag == "--acked" || flag == "--tracked" => flag[2..].to_string(),
+        Some(flag) => return Err(format!("unknown flag {flag}").into()),
+        None => "fire-and-forget".to_string(),
+    };
+    args.retain(|a| !a.starts_with("--"));
     let mut args = args.into_iter();
     let count: u64 = args
         .next()
@@ -40,7 +45,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let client = Client::connect(&addr, ClientOptions::default()).await?;
     let start = Instant::now();
-    if acked {
+    if mode == "tracked" {
+        let record = PublishRecord::new("bench/sensor", &PAYLOAD[..]);
+        for _ in 0..count {
+            client.publish_tracked(&record).await?;
+        }
+    } else if mode == "acked" {
         let record = PublishRecord::new("bench/sensor", &PAYLOAD[..]);
         let mut pending = VecDeque::new();
         for _ in 0..count {
@@ -69,7 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let total = start.elapsed();
     println!(
         "{count} {} records of {} B: queued in {:.3} s, {} in {:.3} s = {:.0} records/s ({:.1} MB/s payload)",
-        if acked { "acked" } else { "fire-and-forget" },
+        mode,
         PAYLOAD.len(),
         queued.as_secs_f64(),
         if external.is_some() { "flushed" } else { "counted by the server" },

@@ -109,17 +109,30 @@ impl Client {
     /// # Errors
     /// As [`Client::publish`].
     pub async fn send_acked(&self, record: &PublishRecord) -> Result<AckFuture, ClientError> {
-        let slot = self
-            .inner
-            .ack_slots
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| ClientError::Closed)?;
         let (tx, rx) = oneshot::channel();
-        let mut ack = Some((slot, tx));
+        let mut ack = AckParts {
+            slot: None,
+            tx: Some(tx),
+        };
         self.enqueue(&record_in(record), Some(&mut ack)).await?;
         Ok(AckFuture(rx))
+    }
+
+    /// Queues a record in an acked batch without a future of its own: the
+    /// cheapest way to pipeline at-least-once publishing. Waits while
+    /// `max_inflight_acks` acked batches are unanswered or the buffer is full.
+    /// [`Client::flush`] waits for the acks and reports the first failure
+    /// since the previous flush (then republish what followed the last
+    /// successful flush).
+    ///
+    /// # Errors
+    /// As [`Client::publish`].
+    pub async fn publish_tracked(&self, record: &PublishRecord) -> Result<(), ClientError> {
+        let mut ack = AckParts {
+            slot: None,
+            tx: None,
+        };
+        self.enqueue(&record_in(record), Some(&mut ack)).await
     }
 
     /// Waits until every record queued before the call is written to the
@@ -127,7 +140,9 @@ impl Client {
     ///
     /// # Errors
     /// `Disconnected` when the connection was lost meanwhile (records may
-    /// have been lost), `Closed` when the client is finished.
+    /// have been lost), `Closed` when the client is finished, or the first
+    /// failure of a [`Client::publish_tracked`] batch since the last flush.
+    /// While the server is unreachable and reconnecting goes on, it waits.
     pub async fn flush(&self) -> Result<(), ClientError> {
         let inner = &self.inner;
         let epoch = inner.epoch.load(Ordering::Acquire);
@@ -149,6 +164,9 @@ impl Client {
                     .iter()
                     .any(|(id, p)| *id < ack_before && matches!(p, Pending::Acks { .. }));
                 if !acking {
+                    if let Some(e) = inner.ack_error.lock().take() {
+                        return Err(e);
+                    }
                     return if inner.epoch.load(Ordering::Acquire) == epoch {
                         Ok(())
                     } else {
@@ -225,9 +243,9 @@ impl Client {
             .min(max_frame.saturating_add(4))
     }
 
-    /// Appends a record to the outbox, waiting for room. With `ack`, the
-    /// record joins (or starts) an acked frame and its waiter is registered
-    /// before the writer can see the frame.
+    /// Appends a record to the outbox, waiting for room (and, for an acked
+    /// record that needs a new frame, for an ack slot). An acked record's
+    /// waiter is registered before the writer can see its frame.
     async fn enqueue(
         &self,
         rec: &RecordIn<'_>,
@@ -239,15 +257,24 @@ impl Client {
         let bound = inner.opts.max_buffered_bytes;
         loop {
             // Fast path: one lock, no allocation, no await.
-            if let Some(result) = self.try_push(rec, &mut ack, cap, bound) {
-                return result;
-            }
-            let notified = inner.space.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let full = inner.outbox.lock().publish_bytes() >= bound;
-            if full && inner.state() != DEAD {
-                notified.await;
+            match self.try_push(rec, &mut ack, cap, bound) {
+                Attempt::Done(result) => return result,
+                Attempt::NeedSlot => {
+                    let slot = inner.ack_slots.clone().acquire_owned().await;
+                    let slot = slot.map_err(|_| ClientError::Closed)?;
+                    if let Some(parts) = ack.as_mut() {
+                        parts.slot = Some(slot);
+                    }
+                }
+                Attempt::Full => {
+                    let notified = inner.space.notified();
+                    tokio::pin!(notified);
+                    notified.as_mut().enable();
+                    let full = inner.outbox.lock().publish_bytes() >= bound;
+                    if full && inner.state() != DEAD {
+                        notified.await;
+                    }
+                }
             }
         }
     }
@@ -258,54 +285,90 @@ impl Client {
         ack: &mut Option<&mut AckParts>,
         cap: usize,
         bound: usize,
-    ) -> Option<Result<(), ClientError>> {
+    ) -> Attempt {
         let inner = &self.inner;
         let mut outbox = inner.outbox.lock();
         if inner.state() == DEAD {
-            return Some(Err(inner.unavailable()));
+            return Attempt::Done(Err(inner.unavailable()));
         }
         let queued = outbox.publish_bytes();
         if queued >= bound && queued > 0 {
-            return None;
+            return Attempt::Full;
         }
-        let ack_id = ack.as_ref().map(|_| inner.request_id());
-        let pushed = match outbox.push(rec, ack_id, cap) {
+        let acked = ack.is_some();
+        if let Some(parts) = ack.as_mut() {
+            // A slot is needed only for a new frame: take one without
+            // waiting if free, else wait for one outside the lock.
+            if parts.slot.is_none() && !outbox.would_join(rec, true, cap) {
+                match inner.ack_slots.clone().try_acquire_owned() {
+                    Ok(slot) => parts.slot = Some(slot),
+                    Err(_) => return Attempt::NeedSlot,
+                }
+            }
+        }
+        let pushed = match outbox.push(rec, acked, || inner.request_id(), cap) {
             Ok(p) => p,
-            Err(e) => return Some(Err(e)),
+            Err(e) => return Attempt::Done(Err(e)),
         };
-        if let Some((slot, tx)) = ack.as_mut().and_then(|a| a.take()) {
+        if let Some(parts) = ack.as_mut() {
+            let tx = parts.tx.take();
             let mut table = inner.table.lock();
-            if pushed.new_frame {
-                table.requests.insert(
-                    pushed.request_id,
-                    Pending::Acks {
-                        waiters: vec![tx],
-                        end: pushed.end,
-                        _slot: slot,
-                    },
-                );
-            } else if let Some(Pending::Acks { waiters, end, .. }) =
-                table.requests.get_mut(&pushed.request_id)
-            {
-                waiters.push(tx);
-                *end = pushed.end;
-            } else {
-                // The open frame always has its entry; be safe regardless.
-                let _ = tx.send(Err(ClientError::Disconnected));
+            match table.requests.get_mut(&pushed.request_id) {
+                Some(Pending::Acks {
+                    waiters,
+                    tracked,
+                    end,
+                    ..
+                }) if !pushed.new_frame => {
+                    match tx {
+                        Some(tx) => waiters.push(tx),
+                        None => *tracked = tracked.saturating_add(1),
+                    }
+                    *end = pushed.end;
+                }
+                _ => match parts.slot.take() {
+                    Some(slot) => {
+                        let tracked = u32::from(tx.is_none());
+                        let pending = Pending::Acks {
+                            waiters: tx.into_iter().collect(),
+                            tracked,
+                            end: pushed.end,
+                            _slot: slot,
+                        };
+                        table.requests.insert(pushed.request_id, pending);
+                    }
+                    None => {
+                        // Cannot happen: a new frame always has a slot.
+                        if let Some(tx) = tx {
+                            let _ = tx.send(Err(ClientError::Disconnected));
+                        }
+                    }
+                },
             }
         }
         drop(outbox);
         if pushed.was_empty {
             inner.writer_wake.notify_one();
         }
-        Some(Ok(()))
+        Attempt::Done(Ok(()))
     }
 }
 
-type AckParts = Option<(
-    tokio::sync::OwnedSemaphorePermit,
-    oneshot::Sender<Result<(), ClientError>>,
-)>;
+/// What one try to append a record came to.
+enum Attempt {
+    Done(Result<(), ClientError>),
+    /// The buffer is full: wait for the writer.
+    Full,
+    /// An acked record needs a new frame and no ack slot is free.
+    NeedSlot,
+}
+
+/// An acked record's ack slot (taken when it needs a new frame) and,
+/// unless the record is tracked, its waiter.
+struct AckParts {
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
+    tx: Option<oneshot::Sender<Result<(), ClientError>>>,
+}
 
 fn record_in(r: &PublishRecord) -> RecordIn<'_> {
     RecordIn {

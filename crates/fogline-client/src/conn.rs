@@ -196,7 +196,7 @@ fn lost(inner: &Inner) {
             .collect();
         for id in ids {
             if let Some(p) = table.requests.remove(&id) {
-                p.fail(|| ClientError::Disconnected);
+                p.fail(inner, || ClientError::Disconnected);
             }
         }
         for entry in table.consumers.values() {
@@ -218,7 +218,7 @@ fn die(inner: &Inner) {
         let mut table = inner.table.lock();
         table.connected = false;
         for (_, p) in table.requests.drain() {
-            p.fail(err);
+            p.fail(inner, err);
         }
         table.subs.clear();
         for (_, entry) in table.consumers.drain() {

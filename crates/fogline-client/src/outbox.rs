@@ -89,34 +89,49 @@ impl Outbox {
         self.urgent.buf.len() + self.bulk.buf.len()
     }
 
-    /// Appends a record. `ack_id` is the request id to use if the record
-    /// needs a new acked frame (`None`: fire-and-forget, request id 0).
+    /// Whether a record would join the open frame of its lane.
+    pub(crate) fn would_join(&self, rec: &RecordIn<'_>, acked: bool, batch_cap: usize) -> bool {
+        let lane = self.lane(rec.flags);
+        let record_len = RECORD_OVERHEAD + rec.headers.len() + rec.payload.len();
+        match &lane.open {
+            Some(open) => {
+                open.topic == rec.topic
+                    && open.flags == rec.flags
+                    && (open.request_id != 0) == acked
+                    && open.writer.frame_len(&lane.buf) + record_len <= batch_cap
+            }
+            None => false,
+        }
+    }
+
+    fn lane(&self, flags: u8) -> &Lane {
+        if flags & FLAG_HIGH_PRIORITY != 0 {
+            &self.urgent
+        } else {
+            &self.bulk
+        }
+    }
+
+    /// Appends a record. An acked record that needs a new frame gets the
+    /// request id `new_id` returns; a fire-and-forget one uses id 0.
     pub(crate) fn push(
         &mut self,
         rec: &RecordIn<'_>,
-        ack_id: Option<u64>,
+        acked: bool,
+        new_id: impl FnOnce() -> u64,
         batch_cap: usize,
     ) -> Result<Pushed, ClientError> {
         let was_empty = self.is_empty();
+        let joins = self.would_join(rec, acked, batch_cap);
         let lane = if rec.flags & FLAG_HIGH_PRIORITY != 0 {
             &mut self.urgent
         } else {
             &mut self.bulk
         };
         let before = lane.buf.len();
-        let record_len = RECORD_OVERHEAD + rec.headers.len() + rec.payload.len();
-        let joins = match &lane.open {
-            Some(open) => {
-                open.topic == rec.topic
-                    && open.flags == rec.flags
-                    && (open.request_id != 0) == ack_id.is_some()
-                    && open.writer.frame_len(&lane.buf) + record_len <= batch_cap
-            }
-            None => false,
-        };
         if !joins {
             validate_topic(rec.topic).map_err(ClientError::InvalidTopic)?;
-            let request_id = ack_id.unwrap_or(0);
+            let request_id = if acked { new_id() } else { 0 };
             let writer = encode_publish_header(&mut lane.buf, request_id, rec.flags, rec.topic)?;
             lane.open = Some(OpenBatch {
                 topic: rec.topic.to_string(),
@@ -223,12 +238,12 @@ mod tests {
     #[test]
     fn same_topic_batches_until_taken_or_full() {
         let mut ob = Outbox::default();
-        let first = ob.push(&rec("a", b"1"), None, 1 << 16).unwrap();
+        let first = ob.push(&rec("a", b"1"), false, || 0, 1 << 16).unwrap();
         assert!(first.new_frame && first.was_empty);
-        let second = ob.push(&rec("a", b"2"), None, 1 << 16).unwrap();
+        let second = ob.push(&rec("a", b"2"), false, || 0, 1 << 16).unwrap();
         assert!(!second.new_frame && !second.was_empty);
-        ob.push(&rec("b", b"3"), None, 1 << 16).unwrap();
-        ob.push(&rec("a", b"4"), None, 1 << 16).unwrap();
+        ob.push(&rec("b", b"3"), false, || 0, 1 << 16).unwrap();
+        ob.push(&rec("a", b"4"), false, || 0, 1 << 16).unwrap();
         let [control, _, data] = ob.take().unwrap();
         assert!(control.is_empty());
         let counts: Vec<u32> = frames(data)
@@ -240,7 +255,11 @@ mod tests {
             .collect();
         assert_eq!(counts, [2, 1, 1]);
         // After a take, the next record starts a new frame.
-        assert!(ob.push(&rec("a", b"5"), None, 1 << 16).unwrap().new_frame);
+        assert!(
+            ob.push(&rec("a", b"5"), false, || 0, 1 << 16)
+                .unwrap()
+                .new_frame
+        );
     }
 
     #[test]
@@ -248,12 +267,14 @@ mod tests {
         let mut ob = Outbox::default();
         let cap = PUBLISH_OVERHEAD + 1 + 2 * (RECORD_OVERHEAD + 10);
         for _ in 0..5 {
-            ob.push(&rec("t", &[0; 10]), None, cap).unwrap();
+            ob.push(&rec("t", &[0; 10]), false, || 0, cap).unwrap();
         }
-        let acked = ob.push(&rec("t", b"x"), Some(1 << 32), cap).unwrap();
+        let acked = ob.push(&rec("t", b"x"), true, || 1 << 32, cap).unwrap();
         assert!(acked.new_frame);
         assert_eq!(acked.request_id, 1 << 32);
-        let joined = ob.push(&rec("t", b"y"), Some((1 << 32) + 1), cap).unwrap();
+        let joined = ob
+            .push(&rec("t", b"y"), true, || (1 << 32) + 1, cap)
+            .unwrap();
         assert_eq!(joined.request_id, 1 << 32);
         assert!(!joined.new_frame);
         let [_, _, data] = ob.take().unwrap();
@@ -275,7 +296,7 @@ mod tests {
     fn invalid_topic_leaves_buffer_untouched() {
         let mut ob = Outbox::default();
         assert!(matches!(
-            ob.push(&rec("a/+", b"1"), None, 1 << 16),
+            ob.push(&rec("a/+", b"1"), false, || 0, 1 << 16),
             Err(ClientError::InvalidTopic(_))
         ));
         assert!(ob.is_empty());
@@ -285,12 +306,12 @@ mod tests {
     #[test]
     fn urgent_records_are_taken_before_bulk_ones() {
         let mut ob = Outbox::default();
-        ob.push(&rec("bulk", b"1"), None, 1 << 16).unwrap();
+        ob.push(&rec("bulk", b"1"), false, || 0, 1 << 16).unwrap();
         let urgent = RecordIn {
             flags: FLAG_HIGH_PRIORITY,
             ..rec("alarm", b"!")
         };
-        ob.push(&urgent, None, 1 << 16).unwrap();
+        ob.push(&urgent, false, || 0, 1 << 16).unwrap();
         ob.push_control(&[1, 0, 0, 0, 0x03]);
         let [control, first, second] = ob.take().unwrap();
         assert_eq!(&control[..], &[1, 0, 0, 0, 0x03]);
@@ -305,7 +326,7 @@ mod tests {
     #[test]
     fn counters_track_writes_and_drops() {
         let mut ob = Outbox::default();
-        ob.push(&rec("a", b"1"), None, 1 << 16).unwrap();
+        ob.push(&rec("a", b"1"), false, || 0, 1 << 16).unwrap();
         assert!(!ob.push_control(&[1, 2, 3]));
         let total = ob.appended;
         let taken = ob.take().unwrap();

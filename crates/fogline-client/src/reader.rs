@@ -198,7 +198,7 @@ fn server_error(inner: &Inner, id: u64, err: impl Fn() -> ClientError) {
             }
             _ => {}
         }
-        pending.fail(err);
+        pending.fail(inner, err);
         inner.progress.notify_waiters();
         return;
     }

@@ -51,6 +51,8 @@ pub(crate) struct Inner {
     pub next_id: AtomicU64,
     pub next_sub: AtomicU32,
     pub ack_slots: Arc<Semaphore>,
+    /// First failure of a `publish_tracked` batch since the last `flush`.
+    pub ack_error: Mutex<Option<ClientError>>,
     pub shutdown: watch::Sender<bool>,
 }
 
@@ -72,6 +74,7 @@ impl Inner {
             next_id: AtomicU64::new(FIRST_REQUEST_ID),
             next_sub: AtomicU32::new(FIRST_SUB_ID),
             ack_slots: Arc::new(Semaphore::new(slots)),
+            ack_error: Mutex::new(None),
             shutdown: watch::channel(false).0,
         }
     }
@@ -149,6 +152,8 @@ pub(crate) enum Pending {
     /// Callers waiting for one Publish frame's PubAck.
     Acks {
         waiters: Vec<oneshot::Sender<Result<(), ClientError>>>,
+        /// Records of `publish_tracked` in the frame (no waiter each).
+        tracked: u32,
         /// `Outbox::appended` at the frame's last record: once `done` has
         /// passed it, the frame was (or was being) written.
         end: u64,
@@ -164,11 +169,17 @@ pub(crate) enum Pending {
 }
 
 impl Pending {
-    pub(crate) fn fail(self, err: impl Fn() -> ClientError) {
+    /// Fails every waiter; a tracked publish's failure is kept for `flush`.
+    pub(crate) fn fail(self, inner: &Inner, err: impl Fn() -> ClientError) {
         match self {
-            Pending::Acks { waiters, .. } => {
+            Pending::Acks {
+                waiters, tracked, ..
+            } => {
                 for w in waiters {
                     let _ = w.send(Err(err()));
+                }
+                if tracked > 0 {
+                    inner.ack_error.lock().get_or_insert_with(&err);
                 }
             }
             Pending::Reply(tx) => {

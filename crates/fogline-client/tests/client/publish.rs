@@ -149,3 +149,51 @@ async fn close_flushes_and_later_calls_fail() {
     ));
     assert!(matches!(other.ping().await, Err(ClientError::Closed)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tracked_publishing_reports_failures_at_flush() {
+    let (fake, client) = setup(Config::default(), ClientOptions::default()).await;
+    for i in 0..1000u32 {
+        client
+            .publish_tracked(&PublishRecord::new("tracked/t", i.to_le_bytes().to_vec()))
+            .await
+            .unwrap();
+    }
+    client.flush().await.unwrap();
+    assert_eq!(fake.stats().records, 1000);
+    client
+        .publish_tracked(&PublishRecord::new("reject/t", "x"))
+        .await
+        .unwrap();
+    let err = client.flush().await.unwrap_err();
+    assert_eq!(err.server_code(), Some(ErrorCode::InvalidTopic));
+    // The failure is reported once.
+    client.flush().await.unwrap();
+}
+
+#[tokio::test]
+async fn unanswered_acked_batches_hold_back_further_ones() {
+    let opts = ClientOptions {
+        max_inflight_acks: 2,
+        ..ClientOptions::default()
+    };
+    let (_fake, client) = setup(Config::default(), opts).await;
+    let _a = client
+        .send_acked(&PublishRecord::new("hold/a", "1"))
+        .await
+        .unwrap();
+    let _b = client
+        .send_acked(&PublishRecord::new("hold/b", "2"))
+        .await
+        .unwrap();
+    let c = PublishRecord::new("hold/c", "3");
+    let third = client.send_acked(&c);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), third)
+            .await
+            .is_err(),
+        "a third acked batch went out with two unanswered"
+    );
+    // Fire-and-forget publishing is not held back.
+    client.publish("free/t", b"x").await.unwrap();
+}
