@@ -2,8 +2,8 @@
 //!
 //! One [`Client`] is one connection, served by a reader task and a writer
 //! task; requests are matched to answers by id. Modules:
-//! - `client`: connecting, publishing (fire-and-forget or acked, batched),
-//!   `flush`, `ping`, `streams`.
+//! - `client`: connecting, `flush`, `ping`, `streams`, `close`.
+//! - `publish`: fire-and-forget, acked and tracked publishing (batched).
 //! - `subscription`: live subscriptions ([`Subscription`]).
 //! - `consumer`: stream consumers with fetch/push, acks ([`Consumer`]).
 //! - `outbox`: the bounded publish buffer the records are encoded into.
@@ -26,13 +26,14 @@ mod consumer;
 mod error;
 mod options;
 mod outbox;
+mod publish;
 mod reader;
 mod shared;
 mod subscription;
 mod transport;
 mod writer;
 
-pub use client::{AckFuture, Client};
+pub use client::Client;
 pub use consumer::Consumer;
 pub use error::ClientError;
 pub use fogline_wire::{ErrorCode, Headers, HeadersBuilder, StartPosition, Storage, StreamInfo};
@@ -40,6 +41,7 @@ pub use options::{
     ClientOptions, ConsumerOptions, Message, PublishRecord, Reconnect, StoredMessage,
     SubscribeOptions,
 };
+pub use publish::AckFuture;
 pub use subscription::Subscription;
 
 #[cfg(test)]
