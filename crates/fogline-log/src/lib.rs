@@ -12,6 +12,14 @@
 //!   preallocated file and the directory; sealing fsyncs the truncated file, the index file and
 //!   the directory. A record acknowledged after `commit` survives power loss.
 //!
+//! # Appending and reading
+//!
+//! `append` assigns the next offset and copies the record into the active segment (no
+//! allocation); `commit` makes everything appended so far readable (after syncing it, for
+//! `fsync`). `read` returns committed records as `Bytes` slices of the mapping (no copy),
+//! `next_offset` is the offset the next append gets, `committed_offset` the end of what reads
+//! can see. Lookups go through a sparse per-segment index (offset -> position and time).
+//!
 //! # On-disk format
 //!
 //! One directory per stream holding segment files `BASE.log` (`BASE` = offset of the segment's
@@ -32,7 +40,8 @@
 //!
 //! The active (last) segment is preallocated to `segment_bytes` (`set_len` plus
 //! `posix_fallocate`, so a full disk fails the roll with an error instead of raising SIGBUS on
-//! a write through the mapping) and written through the mapping; the first zero `len` (or fewer than four bytes left) ends the data.
+//! a write through the mapping) and written through the mapping; the first zero `len` (or
+//! fewer than four bytes left) ends the data.
 //! When a record does not fit, the segment is sealed: its file is cut to its data length and
 //! its sparse index is written to `BASE.idx` (format in the `index` module: summary, entries
 //! of `(offset - base, position, timestamp)` every 4 KiB of records, CRC). A record larger than
