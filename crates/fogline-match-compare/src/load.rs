@@ -112,6 +112,20 @@ pub fn parse_patterns(path: &Path, text: &[u8]) -> Result<Vec<PatternLine>, Erro
     Ok(out)
 }
 
+/// Prints patterns in the shared format (the inverse of [`parse_patterns`], ids aside).
+pub fn format_patterns(patterns: &[PatternLine]) -> String {
+    let mut out = String::new();
+    for p in patterns {
+        for b in &p.bytes {
+            out.push_str(&format!("{b:02x}"));
+        }
+        out.push('\t');
+        out.push(if p.nocase { '1' } else { '0' });
+        out.push('\n');
+    }
+    out
+}
+
 /// Loads a pattern file.
 ///
 /// # Errors
@@ -205,6 +219,24 @@ mod tests {
         );
         for bad in [&b"47\n"[..], b"4\t0\n", b"zz\t0\n", b"47\t2\n"] {
             assert!(parse_patterns(Path::new("x"), bad).is_err());
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_pattern_files_parse_or_fail_cleanly(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            if let Ok(p) = parse_patterns(Path::new("x"), &data) {
+                let q = parse_patterns(Path::new("x"), format_patterns(&p).as_bytes()).unwrap();
+                proptest::prop_assert!(q.iter().map(|x| (&x.bytes, x.nocase)).eq(p.iter().map(|x| (&x.bytes, x.nocase))));
+            }
+        }
+
+        #[test]
+        fn formatted_patterns_parse_back(set in proptest::collection::vec((proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8), proptest::prelude::any::<bool>()), 0..10)) {
+            let p: Vec<PatternLine> = set.into_iter().filter(|(b, _)| !b.is_empty()).enumerate()
+                .map(|(i, (bytes, nocase))| PatternLine { id: i as u32 + 1, bytes, nocase }).collect();
+            let q = parse_patterns(Path::new("x"), format_patterns(&p).as_bytes()).unwrap();
+            proptest::prop_assert_eq!(q, p);
         }
     }
 

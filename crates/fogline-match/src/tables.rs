@@ -5,9 +5,9 @@
 //! - `filt12` has two bits per folded bigram `fold(b0) | fold(b1) << 8`: bit `2w` ("short") is
 //!   set when a 1-byte pattern matches `b0` (for every `b1`) or a 2- or 3-byte pattern starts with
 //!   the bigram; bit `2w + 1` ("long") when a pattern of at least 4 bytes starts with it.
-//! - `pair2` has one byte per *raw* bigram `w = b0 | b1 << 8` (bit 0: a long pattern starts
-//!   with it; bit 1: a long pattern has it at offset 1), folding built in, for the strided
-//!   table filter; `short1` one bit per raw bigram, the "short" bit of `filt12`.
+//! - `pair2` has one byte per *raw* bigram `w = b0 | b1 << 8`, folding built in, for the
+//!   strided table filter: bits `A0`, `B1`, `C2`, `D3` say that some long pattern has the bigram
+//!   at offset 0, 1, 2 or 3 (`E1`, `H3`: the same for 4-byte patterns, see `A0`); `short1` one bit per raw bigram, the "short" bit of `filt12`.
 //! - `filt3` has one bit per hash of the folded first four bytes of every long pattern.
 //! - Every pattern is verified in exactly one trie node (or the 1-byte table), so a candidate
 //!   position reports each matching pattern once.
@@ -212,7 +212,8 @@ impl Tables {
         let mut short = Vec::new();
         let mut long = Vec::new();
         let mut prefixes = Vec::new();
-        let mut second = vec![false; 65536];
+        // Folded bigrams of long patterns at offsets 0..4, one bit each (see `raw_pairs`).
+        let mut at_offset = vec![0u8; 65536];
         for (i, s) in src.iter().enumerate() {
             let p = &b.stored[i];
             match p.len() {
@@ -242,7 +243,21 @@ impl Tables {
                         1,
                     );
                     prefixes.push(chunk_at(p, 0));
-                    second[usize::from(fold(p[1])) | usize::from(fold(p[2])) << 8] = true;
+                    let pair = |a: u8, b: u8| usize::from(fold(a)) | usize::from(fold(b)) << 8;
+                    at_offset[pair(p[0], p[1])] |= A0;
+                    at_offset[pair(p[2], p[3])] |= C2;
+                    match p.get(4) {
+                        Some(&p4) => {
+                            at_offset[pair(p[1], p[2])] |= B1;
+                            at_offset[pair(p[3], p4)] |= D3;
+                        }
+                        None => {
+                            // A 4-byte pattern has no bigram at offset 3; its own pair of bits
+                            // keeps its "any next byte" from diluting D3.
+                            at_offset[pair(p[1], p[2])] |= E1;
+                            (0..=255u8).for_each(|x| at_offset[pair(p[3], x)] |= H3);
+                        }
+                    }
                     long.push(i);
                 }
             }
@@ -308,7 +323,7 @@ impl Tables {
         let (flood_m, flood_pure, pure) = floods(src, &b.stored);
         let max_len = b.stored.iter().map(Vec::len).max().unwrap_or(0);
         Tables {
-            pair2: raw_pairs(&second, &filt12),
+            pair2: raw_pairs(&at_offset),
             short1: raw_short(&filt12),
             has_short: !short_empty,
             filt12: filt12.into_boxed_slice(),
@@ -352,15 +367,20 @@ fn folded_pair(raw: usize) -> usize {
     usize::from(fold(raw as u8)) | usize::from(fold((raw >> 8) as u8)) << 8
 }
 
-/// The strided filter's table: for each raw bigram, "a long pattern starts with it" (from the
-/// long bits of `filt12`) and "a long pattern has it at offset 1" (`second`, folded bigrams).
-fn raw_pairs(second: &[bool], filt12: &[u32]) -> Box<[u8]> {
+/// Bits of `at_offset` and of the strided filter's table: a pattern of 5 bytes or more has the
+/// bigram at offset 1 (`B1`) or 3 (`D3`); a pattern of 4 or more at offset 0 (`A0`) or 2 (`C2`);
+/// a 4-byte pattern at offset 1 (`E1`), or its last byte is the bigram's first (`H3`).
+pub(crate) const A0: u8 = 2;
+pub(crate) const B1: u8 = 1;
+pub(crate) const C2: u8 = 8;
+pub(crate) const D3: u8 = 4;
+pub(crate) const E1: u8 = 16;
+pub(crate) const H3: u8 = 32;
+
+/// The strided filter's table, indexed by raw bigram (folding built in).
+fn raw_pairs(at_offset: &[u8]) -> Box<[u8]> {
     (0..65536usize)
-        .map(|raw| {
-            let w = folded_pair(raw);
-            let first = (filt12[w >> 4] >> ((w & 15) * 2 + 1)) & 1;
-            first as u8 | u8::from(second[w]) << 1
-        })
+        .map(|raw| at_offset[folded_pair(raw)])
         .collect()
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{check, Pat};
+use common::{check, decode, Pat};
 use proptest::prelude::*;
 
 fn pats(list: &[(&[u8], bool)]) -> Vec<Pat> {
@@ -95,7 +95,7 @@ fn haystack() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
     fn random_sets_agree_with_aho_corasick(
@@ -124,5 +124,12 @@ proptest! {
             .map(|(i, &(at, len, nc))| (i as u32, hay[at..(at + len).min(hay.len())].to_vec(), nc))
             .collect();
         check(&p, &hay, &[hay.len() / 2]).map_err(TestCaseError::fail)?;
+    }
+
+    /// The fuzz target's entry point, fed arbitrary bytes.
+    #[test]
+    fn arbitrary_bytes_agree_with_aho_corasick(data in prop::collection::vec(any::<u8>(), 0..600)) {
+        let (pats, hay, cuts) = decode(&data);
+        check(&pats, &hay, &cuts).map_err(TestCaseError::fail)?;
     }
 }

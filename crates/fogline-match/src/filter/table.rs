@@ -7,15 +7,15 @@
 //! of Wu-Manber-style filters (and of Hyperscan's FDR "stride") applied to the V-PATCH filter 2;
 //! candidates then pass the same hashed 4-byte filter 3. Short patterns keep a stride-1 bit
 //! table (8 KiB), used only when the set has any. Folding is built into both tables (they are
-//! indexed by raw bytes). The 32 table bytes of a block are turned into masks with
-//! multiply-based bit gathering, so the per-position work is two loads and a store.
+//! indexed by raw bytes). Blocks start at even positions so that every shift is a constant: a
+//! lookup is a 2-byte load, a table load, a shift and an or.
 //!
 //! Why next to the gather filters: on AMD Zen 4 (the benchmark machine) `vpgatherdd` is
 //! microcoded and slower than the scalar loads it replaces, which issue three per cycle; this
 //! portable loop beats the AVX2 and AVX-512 gathers there (see `results/`).
 
 use super::{scalar, Cands, Stop};
-use crate::fold::{fold_u32, read_u32, read_u64};
+use crate::fold::{fold_u32, read_u32};
 use crate::tables::{f3_index, Tables};
 
 const BLOCK: usize = 64;
@@ -26,14 +26,27 @@ fn gather_bits(x: u64, bit: u32) -> u64 {
     (((x >> bit) & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080)) >> 56
 }
 
-/// Moves bit `k` (k < 32) of `x` to bit `2k`.
+/// `SPREAD[b]` has bit `k` of `b` at bit `2k`.
+const SPREAD: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut k = 0;
+        while k < 8 {
+            t[b] |= (((b >> k) & 1) as u16) << (2 * k);
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The raw bigram `blk[d] | blk[d + 1] << 8`, as one 2-byte load.
 #[inline(always)]
-fn spread(x: u64) -> u64 {
-    let x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
-    let x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
-    let x = (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f;
-    let x = (x | (x << 2)) & 0x3333_3333_3333_3333;
-    (x | (x << 1)) & 0x5555_5555_5555_5555
+fn bigram(blk: &[u8; BLOCK + 4], d: usize) -> u16 {
+    assert!(d + 2 <= blk.len());
+    // SAFETY: `d + 2 <= blk.len()` (checked above; with constant `d` the check folds away).
+    unsafe { blk.as_ptr().add(d).cast::<u16>().read_unaligned().to_le() }
 }
 
 pub(crate) fn filter(
@@ -51,9 +64,13 @@ pub(crate) fn filter(
         return scalar::filter(t, hay, from, to, flood_from, c);
     };
     let mut i = from;
+    if i & 1 == 1 && i < to {
+        scalar::tail(t, hay, from, i, c);
+        i += 1;
+    }
     while i + BLOCK <= to {
-        // Bigrams at offsets up to 65 read three bytes past the block.
-        let Some(blk) = hay[i..].first_chunk::<{ BLOCK + 3 }>() else {
+        // Bigrams at offsets up to 66 read four bytes past the block.
+        let Some(blk) = hay[i..].first_chunk::<{ BLOCK + 4 }>() else {
             break;
         };
         if i >= flood_from && scalar::is_run32(hay, i) {
@@ -68,9 +85,14 @@ pub(crate) fn filter(
     // The last positions: the same block code on a zero-padded copy. Padding can only add
     // candidates, which verification rejects (it checks bounds on the real input).
     while i < to {
-        let mut blk = [0u8; BLOCK + 3];
-        let end = hay.len().min(i + BLOCK + 3);
+        let mut blk = [0u8; BLOCK + 4];
+        let end = hay.len().min(i + BLOCK + 4);
         blk[..end - i].copy_from_slice(&hay[i..end]);
+        if i & 1 == 1 {
+            scalar::tail(t, hay, from, i, c);
+            i += 1;
+            continue;
+        }
         let count = (to - i).min(BLOCK);
         let keep = if count == BLOCK {
             u64::MAX
@@ -87,7 +109,7 @@ pub(crate) fn filter(
 }
 
 /// Filters the 64 positions starting at `i` (only those whose bit is set in `keep`); `blk`
-/// holds `hay[i..i + 67]`, zero-padded past the end of `hay`.
+/// holds `hay[i..i + 68]`, zero-padded past the end of `hay`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn block(
@@ -95,41 +117,54 @@ fn block(
     pair: &[u8; 65536],
     short: &[u64; 1024],
     hay: &[u8],
-    blk: &[u8; BLOCK + 3],
+    blk: &[u8; BLOCK + 4],
     i: usize,
     from: usize,
     keep: u64,
     c: &mut Cands,
 ) {
-    // Entry `k` is the table byte of the even absolute position at offset `p0 + 2k`: one
-    // 8-byte load yields the four bigrams at offsets +0, +2, +4, +6.
-    let p0 = i & 1;
-    let (mut a, mut b) = (0u64, 0u64);
-    for q in 0..4 {
-        let mut v = 0u64;
-        for h in 0..2 {
-            let x = read_u64(blk, p0 + 16 * q + 8 * h);
-            for r in 0..4 {
-                let w = ((x >> (16 * r)) & 0xffff) as usize;
-                v |= u64::from(pair[w]) << (8 * (4 * h + r));
-            }
+    // Blocks start at even positions, so the lookups are at offsets `d = 2k` (entry `k`). An
+    // even start `s = 2k` needs offset 0 at entry `k` and offset 2 at entry `k + 1`; an odd start
+    // `s = 2k - 1` needs offset 1 at entry `k` and offset 3 at entry `k + 1` (4-byte patterns:
+    // `E1` at `k` and `H3` at `k + 1`). The table bytes are packed eight to a word so that the
+    // tests for eight entries are a few word operations (SWAR), entry `k + 1` being the next byte.
+    debug_assert_eq!(i & 1, 0);
+    let at = |k: usize| u64::from(pair[usize::from(bigram(blk, 2 * k))]);
+    let mut words = [0u64; 5];
+    for (q, word) in words.iter_mut().take(4).enumerate() {
+        for r in 0..8 {
+            *word |= at(8 * q + r) << (8 * r);
         }
-        a |= gather_bits(v, 0) << (8 * q);
-        b |= gather_bits(v, 1) << (8 * q);
     }
-    // Starts: `d` for bit 0, `d - 1` for bit 1; entry 32 (only when p0 == 0) covers i + 63.
-    let mut lmask = (spread(a) << p0) | ((spread(b) << p0) >> 1);
-    if p0 == 0 {
-        let w = usize::from(blk[BLOCK]) | usize::from(blk[BLOCK + 1]) << 8;
-        lmask |= u64::from(pair[w] >> 1) << 63;
+    words[4] = at(BLOCK / 2) | at(BLOCK / 2 + 1) << 8;
+    // Per entry byte: bit 1 = even start `2k`, bit 0 = odd start `2k - 1`.
+    let starts = |w: u64, next: u64| {
+        let even = (w >> 1) & (next >> 3);
+        let odd = (w & (next >> 2)) | ((w >> 4) & (next >> 5));
+        ((even & 0x0101_0101_0101_0101) << 1) | (odd & 0x0101_0101_0101_0101)
+    };
+    let mut above = 0u64;
+    for q in 0..4 {
+        let c = starts(words[q], (words[q] >> 8) | (words[q + 1] << 56));
+        let pairs = SPREAD[gather_bits(c, 0) as usize] | SPREAD[gather_bits(c, 1) as usize] << 1;
+        above |= u64::from(pairs) << (16 * q);
     }
+    let last = starts(words[4], words[4] >> 8) & 1;
+    let mut lmask = (above >> 1) | (last << 63);
     lmask &= keep;
     let rel = (i - from) as u32;
     if t.has_short {
+        let bit = |j: usize| {
+            let w = usize::from(bigram(blk, j));
+            (short[w >> 6] >> (w & 63)) & 1
+        };
         let mut smask = 0u64;
-        for j in 0..BLOCK {
-            let w = usize::from(blk[j]) | usize::from(blk[j + 1]) << 8;
-            smask |= ((short[w >> 6] >> (w & 63)) & 1) << j;
+        for q in 0..8 {
+            let mut w = 0u64;
+            for r in 0..8 {
+                w |= bit(8 * q + r) << r;
+            }
+            smask |= w << (8 * q);
         }
         smask &= keep;
         while smask != 0 {

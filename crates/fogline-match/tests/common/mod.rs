@@ -97,3 +97,28 @@ pub fn check(pats: &[Pat], hay: &[u8], cuts: &[usize]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Decodes arbitrary bytes into a pattern set, an input and stream cut points, so that fuzzers
+/// and property tests share one entry point.
+///
+/// Layout: byte 0 is the pattern count (mod 16); each pattern is a length byte (mod 24; its top
+/// bit is the nocase flag) followed by that many bytes; byte after the patterns gives up to three
+/// cut points (each the next byte times 3); the rest is the input.
+pub fn decode(data: &[u8]) -> (Vec<Pat>, Vec<u8>, Vec<usize>) {
+    let mut it = data.iter().copied();
+    let count = it.next().unwrap_or(0) % 16;
+    let mut pats = Vec::new();
+    for id in 0..u32::from(count) {
+        let Some(head) = it.next() else { break };
+        let len = usize::from(head & 0x7f) % 24;
+        let bytes: Vec<u8> = it.by_ref().take(len).collect();
+        pats.push((id, bytes, head & 0x80 != 0));
+    }
+    let ncuts = usize::from(it.next().unwrap_or(0) % 4);
+    let cuts = it
+        .by_ref()
+        .take(ncuts)
+        .map(|b| usize::from(b) * 3)
+        .collect();
+    (pats, it.collect(), cuts)
+}
