@@ -5,6 +5,7 @@
 //! Fire-and-forget by default; `--acked` pipelines `send_acked` calls
 //! (up to `max_inflight_acks` batches outstanding) and awaits every ack;
 //! `--tracked` uses `publish_tracked` and one `flush` for all the acks.
+//! `--topics4` spreads fire-and-forget records round-robin over 4 topics.
 //! Without ADDR an in-process server that only decodes, counts (and acks)
 //! records is started on 127.0.0.1:0, and the rate is measured until it has
 //! counted every record. With ADDR (a real server) it is publish + flush.
@@ -26,7 +27,9 @@ const PAYLOAD: &[u8; 22] = b"temperature=21.5;rh=40";
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mode = match args.iter().find(|a| a.starts_with("--")) {
-        Some(flag) if flag == "--acked" || flag == "--tracked" => flag[2..].to_string(),
+        Some(flag) if ["--acked", "--tracked", "--topics4"].contains(&flag.as_str()) => {
+            flag[2..].to_string()
+        }
         Some(flag) => return Err(format!("unknown flag {flag}").into()),
         None => "fire-and-forget".to_string(),
     };
@@ -45,7 +48,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let client = Client::connect(&addr, ClientOptions::default()).await?;
     let start = Instant::now();
-    if mode == "tracked" {
+    if mode == "topics4" {
+        let topics = ["bench/s0", "bench/s1", "bench/s2", "bench/s3"];
+        for i in 0..count {
+            client.publish(topics[(i % 4) as usize], PAYLOAD).await?;
+        }
+    } else if mode == "tracked" {
         let record = PublishRecord::new("bench/sensor", &PAYLOAD[..]);
         for _ in 0..count {
             client.publish_tracked(&record).await?;

@@ -1,20 +1,23 @@
 //! The outgoing buffers: encoded frames waiting for the writer task.
 //!
-//! Publishers encode records straight into a lane buffer (no per-record
-//! allocation, no channel send): a record for the same topic, flags and ack
-//! mode as the frame at the end of its lane joins that frame (the
-//! `RecordBlockWriter` keeps it valid after every record), otherwise a new
-//! Publish frame starts. The writer task swaps every buffer out whenever it
-//! is free, so batches grow only while the socket is busy: at low rates each
-//! record leaves at once, at high rates frames fill up to the batch cap.
+//! Publishers encode records straight into open Publish frames (no
+//! per-record allocation, no channel send). Each priority lane keeps up to
+//! `MAX_OPEN` frames open, one per (topic, flags, ack mode): a record joins
+//! the open frame of its key (the `RecordBlockWriter` keeps it valid after
+//! every record) until the frame reaches the batch cap and is sealed. The
+//! writer task takes everything whenever it is free, so batches grow only
+//! while the socket is busy: at low rates each record leaves at once, at
+//! high rates frames fill up to the cap, also when topics interleave.
 //!
-//! Order of writing: `control` (every non-publish frame), then the `urgent`
-//! lane (high-priority records overtake bulk ones), then the `bulk` lane.
-//! `control` is cleared when a connection is lost (its frames name the old
-//! connection's ids); both lanes survive a reconnect.
+//! Order of writing: `control` (every non-publish frame), then the urgent
+//! lane (high-priority records overtake bulk ones), then the bulk lane;
+//! within a lane, sealed frames in sealing order, then open ones. Records of
+//! one topic and priority thus keep their order. `control` is cleared when
+//! a connection is lost (its frames name the old connection's ids); both
+//! lanes survive a reconnect.
 //!
 //! Byte counters (`appended`, `done`) let `flush` wait for exactly what was
-//! queued before it.
+//! queued before it; a take always takes everything appended so far.
 
 use bytes::BytesMut;
 use fogline_wire::{encode_publish_header, validate_topic, RecordBlockWriter, FLAG_HIGH_PRIORITY};
@@ -26,20 +29,61 @@ use crate::error::ClientError;
 pub(crate) const PUBLISH_OVERHEAD: usize = 4 + 1 + 8 + 1 + 2 + 4;
 /// Encoded record bytes besides headers and payload.
 pub(crate) const RECORD_OVERHEAD: usize = 8 + 4 + 4;
+/// Open frames per lane; opening one more seals the oldest.
+const MAX_OPEN: usize = 8;
+/// Smallest buffer a new frame starts with.
+const MIN_FRAME_BUF: usize = 512;
 
-/// The frame at the end of a lane that may still take records.
-struct OpenBatch {
+/// An open Publish frame that may still take records.
+struct Batch {
     topic: String,
     flags: u8,
     request_id: u64,
+    buf: BytesMut,
     writer: RecordBlockWriter,
+}
+
+impl Batch {
+    fn is_for(&self, rec: &RecordIn<'_>, acked: bool) -> bool {
+        self.topic == rec.topic && self.flags == rec.flags && (self.request_id != 0) == acked
+    }
+
+    fn fits(&self, record_len: usize, batch_cap: usize) -> bool {
+        self.writer.frame_len(&self.buf) + record_len <= batch_cap
+    }
 }
 
 /// Publish frames of one priority.
 #[derive(Default)]
 struct Lane {
-    buf: BytesMut,
-    open: Option<OpenBatch>,
+    sealed: Vec<BytesMut>,
+    open: Vec<Batch>,
+    /// Index of the batch the last record went to (checked first).
+    last: usize,
+}
+
+impl Lane {
+    fn find(&self, rec: &RecordIn<'_>, acked: bool) -> Option<usize> {
+        match self.open.get(self.last) {
+            Some(b) if b.is_for(rec, acked) => Some(self.last),
+            _ => self.open.iter().position(|b| b.is_for(rec, acked)),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.sealed.is_empty() && self.open.is_empty()
+    }
+
+    fn seal(&mut self, index: usize) {
+        let batch = self.open.remove(index);
+        self.sealed.push(batch.buf);
+    }
+
+    fn drain_into(&mut self, out: &mut Vec<BytesMut>) {
+        out.append(&mut self.sealed);
+        out.extend(self.open.drain(..).map(|b| b.buf));
+        self.last = 0;
+    }
 }
 
 /// Where a pushed record went.
@@ -63,14 +107,13 @@ pub(crate) struct RecordIn<'a> {
     pub payload: &'a [u8],
 }
 
-/// What the writer takes: control frames, urgent and bulk publishes.
-pub(crate) type Taken = [BytesMut; 3];
-
 #[derive(Default)]
 pub(crate) struct Outbox {
     control: BytesMut,
     urgent: Lane,
     bulk: Lane,
+    /// Publish bytes queued (what the buffer bound applies to).
+    queued: usize,
     /// Bytes ever appended to any buffer.
     pub appended: u64,
     /// Bytes written (or dropped with a lost connection).
@@ -81,27 +124,12 @@ pub(crate) struct Outbox {
 
 impl Outbox {
     pub(crate) fn is_empty(&self) -> bool {
-        self.control.is_empty() && self.urgent.buf.is_empty() && self.bulk.buf.is_empty()
+        self.control.is_empty() && self.urgent.is_empty() && self.bulk.is_empty()
     }
 
     /// Publish bytes queued (what the buffer bound applies to).
     pub(crate) fn publish_bytes(&self) -> usize {
-        self.urgent.buf.len() + self.bulk.buf.len()
-    }
-
-    /// Whether a record would join the open frame of its lane.
-    pub(crate) fn would_join(&self, rec: &RecordIn<'_>, acked: bool, batch_cap: usize) -> bool {
-        let lane = self.lane(rec.flags);
-        let record_len = RECORD_OVERHEAD + rec.headers.len() + rec.payload.len();
-        match &lane.open {
-            Some(open) => {
-                open.topic == rec.topic
-                    && open.flags == rec.flags
-                    && (open.request_id != 0) == acked
-                    && open.writer.frame_len(&lane.buf) + record_len <= batch_cap
-            }
-            None => false,
-        }
+        self.queued
     }
 
     fn lane(&self, flags: u8) -> &Lane {
@@ -110,6 +138,14 @@ impl Outbox {
         } else {
             &self.bulk
         }
+    }
+
+    /// Whether a record would join an open frame.
+    pub(crate) fn would_join(&self, rec: &RecordIn<'_>, acked: bool, batch_cap: usize) -> bool {
+        let lane = self.lane(rec.flags);
+        let record_len = RECORD_OVERHEAD + rec.headers.len() + rec.payload.len();
+        lane.find(rec, acked)
+            .is_some_and(|i| lane.open[i].fits(record_len, batch_cap))
     }
 
     /// Appends a record. An acked record that needs a new frame gets the
@@ -122,39 +158,54 @@ impl Outbox {
         batch_cap: usize,
     ) -> Result<Pushed, ClientError> {
         let was_empty = self.is_empty();
-        let joins = self.would_join(rec, acked, batch_cap);
         let lane = if rec.flags & FLAG_HIGH_PRIORITY != 0 {
             &mut self.urgent
         } else {
             &mut self.bulk
         };
-        let before = lane.buf.len();
-        if !joins {
-            validate_topic(rec.topic).map_err(ClientError::InvalidTopic)?;
-            let request_id = if acked { new_id() } else { 0 };
-            let writer = encode_publish_header(&mut lane.buf, request_id, rec.flags, rec.topic)?;
-            lane.open = Some(OpenBatch {
-                topic: rec.topic.to_string(),
-                flags: rec.flags,
-                request_id,
-                writer,
-            });
-        }
-        let Some(open) = lane.open.as_mut() else {
-            return Err(ClientError::Usage("no open batch"));
+        let record_len = RECORD_OVERHEAD + rec.headers.len() + rec.payload.len();
+        let found = lane.find(rec, acked);
+        let (index, joins) = match found {
+            Some(i) if lane.open[i].fits(record_len, batch_cap) => (i, true),
+            _ => {
+                validate_topic(rec.topic).map_err(ClientError::InvalidTopic)?;
+                let request_id = if acked { new_id() } else { 0 };
+                let mut buf = BytesMut::with_capacity(
+                    (PUBLISH_OVERHEAD + rec.topic.len() + record_len).max(MIN_FRAME_BUF),
+                );
+                let writer = encode_publish_header(&mut buf, request_id, rec.flags, rec.topic)?;
+                // A full frame of this key, or else the oldest, is sealed.
+                match found {
+                    Some(i) => lane.seal(i),
+                    None if lane.open.len() >= MAX_OPEN => lane.seal(0),
+                    None => {}
+                }
+                lane.open.push(Batch {
+                    topic: rec.topic.to_string(),
+                    flags: rec.flags,
+                    request_id,
+                    buf,
+                    writer,
+                });
+                (lane.open.len() - 1, false)
+            }
         };
-        if let Err(e) = open
+        let batch = &mut lane.open[index];
+        let before = if joins { batch.buf.len() } else { 0 };
+        if let Err(e) = batch
             .writer
-            .push(&mut lane.buf, rec.timestamp, rec.headers, rec.payload)
+            .push(&mut batch.buf, rec.timestamp, rec.headers, rec.payload)
         {
             if !joins {
-                lane.buf.truncate(before);
-                lane.open = None;
+                lane.open.pop();
             }
             return Err(e.into());
         }
-        let request_id = open.request_id;
-        self.appended += (lane.buf.len() - before) as u64;
+        lane.last = index;
+        let added = batch.buf.len() - before;
+        let request_id = batch.request_id;
+        self.queued += added;
+        self.appended += added as u64;
         Ok(Pushed {
             request_id,
             new_frame: !joins,
@@ -172,19 +223,19 @@ impl Outbox {
     }
 
     /// Takes everything queued for the writer, in writing order.
-    pub(crate) fn take(&mut self) -> Option<Taken> {
+    pub(crate) fn take(&mut self) -> Option<Vec<BytesMut>> {
         if self.is_empty() {
             return None;
         }
-        self.urgent.open = None;
-        self.bulk.open = None;
-        let taken = [
-            self.control.split(),
-            self.urgent.buf.split(),
-            self.bulk.buf.split(),
-        ];
-        self.writing = taken.iter().map(|b| b.len() as u64).sum();
-        Some(taken)
+        let mut out = Vec::new();
+        if !self.control.is_empty() {
+            out.push(self.control.split());
+        }
+        self.urgent.drain_into(&mut out);
+        self.bulk.drain_into(&mut out);
+        self.queued = 0;
+        self.writing = out.iter().map(|b| b.len() as u64).sum();
+        Some(out)
     }
 
     /// The writer finished (or lost) what it took.
@@ -203,11 +254,10 @@ impl Outbox {
     pub(crate) fn drop_all(&mut self) {
         self.finish_write();
         self.drop_control();
-        for lane in [&mut self.urgent, &mut self.bulk] {
-            self.done += lane.buf.len() as u64;
-            lane.buf.clear();
-            lane.open = None;
-        }
+        self.done += self.queued as u64;
+        self.queued = 0;
+        self.urgent = Lane::default();
+        self.bulk = Lane::default();
     }
 }
 
@@ -227,39 +277,73 @@ mod tests {
         }
     }
 
-    fn frames(mut buf: BytesMut) -> Vec<Frame> {
+    /// Every frame of the taken chunks, in writing order.
+    fn frames(chunks: Vec<BytesMut>) -> Vec<Frame> {
         let mut out = Vec::new();
-        while let Some(f) = decode(&mut buf, u32::MAX).unwrap() {
-            out.push(f);
+        for mut buf in chunks {
+            while let Some(f) = decode(&mut buf, u32::MAX).unwrap() {
+                out.push(f);
+            }
+            assert!(buf.is_empty());
         }
         out
     }
 
+    fn publishes(chunks: Vec<BytesMut>) -> Vec<(String, u64, u32)> {
+        frames(chunks)
+            .into_iter()
+            .filter_map(|f| match f {
+                Frame::Publish {
+                    topic,
+                    request_id,
+                    records,
+                    ..
+                } => Some((topic.to_string(), request_id, records.count())),
+                _ => None,
+            })
+            .collect()
+    }
+
     #[test]
-    fn same_topic_batches_until_taken_or_full() {
+    fn interleaved_topics_batch_per_topic_until_taken() {
         let mut ob = Outbox::default();
         let first = ob.push(&rec("a", b"1"), false, || 0, 1 << 16).unwrap();
         assert!(first.new_frame && first.was_empty);
         let second = ob.push(&rec("a", b"2"), false, || 0, 1 << 16).unwrap();
         assert!(!second.new_frame && !second.was_empty);
-        ob.push(&rec("b", b"3"), false, || 0, 1 << 16).unwrap();
-        ob.push(&rec("a", b"4"), false, || 0, 1 << 16).unwrap();
-        let [control, _, data] = ob.take().unwrap();
-        assert!(control.is_empty());
-        let counts: Vec<u32> = frames(data)
-            .iter()
-            .map(|f| match f {
-                Frame::Publish { records, .. } => records.count(),
-                _ => 0,
-            })
-            .collect();
-        assert_eq!(counts, [2, 1, 1]);
+        for p in [b"3", b"4", b"5"] {
+            ob.push(&rec("b", p), false, || 0, 1 << 16).unwrap();
+            ob.push(&rec("a", p), false, || 0, 1 << 16).unwrap();
+        }
+        let got = publishes(ob.take().unwrap());
+        assert_eq!(got, [("a".into(), 0, 5), ("b".into(), 0, 3)]);
         // After a take, the next record starts a new frame.
-        assert!(
-            ob.push(&rec("a", b"5"), false, || 0, 1 << 16)
-                .unwrap()
-                .new_frame
-        );
+        let next = ob.push(&rec("a", b"6"), false, || 0, 1 << 16).unwrap();
+        assert!(next.new_frame);
+    }
+
+    #[test]
+    fn per_topic_order_survives_sealing() {
+        let mut ob = Outbox::default();
+        let cap = PUBLISH_OVERHEAD + 2 + 2 * (RECORD_OVERHEAD + 1);
+        // Ten topics round-robin: more than MAX_OPEN, and frames fill up.
+        for i in 0..50u8 {
+            let topic = format!("t{}", i % 10);
+            ob.push(&rec(&topic, &[i]), false, || 0, cap).unwrap();
+        }
+        let mut seen: std::collections::HashMap<String, Vec<u8>> = Default::default();
+        for f in frames(ob.take().unwrap()) {
+            if let Frame::Publish { topic, records, .. } = f {
+                let list = seen.entry(topic.to_string()).or_default();
+                list.extend(records.iter().map(|r| r.payload[0]));
+            }
+        }
+        assert_eq!(seen.len(), 10);
+        for (topic, payloads) in seen {
+            let k: u8 = topic[1..].parse().unwrap();
+            let want: Vec<u8> = (0..5).map(|j| k + 10 * j).collect();
+            assert_eq!(payloads, want, "{topic}");
+        }
     }
 
     #[test]
@@ -272,24 +356,18 @@ mod tests {
         let acked = ob.push(&rec("t", b"x"), true, || 1 << 32, cap).unwrap();
         assert!(acked.new_frame);
         assert_eq!(acked.request_id, 1 << 32);
+        assert!(ob.would_join(&rec("t", b"y"), true, cap));
         let joined = ob
             .push(&rec("t", b"y"), true, || (1 << 32) + 1, cap)
             .unwrap();
         assert_eq!(joined.request_id, 1 << 32);
         assert!(!joined.new_frame);
-        let [_, _, data] = ob.take().unwrap();
-        let got: Vec<(u64, u32)> = frames(data)
-            .iter()
-            .map(|f| match f {
-                Frame::Publish {
-                    request_id,
-                    records,
-                    ..
-                } => (*request_id, records.count()),
-                _ => (u64::MAX, 0),
-            })
-            .collect();
-        assert_eq!(got, [(0, 2), (0, 2), (0, 1), (1 << 32, 2)]);
+        let got = publishes(ob.take().unwrap());
+        let t = || "t".to_string();
+        assert_eq!(
+            got,
+            [(t(), 0, 2), (t(), 0, 2), (t(), 0, 1), (t(), 1 << 32, 2)]
+        );
     }
 
     #[test]
@@ -312,25 +390,24 @@ mod tests {
             ..rec("alarm", b"!")
         };
         ob.push(&urgent, false, || 0, 1 << 16).unwrap();
-        ob.push_control(&[1, 0, 0, 0, 0x03]);
-        let [control, first, second] = ob.take().unwrap();
-        assert_eq!(&control[..], &[1, 0, 0, 0, 0x03]);
-        let topic = |buf: BytesMut| match frames(buf).pop() {
-            Some(Frame::Publish { topic, .. }) => topic.to_string(),
-            _ => String::new(),
-        };
-        assert_eq!(topic(first), "alarm");
-        assert_eq!(topic(second), "bulk");
+        ob.push_control(&[9, 0, 0, 0, 0x03, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let chunks = ob.take().unwrap();
+        assert_eq!(chunks[0][4], 0x03, "control first");
+        let got = publishes(chunks);
+        assert_eq!(got, [("alarm".into(), 0, 1), ("bulk".into(), 0, 1)]);
     }
 
     #[test]
     fn counters_track_writes_and_drops() {
         let mut ob = Outbox::default();
         ob.push(&rec("a", b"1"), false, || 0, 1 << 16).unwrap();
+        ob.push(&rec("b", b"2"), false, || 0, 1 << 16).unwrap();
         assert!(!ob.push_control(&[1, 2, 3]));
         let total = ob.appended;
+        assert_eq!(ob.publish_bytes() as u64 + 3, total);
         let taken = ob.take().unwrap();
         assert_eq!(taken.iter().map(|b| b.len() as u64).sum::<u64>(), total);
+        assert_eq!(ob.publish_bytes(), 0);
         assert_eq!(ob.done, 0);
         ob.finish_write();
         assert_eq!(ob.done, total);

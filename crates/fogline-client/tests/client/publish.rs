@@ -27,6 +27,21 @@ async fn many_records_go_out_in_few_frames() {
     );
 }
 
+#[tokio::test]
+async fn interleaved_topics_are_batched_per_topic() {
+    let (fake, client) = setup(Config::default(), ClientOptions::default()).await;
+    let n = 4_000;
+    for i in 0..n {
+        client
+            .publish(&format!("mix/{}", i % 4), b"payload")
+            .await
+            .unwrap();
+    }
+    client.flush().await.unwrap();
+    let stats = fake.wait_for("all records", |s| s.records == n).await;
+    assert_eq!(stats.publish_frames, 4, "one frame per topic");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_batch_while_the_writer_is_busy() {
     let (fake, client) = setup(Config::default(), ClientOptions::default()).await;
