@@ -1,7 +1,7 @@
 //! Feeds arbitrary bytes to the streaming decoder (with a small and a large
 //! frame limit), to the whole-frame decoder and to the header and record
 //! block parsers; anything that decodes must re-encode to a frame that
-//! decodes to itself.
+//! decodes to itself, and popping a block's records must match iterating it.
 #![no_main]
 
 use bytes::{Bytes, BytesMut};
@@ -30,8 +30,15 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(headers.iter().count(), headers.len());
     }
     if let Some((&n, rest)) = data.split_first() {
-        if let Ok(block) = RecordBlock::parse(u32::from(n), Bytes::copy_from_slice(rest)) {
-            assert_eq!(block.iter().count(), usize::from(n));
+        if let Ok(mut block) = RecordBlock::parse(u32::from(n), Bytes::copy_from_slice(rest)) {
+            let all: Vec<_> = block.iter().collect();
+            assert_eq!(all.len(), usize::from(n));
+            let mut popped = Vec::new();
+            while let Some(r) = block.pop_front() {
+                popped.push(r);
+            }
+            assert_eq!(all, popped);
+            assert!(block.as_bytes().is_empty());
         }
     }
 });
