@@ -159,6 +159,13 @@ pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
         let cause = tokio::select! {
             r = &mut reader => { writer.abort(); let _ = writer.await; r }
             w = &mut writer => { reader.abort(); let _ = reader.await; w }
+            k = keepalive(&inner) => {
+                reader.abort();
+                writer.abort();
+                let _ = reader.await;
+                let _ = writer.await;
+                Ok(k)
+            }
         };
         match cause {
             Ok(ClientError::Closed) => {}
@@ -168,6 +175,31 @@ pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
         lost(&inner);
         if *inner.shutdown.borrow() || inner.opts.reconnect.is_none() {
             return die(&inner);
+        }
+    }
+}
+
+/// Pings every `keepalive` interval; returns when a Pong does not come
+/// back within the interval (or never, when keepalive is off).
+async fn keepalive(inner: &Inner) -> ClientError {
+    let Some(every) = inner.opts.keepalive else {
+        return std::future::pending().await;
+    };
+    loop {
+        tokio::time::sleep(every).await;
+        let id = inner.request_id();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if let Err(e) = inner.request(id, Pending::Reply(tx), &Frame::Ping { nonce: id }) {
+            return e;
+        }
+        match tokio::time::timeout(every, rx).await {
+            Ok(Ok(Ok(_))) => {}
+            Ok(Ok(Err(e))) => return e,
+            Ok(Err(_)) => return ClientError::Disconnected,
+            Err(_) => {
+                inner.table.lock().requests.remove(&id);
+                return ClientError::Protocol("no answer to keepalive ping".into());
+            }
         }
     }
 }

@@ -27,6 +27,10 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// How long a request waits for its answer (a fetch adds its own wait).
     pub request_timeout: Duration,
+    /// Ping the server after this much time and treat the connection as
+    /// lost when the Pong does not come within the same time, so a link
+    /// that dies silently is noticed; `None` disables it.
+    pub keepalive: Option<Duration>,
 }
 
 impl Default for ClientOptions {
@@ -39,6 +43,7 @@ impl Default for ClientOptions {
             max_inflight_acks: 64,
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
+            keepalive: Some(Duration::from_secs(30)),
         }
     }
 }

@@ -180,3 +180,19 @@ async fn a_refused_reopen_surfaces_the_server_error() {
         Some(fogline_client::ErrorCode::Duplicate)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_is_noticed_by_keepalive() {
+    let config = Config {
+        read: false,
+        ..Config::default()
+    };
+    let opts = ClientOptions {
+        keepalive: Some(Duration::from_millis(100)),
+        ..fast_reconnect()
+    };
+    let (fake, _client) = setup(config, opts).await;
+    // The stalled server never answers the ping: the client drops the
+    // connection and handshakes again.
+    fake.wait_for("a reconnect", |s| s.hellos >= 2).await;
+}
