@@ -33,6 +33,7 @@ mod error;
 mod filter;
 mod fold;
 mod map;
+mod runs;
 mod scan;
 mod sink;
 mod stream;

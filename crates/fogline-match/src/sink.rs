@@ -1,7 +1,7 @@
 //! Where matches go: a callback, a counter or a vector. Ends passed to a sink are offsets in the
 //! scanned slice; the sink adds its `base` (the slice's offset in a stream).
 
-use crate::tables::Pure;
+use crate::runs::Pure;
 use crate::Match;
 
 pub(crate) trait Sink {

@@ -15,6 +15,7 @@
 
 use crate::fold::{fold, fold_u32};
 use crate::map::NodeMap;
+use crate::runs::Runs;
 
 /// Multiplier of the filter-3 hash (Knuth's golden-ratio constant).
 pub(crate) const F3_MUL: u32 = 0x9E37_79B1;
@@ -52,9 +53,6 @@ pub(crate) struct Node {
     pub split: bool,
 }
 
-/// A pattern made only of one repeated byte: `(id, len)`.
-pub(crate) type Pure = (u32, u32);
-
 /// Everything a scan needs, immutable after build.
 #[derive(Debug, Clone)]
 pub(crate) struct Tables {
@@ -72,12 +70,8 @@ pub(crate) struct Tables {
     pub arena: Box<[u8]>,
     pub nodes: Box<[Node]>,
     pub map: NodeMap,
-    /// Per raw byte `x`: how many bytes of a run of `x` decide every pattern that can start
-    /// there (0: no pattern starts with `x`). See `scan::flood`.
-    pub flood_m: Box<[u32]>,
-    /// Per raw byte `x`: range into `pure` of the patterns made only of bytes matching `x`.
-    pub flood_pure: Box<[(u32, u32)]>,
-    pub pure: Box<[Pure]>,
+    /// What can match inside runs of one byte (see `runs`).
+    pub runs: Runs,
     pub empty_ids: Box<[u32]>,
     pub max_len: usize,
 }
@@ -320,7 +314,7 @@ impl Tables {
             one.push((start, one_ids.len() as u32));
         }
 
-        let (flood_m, flood_pure, pure) = floods(src, &b.stored);
+        let runs = Runs::build(src, &b.stored);
         let max_len = b.stored.iter().map(Vec::len).max().unwrap_or(0);
         Tables {
             pair2: raw_pairs(&at_offset),
@@ -335,9 +329,7 @@ impl Tables {
             arena: b.arena.into_boxed_slice(),
             nodes: b.nodes.into_boxed_slice(),
             map: NodeMap::new(&b.keys),
-            flood_m,
-            flood_pure,
-            pure,
+            runs,
             empty_ids: empty_ids.into_boxed_slice(),
             max_len,
         }
@@ -356,9 +348,7 @@ impl Tables {
             + size_of_val(&*self.arena)
             + size_of_val(&*self.nodes)
             + self.map.heap_bytes()
-            + size_of_val(&*self.flood_m)
-            + size_of_val(&*self.flood_pure)
-            + size_of_val(&*self.pure)
+            + self.runs.heap_bytes()
             + size_of_val(&*self.empty_ids)
     }
 }
@@ -393,49 +383,4 @@ fn raw_short(filt12: &[u32]) -> Box<[u64]> {
         t[raw >> 6] |= u64::from(bit) << (raw & 63);
     }
     t.into_boxed_slice()
-}
-
-/// Per input byte `x`: the run length that decides every pattern starting at a run position,
-/// and the patterns made only of bytes matching `x` (the only ones that can match inside a run).
-///
-/// A pattern whose first `r` bytes match `x` but whose byte `r` does not cannot start at `s` when
-/// `s + r` is still inside the run; a pattern all of whose bytes match `x` matches at `s` exactly
-/// when it fits in the run. So `m = max(min(len, r + 1))` bytes of run after `s` decide them all.
-#[allow(clippy::type_complexity)]
-fn floods(src: &[Source], stored: &[Vec<u8>]) -> (Box<[u32]>, Box<[(u32, u32)]>, Box<[Pure]>) {
-    let mut flood_m = vec![0u32; 256];
-    let mut lists: Vec<Vec<Pure>> = vec![Vec::new(); 256];
-    for (s, p) in src.iter().zip(stored) {
-        let Some(&first) = p.first() else { continue };
-        // The input bytes that the first pattern byte matches: one, or two for a folded letter.
-        let xs = if s.nocase && first.is_ascii_lowercase() {
-            vec![first, first.to_ascii_uppercase()]
-        } else {
-            vec![first]
-        };
-        for x in xs {
-            let r = p
-                .iter()
-                .take_while(|&&c| byte_matches(c, s.nocase, x))
-                .count();
-            let decide = if r == p.len() { r } else { r + 1 };
-            let m = &mut flood_m[usize::from(x)];
-            *m = (*m).max(decide as u32);
-            if r == p.len() {
-                lists[usize::from(x)].push((s.id, p.len() as u32));
-            }
-        }
-    }
-    let mut ranges = Vec::with_capacity(256);
-    let mut pure = Vec::new();
-    for list in lists {
-        let start = pure.len() as u32;
-        pure.extend(list);
-        ranges.push((start, pure.len() as u32));
-    }
-    (
-        flood_m.into_boxed_slice(),
-        ranges.into_boxed_slice(),
-        pure.into_boxed_slice(),
-    )
 }

@@ -69,6 +69,13 @@ impl Cands {
         self.nlong += 1;
     }
 
+    /// Adds a long candidate when `keep`, without a branch (the slot is written either way).
+    #[inline(always)]
+    pub(crate) fn push_long_if(&mut self, r: u32, keep: bool) {
+        self.long[self.nlong] = MaybeUninit::new(r);
+        self.nlong += usize::from(keep);
+    }
+
     pub(crate) fn short(&self) -> &[u32] {
         // SAFETY: the first `nshort` elements were written (invariant above).
         unsafe { std::slice::from_raw_parts(self.short.as_ptr().cast(), self.nshort) }

@@ -49,7 +49,141 @@ fn bigram(blk: &[u8; BLOCK + 4], d: usize) -> u16 {
     unsafe { blk.as_ptr().add(d).cast::<u16>().read_unaligned().to_le() }
 }
 
+/// Filters `from..to`, choosing the BMI2 build of the loop when the CPU has it.
 pub(crate) fn filter(
+    t: &Tables,
+    hay: &[u8],
+    from: usize,
+    to: usize,
+    flood_from: usize,
+    c: &mut Cands,
+) -> Stop {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports BMI2 and AVX2 (checked just above).
+        return unsafe { filter_bmi2(t, hay, from, to, flood_from, c) };
+    }
+    filter_with::<Portable>(t, hay, from, to, flood_from, c)
+}
+
+/// The same loop compiled with BMI2, whose `pext` extracts the start bits in one instruction,
+/// and AVX2 for hashing many filter-3 windows at once.
+///
+/// # Safety
+/// The CPU must support BMI2 and AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2,avx2")]
+unsafe fn filter_bmi2(
+    t: &Tables,
+    hay: &[u8],
+    from: usize,
+    to: usize,
+    flood_from: usize,
+    c: &mut Cands,
+) -> Stop {
+    filter_with::<Pext>(t, hay, from, to, flood_from, c)
+}
+
+/// Candidates per block above which filter 3 hashes all windows with vectors.
+const VECTOR_HASH_FROM: u32 = 5;
+
+/// What the CPU-specific builds of the loop do differently.
+trait Extract {
+    /// The two start bits of eight entry bytes as sixteen adjacent bits.
+    fn pairs(c: u64) -> u64;
+    /// Filter-3 hashes of the folded 4-byte windows at offsets 0..64 of `blk`; false when
+    /// this build has no vector version.
+    fn hashes(blk: &[u8; BLOCK + 4], shift: u32, out: &mut [u32; BLOCK]) -> bool;
+}
+
+struct Portable;
+
+impl Extract for Portable {
+    #[inline(always)]
+    fn pairs(c: u64) -> u64 {
+        u64::from(SPREAD[gather_bits(c, 0) as usize] | SPREAD[gather_bits(c, 1) as usize] << 1)
+    }
+
+    #[inline(always)]
+    fn hashes(_: &[u8; BLOCK + 4], _: u32, _: &mut [u32; BLOCK]) -> bool {
+        false
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+struct Pext;
+
+#[cfg(target_arch = "x86_64")]
+impl Extract for Pext {
+    #[inline(always)]
+    fn pairs(c: u64) -> u64 {
+        // SAFETY: only reached from `filter_bmi2`, which requires BMI2.
+        unsafe { std::arch::x86_64::_pext_u64(c, 0x0303_0303_0303_0303) }
+    }
+
+    #[inline(always)]
+    fn hashes(blk: &[u8; BLOCK + 4], shift: u32, out: &mut [u32; BLOCK]) -> bool {
+        // SAFETY: only reached from `filter_bmi2`, which requires AVX2.
+        unsafe { hashes_avx2(blk, shift, out) };
+        true
+    }
+}
+
+/// Lane `j` of a shuffled row holds bytes `j..j + 4` (`vpshufb` works per 128-bit half, so the
+/// row is broadcast to both halves); the second table starts four bytes into the row.
+#[cfg(target_arch = "x86_64")]
+const WINDOWS: [[i8; 32]; 2] = {
+    let mut w = [[0i8; 32]; 2];
+    let mut v = 0;
+    while v < 2 {
+        let mut j = 0;
+        while j < 32 {
+            w[v][j] = (4 * v + j / 4 + j % 4) as i8;
+            j += 1;
+        }
+        v += 1;
+    }
+    w
+};
+
+/// Folds and hashes the 64 four-byte windows of `blk` (same hash as `tables::f3_index`).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn hashes_avx2(blk: &[u8; BLOCK + 4], shift: u32, out: &mut [u32; BLOCK]) {
+    use std::arch::x86_64::*;
+    let p = blk.as_ptr();
+    let cap_a = _mm_set1_epi8(b'A' as i8);
+    let span = _mm_set1_epi8(25);
+    let case = _mm_set1_epi8(0x20);
+    let mul = _mm256_set1_epi32(crate::tables::F3_MUL as i32);
+    let count = _mm_cvtsi32_si128(shift as i32);
+    let win = [
+        _mm256_loadu_si256(WINDOWS[0].as_ptr().cast()),
+        _mm256_loadu_si256(WINDOWS[1].as_ptr().cast()),
+    ];
+    for g in 0..BLOCK / 8 {
+        // Windows 8g..8g+8 need bytes 8g..8g+11; the last group loads from 4 bytes earlier so
+        // that its 16 bytes stay inside `blk`.
+        let (at, v) = if g + 1 < BLOCK / 8 {
+            (8 * g, 0)
+        } else {
+            (8 * g - 4, 1)
+        };
+        let raw = _mm_loadu_si128(p.add(at).cast());
+        let d = _mm_sub_epi8(raw, cap_a);
+        let upper = _mm_cmpeq_epi8(_mm_min_epu8(d, span), d);
+        let low = _mm_or_si128(raw, _mm_and_si128(upper, case));
+        let w4 = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(low), win[v]);
+        let h = _mm256_srl_epi32(_mm256_mullo_epi32(w4, mul), count);
+        _mm256_storeu_si256(out.as_mut_ptr().add(8 * g).cast(), h);
+    }
+}
+
+#[inline(always)]
+fn filter_with<X: Extract>(
     t: &Tables,
     hay: &[u8],
     from: usize,
@@ -79,7 +213,7 @@ pub(crate) fn filter(
                 flood: true,
             };
         }
-        block(t, pair, short, hay, blk, i, from, u64::MAX, c);
+        block::<X>(t, pair, short, hay, blk, i, from, u64::MAX, c);
         i += BLOCK;
     }
     // The last positions: the same block code on a zero-padded copy. Padding can only add
@@ -99,7 +233,7 @@ pub(crate) fn filter(
         } else {
             (1u64 << count) - 1
         };
-        block(t, pair, short, hay, &blk, i, from, keep, c);
+        block::<X>(t, pair, short, hay, &blk, i, from, keep, c);
         i += count;
     }
     Stop {
@@ -112,7 +246,7 @@ pub(crate) fn filter(
 /// holds `hay[i..i + 68]`, zero-padded past the end of `hay`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn block(
+fn block<X: Extract>(
     t: &Tables,
     pair: &[u8; 65536],
     short: &[u64; 1024],
@@ -146,8 +280,7 @@ fn block(
     let mut above = 0u64;
     for q in 0..4 {
         let c = starts(words[q], (words[q] >> 8) | (words[q + 1] << 56));
-        let pairs = SPREAD[gather_bits(c, 0) as usize] | SPREAD[gather_bits(c, 1) as usize] << 1;
-        above |= u64::from(pairs) << (16 * q);
+        above |= X::pairs(c) << (16 * q);
     }
     let last = starts(words[4], words[4] >> 8) & 1;
     let mut lmask = (above >> 1) | (last << 63);
@@ -172,15 +305,26 @@ fn block(
             smask &= smask - 1;
         }
     }
+    // Filter 3. Text passes the bigram pairs often; then hashing all 64 windows at once with
+    // vectors is cheaper than folding and hashing each candidate.
+    if i + BLOCK + 3 > hay.len() {
+        // Near the end some windows are not in `hay`.
+        lmask &= (1u64 << (hay.len().saturating_sub(i + 3)).min(63)) - 1;
+    }
+    let mut hashes = [0u32; BLOCK];
+    if lmask.count_ones() > VECTOR_HASH_FROM && X::hashes(blk, t.f3_shift, &mut hashes) {
+        while lmask != 0 {
+            let j = lmask.trailing_zeros();
+            lmask &= lmask - 1;
+            let h = hashes[j as usize] as usize;
+            c.push_long_if(rel + j, t.filt3[h >> 5] & (1 << (h & 31)) != 0);
+        }
+        return;
+    }
     while lmask != 0 {
         let j = lmask.trailing_zeros();
         lmask &= lmask - 1;
-        let s = i + j as usize;
-        if s + 4 <= hay.len() {
-            let h = f3_index(fold_u32(read_u32(hay, s)), t.f3_shift) as usize;
-            if t.filt3[h >> 5] & (1 << (h & 31)) != 0 {
-                c.push_long(rel + j);
-            }
-        }
+        let h = f3_index(fold_u32(read_u32(hay, i + j as usize)), t.f3_shift) as usize;
+        c.push_long_if(rel + j, t.filt3[h >> 5] & (1 << (h & 31)) != 0);
     }
 }
