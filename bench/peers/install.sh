@@ -10,6 +10,8 @@ peers=("$@")
 [ ${#peers[@]} -eq 0 ] && peers=(mosquitto redis nats rabbitmq kafka zeromq)
 apt_pkgs=()
 need() { command -v "$1" >/dev/null 2>&1 || apt_pkgs+=("$2"); }
+# The plots' text needs a TrueType font.
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || apt_pkgs+=(fonts-dejavu-core)
 for p in "${peers[@]}"; do
   case $p in
     mosquitto) need mosquitto mosquitto ;;

@@ -16,12 +16,17 @@ pub mod cell;
 pub mod clock;
 pub mod driver;
 pub mod drivers;
+pub mod harness;
 pub mod latency;
 pub mod payload;
 pub mod peers;
 pub mod pin;
+#[cfg(feature = "plots")]
+pub mod plot;
 pub mod procstat;
+pub mod report;
 pub mod runner;
+pub mod scenario;
 pub mod system;
 
 pub use driver::{Driver, DriverError, Durability, Publisher, Subscriber};

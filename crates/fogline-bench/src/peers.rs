@@ -116,7 +116,9 @@ impl RunningPeer {
             return start_script(system, peer, env, durability, port, dir, addr);
         }
         match system {
-            System::Fogline => start_fogline(env, durability, dir, addr),
+            System::Fogline | System::FoglineMqtt => {
+                start_fogline(system, env, durability, port, dir)
+            }
             _ => Ok(Self {
                 system,
                 addr,
@@ -224,10 +226,11 @@ fn start_script(
 }
 
 fn start_fogline(
+    system: System,
     env: &PeerEnv,
     durability: Durability,
+    port: u16,
     dir: PathBuf,
-    addr: String,
 ) -> Result<RunningPeer, PeerError> {
     let Some(exe) = &env.fogline_exe else {
         return Err(PeerError::Missing(
@@ -238,16 +241,21 @@ fn start_fogline(
         Durability::Volatile => "memory",
         Durability::Persistent => "mmap",
     };
+    // Native protocol on `port`, MQTT on `port + 1` (never the default 1883).
+    let native = format!("127.0.0.1:{port}");
+    let mqtt = format!("127.0.0.1:{}", port + 1);
     let log = std::fs::File::create(dir.join("log"))?;
     let mut cmd = Command::new(exe);
     cmd.args([
         "serve",
         "--listen",
-        &addr,
+        &native,
+        "--mqtt",
+        &mqtt,
         "--storage",
         storage,
-        "--data-dir",
     ])
+    .arg("--data-dir")
     .arg(dir.join("data"))
     .stdin(Stdio::null())
     .stdout(log.try_clone()?)
@@ -256,11 +264,11 @@ fn start_fogline(
     let mut child = cmd.spawn()?;
     let pid = child.id();
     let t = Instant::now();
-    while TcpStream::connect(&addr).is_err() {
+    while TcpStream::connect(&native).is_err() || TcpStream::connect(&mqtt).is_err() {
         if let Ok(Some(status)) = child.try_wait() {
             let log = std::fs::read_to_string(dir.join("log")).unwrap_or_default();
             return Err(PeerError::Start {
-                system: System::Fogline,
+                system,
                 message: format!("exited with {status}: {log}"),
             });
         }
@@ -268,14 +276,19 @@ fn start_fogline(
             let _ = child.kill();
             let _ = child.wait();
             return Err(PeerError::Start {
-                system: System::Fogline,
-                message: format!("not listening on {addr} after 10 s"),
+                system,
+                message: format!("not listening on {native} and {mqtt} after 10 s"),
             });
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    let addr = if system == System::FoglineMqtt {
+        mqtt
+    } else {
+        native
+    };
     Ok(RunningPeer {
-        system: System::Fogline,
+        system,
         addr,
         pid: Some(pid),
         dir,

@@ -6,9 +6,11 @@
 
 use std::io;
 
-/// Cores online.
+/// Cores online on the machine (not only those this thread may use).
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(1)
 }
 
 fn set_mask(tid: libc::pid_t, core: usize) -> io::Result<()> {

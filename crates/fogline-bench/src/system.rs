@@ -8,6 +8,8 @@ use serde::Serialize;
 pub enum System {
     /// fogline's native protocol (server started from this binary).
     Fogline,
+    /// fogline over MQTT 3.1.1 (the same server's MQTT listener, rumqttc as client).
+    FoglineMqtt,
     /// MQTT 3.1.1 QoS 0 (QoS 1 when persistent) against Mosquitto.
     Mosquitto,
     /// Redis pub/sub.
@@ -28,8 +30,9 @@ pub enum System {
 
 impl System {
     /// Every system, in report order.
-    pub const ALL: [System; 9] = [
+    pub const ALL: [System; 10] = [
         System::Fogline,
+        System::FoglineMqtt,
         System::Mosquitto,
         System::Redis,
         System::Nats,
@@ -44,6 +47,7 @@ impl System {
     pub fn name(self) -> &'static str {
         match self {
             System::Fogline => "fogline",
+            System::FoglineMqtt => "fogline-mqtt",
             System::Mosquitto => "mosquitto",
             System::Redis => "redis",
             System::Nats => "nats",
@@ -69,7 +73,7 @@ impl System {
             System::Nats | System::Jetstream => Some("nats"),
             System::Rabbitmq => Some("rabbitmq"),
             System::Kafka => Some("kafka"),
-            System::Fogline | System::Zeromq | System::Memory => None,
+            System::Fogline | System::FoglineMqtt | System::Zeromq | System::Memory => None,
         }
     }
 

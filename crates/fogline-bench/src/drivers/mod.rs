@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::driver::{Driver, DriverError, Durability};
 use crate::system::System;
 
+pub mod fogline;
 #[cfg(feature = "peers")]
 pub mod kafka;
 pub mod memory;
@@ -28,9 +29,15 @@ pub fn connect(
     addr: &str,
     durability: Durability,
 ) -> Result<Arc<dyn Driver>, DriverError> {
-    let _ = (addr, durability);
     match system {
         System::Memory => Ok(Arc::new(memory::MemoryDriver::default())),
+        System::Fogline => Ok(Arc::new(fogline::FoglineDriver::new(addr, durability))),
+        #[cfg(feature = "peers")]
+        System::FoglineMqtt => Ok(Arc::new(mqtt::MqttDriver::new(
+            "fogline-mqtt",
+            addr,
+            durability,
+        )?)),
         #[cfg(feature = "peers")]
         System::Mosquitto => Ok(Arc::new(mqtt::MqttDriver::new(
             "mosquitto",
@@ -49,6 +56,8 @@ pub fn connect(
         System::Nats => Ok(Arc::new(nats::NatsDriver::new(addr))),
         #[cfg(feature = "peers")]
         System::Jetstream => Ok(Arc::new(nats::JetStreamDriver::new(addr, durability))),
+        // Reachable only in builds without the `peers` feature.
+        #[allow(unreachable_patterns)]
         _ => Err(DriverError::Unsupported {
             system: system.name(),
             what: "this build (driver not compiled in; build with the `peers` feature)",

@@ -1,0 +1,245 @@
+//! Runs a scenario: for each system, start it (pinned to the server core), run every cell
+//! the given number of times, stop it; collect everything into a [`RunReport`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::cell::{Budget, CellResult, Rate, Reading};
+use crate::clock::utc_now_string;
+use crate::driver::Driver;
+use crate::drivers;
+use crate::peers::{PeerEnv, PeerError, RunningPeer};
+use crate::pin::Placement;
+use crate::runner::run_cell;
+use crate::scenario::Scenario;
+use crate::system::System;
+
+/// How to run a scenario.
+#[derive(Debug, Clone)]
+pub struct HarnessOptions {
+    /// Systems to run, in order.
+    pub systems: Vec<System>,
+    /// Where peers start from and run.
+    pub peers: PeerEnv,
+    /// The exact command line, for the report.
+    pub command: String,
+    /// Server and load cores (None: no pinning).
+    pub placement: Option<Placement>,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+/// A cell that produced no measurement, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    /// The system.
+    pub system: String,
+    /// The cell label, or "*" for the whole system.
+    pub cell: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Where and how a run happened.
+#[derive(Debug, Clone, Serialize)]
+pub struct Meta {
+    /// Scenario name.
+    pub scenario: String,
+    /// What it reproduces.
+    pub source: String,
+    /// The command line.
+    pub command: String,
+    /// UTC start time.
+    pub date: String,
+    /// CPU model, cores, memory, kernel.
+    pub machine: String,
+    /// Server and load cores.
+    pub placement: Option<Placement>,
+    /// Repetitions per cell.
+    pub repetitions: u32,
+    /// fogline version.
+    pub fogline_version: String,
+}
+
+/// Everything a scenario run produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Where and how.
+    pub meta: Meta,
+    /// Every measured run.
+    pub results: Vec<CellResult>,
+    /// What could not be measured.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A one-line description of this machine.
+pub fn machine_description() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kib| kib / 1024.0 / 1024.0);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "{cpu}, {} cores, {mem_gib:.1} GiB RAM, Linux {}",
+        crate::pin::cores(),
+        kernel.trim()
+    )
+}
+
+/// The longest a cell may take before it is abandoned.
+fn cell_deadline(c: &crate::cell::CellSpec) -> Duration {
+    let send = match (c.budget, c.rate) {
+        (Budget::Time(d), _) => d,
+        (Budget::Messages(n), Rate::Hz(h)) => Duration::from_secs_f64(n as f64 / h),
+        (Budget::Messages(n), Rate::Max) => Duration::from_secs(10 + n / 5_000),
+    };
+    send * 2 + c.straggler_timeout + Duration::from_secs(90)
+}
+
+/// Runs `scenario` as `opts` say, on the current tokio runtime.
+pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
+    let meta = Meta {
+        scenario: scenario.name.clone(),
+        source: scenario.source.into(),
+        command: opts.command.clone(),
+        date: utc_now_string(),
+        machine: machine_description(),
+        placement: opts.placement,
+        repetitions: scenario.repetitions,
+        fogline_version: env!("CARGO_PKG_VERSION").into(),
+    };
+    let total =
+        opts.systems.len() as u64 * scenario.cells.len() as u64 * u64::from(scenario.repetitions);
+    let bar = if opts.progress {
+        let b = ProgressBar::new(total);
+        if let Ok(style) =
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+        {
+            b.set_style(style.progress_chars("=> "));
+        }
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut results = Vec::new();
+    let mut skipped = Vec::new();
+    let mut topic_seq = 0u32;
+    for &system in &opts.systems {
+        bar.set_message(format!("{system}: starting"));
+        let peer = match start_peer(system, opts, scenario).await {
+            Ok(p) => p,
+            Err(e) => {
+                let reason = e.to_string();
+                bar.println(format!("skipping {system}: {reason}"));
+                skipped.push(Skipped {
+                    system: system.name().into(),
+                    cell: "*".into(),
+                    reason,
+                });
+                bar.inc(scenario.cells.len() as u64 * u64::from(scenario.repetitions));
+                continue;
+            }
+        };
+        let driver = match drivers::connect(system, &peer.addr, scenario.durability) {
+            Ok(d) => d,
+            Err(e) => {
+                skipped.push(Skipped {
+                    system: system.name().into(),
+                    cell: "*".into(),
+                    reason: e.to_string(),
+                });
+                bar.inc(scenario.cells.len() as u64 * u64::from(scenario.repetitions));
+                continue;
+            }
+        };
+        for cell in &scenario.cells {
+            if cell.reading == Reading::Replay && !system.keeps_log() {
+                skipped.push(Skipped {
+                    system: system.name().into(),
+                    cell: cell.label.clone(),
+                    reason: "keeps no log to read back".into(),
+                });
+                bar.inc(u64::from(scenario.repetitions));
+                continue;
+            }
+            for rep in 1..=scenario.repetitions {
+                bar.set_message(format!("{system}: {} (run {rep})", cell.label));
+                topic_seq += 1;
+                let topic = format!("fb-{}-{}-{topic_seq}", scenario.name, std::process::id());
+                let d: Arc<dyn Driver> = driver.clone();
+                let outcome = tokio::time::timeout(
+                    cell_deadline(cell),
+                    run_cell(d, cell, &topic, peer.pid, rep),
+                )
+                .await;
+                match outcome {
+                    Ok(Ok(r)) => results.push(r),
+                    Ok(Err(e)) => skipped.push(Skipped {
+                        system: system.name().into(),
+                        cell: cell.label.clone(),
+                        reason: e.to_string(),
+                    }),
+                    Err(_) => skipped.push(Skipped {
+                        system: system.name().into(),
+                        cell: cell.label.clone(),
+                        reason: format!("did not finish within {:?} (hung)", cell_deadline(cell)),
+                    }),
+                }
+                bar.inc(1);
+            }
+        }
+        bar.set_message(format!("{system}: stopping"));
+        drop(driver);
+        tokio::task::spawn_blocking(move || drop(peer)).await.ok();
+    }
+    bar.finish_and_clear();
+    RunReport {
+        meta,
+        results,
+        skipped,
+    }
+}
+
+async fn start_peer(
+    system: System,
+    opts: &HarnessOptions,
+    s: &Scenario,
+) -> Result<RunningPeer, PeerError> {
+    if !system.compiled_in() {
+        return Err(PeerError::Missing(format!(
+            "{system}: driver not compiled in (build fogline with the default `peers` feature)"
+        )));
+    }
+    let env = opts.peers.clone();
+    let durability = s.durability;
+    match tokio::task::spawn_blocking(move || RunningPeer::start(system, &env, durability)).await {
+        Ok(r) => r,
+        Err(e) => Err(PeerError::Io(std::io::Error::other(e.to_string()))),
+    }
+}
+
+/// The default results folder of a scenario: `bench/results/<name>` next to `bench/peers`.
+pub fn default_results_dir(scripts: &std::path::Path, scenario: &str) -> PathBuf {
+    scripts
+        .parent()
+        .map_or_else(|| PathBuf::from("bench"), std::path::Path::to_path_buf)
+        .join("results")
+        .join(scenario)
+}

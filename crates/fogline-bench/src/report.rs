@@ -1,0 +1,477 @@
+//! Reports: the raw JSON, a Markdown summary with the ratios fogline / each peer, and (with
+//! the `plots` feature) SVG and PNG plots, all in one folder.
+//!
+//! Repetitions of a cell are summarised by their median. Each cell has one headline metric:
+//! delivered messages per second for maximum-rate, replay and producer-only cells (higher is
+//! better), p50 latency otherwise (lower is better). Ratios are always fogline's value
+//! divided by the peer's, so > 1 is better for throughput and < 1 is better for latency.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::cell::{CellResult, CellSpec, Rate, Reading};
+use crate::harness::RunReport;
+use crate::system::System;
+
+/// What a cell is judged by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Delivered (or, producer alone, acknowledged) messages per second.
+    Throughput,
+    /// Median latency in microseconds.
+    LatencyP50,
+}
+
+impl Metric {
+    /// The headline metric of a cell.
+    pub fn of(c: &CellSpec) -> Metric {
+        if c.rate == Rate::Max || c.reading == Reading::Replay || c.subscribers == 0 {
+            Metric::Throughput
+        } else {
+            Metric::LatencyP50
+        }
+    }
+
+    /// Column title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::Throughput => "msg/s (higher is better)",
+            Metric::LatencyP50 => "p50 us (lower is better)",
+        }
+    }
+
+    fn better(self, a: f64, b: f64) -> bool {
+        match self {
+            Metric::Throughput => a > b,
+            Metric::LatencyP50 => a < b,
+        }
+    }
+}
+
+/// The median over repetitions of one system in one cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// System name.
+    pub system: String,
+    /// Cell label.
+    pub cell: String,
+    /// Repetitions summarised.
+    pub runs: usize,
+    /// Delivered msg/s.
+    pub throughput_msgs: f64,
+    /// Delivered MB/s.
+    pub throughput_mbps: f64,
+    /// p50 latency, us.
+    pub p50_us: f64,
+    /// p99 latency, us.
+    pub p99_us: f64,
+    /// Lost / expected over all runs, percent.
+    pub loss_pct: f64,
+    /// Duplicates over all runs.
+    pub duplicates: u64,
+    /// Reordered arrivals over all runs.
+    pub reordered: u64,
+    /// Server CPU, percent of one core (median).
+    pub cpu_pct: Option<f64>,
+    /// Server peak RSS, MiB (max).
+    pub rss_mib: Option<f64>,
+    /// Server disk bytes written (median).
+    pub disk_bytes: Option<u64>,
+    /// First error seen, if any.
+    pub error: Option<String>,
+}
+
+impl Summary {
+    /// The value of `m`.
+    pub fn value(&self, m: Metric) -> f64 {
+        match m {
+            Metric::Throughput => self.throughput_msgs,
+            Metric::LatencyP50 => self.p50_us,
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Summaries by cell (in run order), then by system (in run order).
+pub fn summarise(results: &[CellResult]) -> Vec<(CellSpec, Vec<Summary>)> {
+    let mut cells: Vec<(CellSpec, BTreeMap<usize, Vec<&CellResult>>)> = Vec::new();
+    let mut sys_order: Vec<String> = Vec::new();
+    for r in results {
+        if !sys_order.contains(&r.system) {
+            sys_order.push(r.system.clone());
+        }
+        let si = sys_order.iter().position(|s| *s == r.system).unwrap_or(0);
+        let ci = match cells.iter().position(|(c, _)| c.label == r.spec.label) {
+            Some(i) => i,
+            None => {
+                cells.push((r.spec.clone(), BTreeMap::new()));
+                cells.len() - 1
+            }
+        };
+        cells[ci].1.entry(si).or_default().push(r);
+    }
+    cells
+        .into_iter()
+        .map(|(spec, by_sys)| {
+            let sums = by_sys
+                .into_values()
+                .map(|rs| {
+                    let f =
+                        |g: &dyn Fn(&CellResult) -> f64| median(rs.iter().map(|r| g(r)).collect());
+                    let expected: u64 = rs.iter().map(|r| r.delivery.expected).sum();
+                    let lost: u64 = rs.iter().map(|r| r.delivery.lost).sum();
+                    let servers: Vec<_> = rs.iter().filter_map(|r| r.server).collect();
+                    Summary {
+                        system: rs[0].system.clone(),
+                        cell: spec.label.clone(),
+                        runs: rs.len(),
+                        throughput_msgs: f(&|r| r.throughput_msgs),
+                        throughput_mbps: f(&|r| r.throughput_mbps),
+                        p50_us: f(&|r| r.latency.p50_us),
+                        p99_us: f(&|r| r.latency.p99_us),
+                        loss_pct: if expected > 0 {
+                            100.0 * lost as f64 / expected as f64
+                        } else {
+                            0.0
+                        },
+                        duplicates: rs.iter().map(|r| r.delivery.duplicates).sum(),
+                        reordered: rs.iter().map(|r| r.delivery.reordered).sum(),
+                        cpu_pct: (!servers.is_empty())
+                            .then(|| median(servers.iter().map(|s| s.cpu_percent).collect())),
+                        rss_mib: servers.iter().map(|s| s.rss_max_mib).reduce(f64::max),
+                        disk_bytes: servers
+                            .iter()
+                            .filter_map(|s| s.disk_write_bytes)
+                            .map(|b| b as f64)
+                            .reduce(f64::max)
+                            .map(|b| b as u64),
+                        error: rs.iter().find_map(|r| r.errors.first().cloned()),
+                    }
+                })
+                .collect();
+            (spec, sums)
+        })
+        .collect()
+}
+
+fn is_peer(name: &str) -> bool {
+    !matches!(
+        System::parse(name),
+        Some(System::Fogline | System::FoglineMqtt | System::Memory)
+    )
+}
+
+/// One row of the ratio table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratio {
+    /// Cell label.
+    pub cell: String,
+    /// The metric compared.
+    pub metric: Metric,
+    /// fogline's value.
+    pub fogline: f64,
+    /// The best peer (latency: among peers that lost at most 1 %), and its value.
+    pub best_peer: Option<(String, f64)>,
+    /// fogline / best peer.
+    pub ratio_best: Option<f64>,
+    /// fogline / each peer.
+    pub ratios: Vec<(String, f64)>,
+}
+
+/// The ratios fogline / peer for every cell fogline ran in.
+pub fn ratios(summaries: &[(CellSpec, Vec<Summary>)]) -> Vec<Ratio> {
+    let mut out = Vec::new();
+    for (spec, sums) in summaries {
+        let m = Metric::of(spec);
+        let Some(fog) = sums.iter().find(|s| s.system == System::Fogline.name()) else {
+            continue;
+        };
+        let fv = fog.value(m);
+        let peers: Vec<&Summary> = sums.iter().filter(|s| is_peer(&s.system)).collect();
+        let best = peers
+            .iter()
+            .copied()
+            .filter(|s| m == Metric::Throughput || s.loss_pct <= 1.0)
+            .filter(|s| s.value(m) > 0.0)
+            .fold(None::<&Summary>, |b, s| match b {
+                Some(b) if !m.better(s.value(m), b.value(m)) => Some(b),
+                _ => Some(s),
+            });
+        let ratio = |v: f64| if v > 0.0 { fv / v } else { f64::NAN };
+        out.push(Ratio {
+            cell: spec.label.clone(),
+            metric: m,
+            fogline: fv,
+            best_peer: best.map(|b| (b.system.clone(), b.value(m))),
+            ratio_best: best.map(|b| ratio(b.value(m))),
+            ratios: peers
+                .iter()
+                .map(|s| (s.system.clone(), ratio(s.value(m))))
+                .collect(),
+        });
+    }
+    out
+}
+
+fn num(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v >= 100_000.0 {
+        format!("{:.0}k", v / 1000.0)
+    } else if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The Markdown summary.
+pub fn markdown(report: &RunReport) -> String {
+    let m = &report.meta;
+    let sums = summarise(&report.results);
+    let mut s = String::new();
+    let _ = writeln!(s, "# {}: {}\n", m.scenario, m.source);
+    let _ = writeln!(s, "- command: `{}`", m.command);
+    let _ = writeln!(s, "- date: {} (UTC)", m.date);
+    let _ = writeln!(s, "- machine: {}", m.machine);
+    match m.placement {
+        Some(p) => {
+            let _ = writeln!(
+                s,
+                "- placement: server pinned to core {}, load generator to core {}",
+                p.server_core, p.load_core
+            );
+        }
+        None => {
+            let _ = writeln!(s, "- placement: not pinned");
+        }
+    }
+    let _ = writeln!(
+        s,
+        "- repetitions per cell: {} (medians shown)",
+        m.repetitions
+    );
+    if m.scenario.ends_with("-quick") {
+        let _ = writeln!(
+            s,
+            "- QUICK run: shortened durations and repetitions; indicative only"
+        );
+    }
+    let rs = ratios(&sums);
+    if !rs.is_empty() {
+        let _ = writeln!(s, "\n## fogline / peers\n");
+        let _ = writeln!(s, "Ratios are fogline's value divided by the peer's: above 1 is better for throughput, below 1 is better for latency.\n");
+        let peers: Vec<String> = {
+            let mut v: Vec<String> = Vec::new();
+            for r in &rs {
+                for (p, _) in &r.ratios {
+                    if !v.contains(p) {
+                        v.push(p.clone());
+                    }
+                }
+            }
+            v
+        };
+        let _ = write!(
+            s,
+            "| cell | metric | fogline | best peer | fogline / best |"
+        );
+        for p in &peers {
+            let _ = write!(s, " / {p} |");
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "|{}", " --- |".repeat(5 + peers.len()));
+        for r in &rs {
+            let (bn, bv) = r
+                .best_peer
+                .clone()
+                .map_or(("-".into(), f64::NAN), |(n, v)| (n, v));
+            let _ = write!(
+                s,
+                "| {} | {} | {} | {} {} | {} |",
+                r.cell,
+                r.metric.title(),
+                num(r.fogline),
+                bn,
+                num(bv),
+                r.ratio_best.map_or("-".into(), |x| format!("{x:.2}")),
+            );
+            for p in &peers {
+                let v = r.ratios.iter().find(|(n, _)| n == p).map(|(_, v)| *v);
+                let _ = write!(
+                    s,
+                    " {} |",
+                    v.filter(|x| x.is_finite())
+                        .map_or("-".into(), |x| format!("{x:.2}"))
+                );
+            }
+            let _ = writeln!(s);
+        }
+    }
+    let _ = writeln!(s, "\n## Results\n");
+    let _ = writeln!(s, "| cell | system | msg/s | MB/s | p50 us | p99 us | loss % | dup | reord | server CPU % | server RSS MiB | disk MB | note |");
+    let _ = writeln!(s, "|{}", " --- |".repeat(13));
+    for (spec, list) in &sums {
+        for x in list {
+            let opt = |v: Option<f64>| v.map_or("-".into(), num);
+            let lat = |v: f64| {
+                if Metric::of(spec) == Metric::LatencyP50
+                    || spec.subscribers > 0 && spec.reading == Reading::Live
+                {
+                    num(v)
+                } else {
+                    "-".into()
+                }
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} |",
+                spec.label,
+                x.system,
+                num(x.throughput_msgs),
+                num(x.throughput_mbps),
+                lat(x.p50_us),
+                lat(x.p99_us),
+                x.loss_pct,
+                x.duplicates,
+                x.reordered,
+                opt(x.cpu_pct),
+                opt(x.rss_mib),
+                opt(x.disk_bytes.map(|b| b as f64 / 1e6)),
+                x.error.as_deref().map_or(String::new(), |e| e
+                    .replace('|', "/")
+                    .chars()
+                    .take(80)
+                    .collect()),
+            );
+        }
+    }
+    if !report.skipped.is_empty() {
+        let _ = writeln!(s, "\n## Not measured\n");
+        for k in &report.skipped {
+            let _ = writeln!(
+                s,
+                "- {} / {}: {}",
+                k.system,
+                k.cell,
+                k.reason.replace('\n', " ")
+            );
+        }
+    }
+    s
+}
+
+/// Writes `results.json`, `summary.md` and (feature `plots`) the plots into `dir`.
+///
+/// # Errors
+/// When the folder or a file cannot be written.
+pub fn write_all(report: &RunReport, dir: &Path) -> std::io::Result<Vec<String>> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("results.json"), json)?;
+    std::fs::write(dir.join("summary.md"), markdown(report))?;
+    #[allow(unused_mut)]
+    let mut notes = Vec::new();
+    #[cfg(feature = "plots")]
+    notes.extend(crate::plot::write_plots(report, dir)?);
+    Ok(notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accounting::Delivery;
+    use crate::cell::Budget;
+    use crate::latency::LatencySummary;
+
+    fn result(system: &str, spec: &CellSpec, tput: f64, p50: f64, lost: u64) -> CellResult {
+        CellResult {
+            system: system.into(),
+            spec: spec.clone(),
+            repetition: 1,
+            wire_size: spec.size,
+            sent: 100,
+            delivery: Delivery {
+                expected: 100,
+                received: 100 - lost,
+                lost,
+                ..Delivery::default()
+            },
+            latency: LatencySummary {
+                p50_us: p50,
+                ..LatencySummary::default()
+            },
+            send_seconds: 1.0,
+            elapsed_seconds: 1.0,
+            publish_rate: tput,
+            throughput_msgs: tput,
+            throughput_mbps: 0.0,
+            server: None,
+            errors: vec![],
+        }
+    }
+
+    #[test]
+    fn ratios_pick_the_best_peer_by_metric() {
+        let max = CellSpec::new("max", 22, Rate::Max, Budget::Messages(100));
+        let hz = CellSpec::new("hz", 22, Rate::Hz(10.0), Budget::Messages(100));
+        let rs = vec![
+            result("fogline", &max, 300.0, 0.0, 0),
+            result("redis", &max, 100.0, 0.0, 0),
+            result("nats", &max, 200.0, 0.0, 0),
+            result("fogline", &hz, 0.0, 50.0, 0),
+            result("redis", &hz, 0.0, 100.0, 0),
+            // Fastest, but lost most messages: not eligible as best latency.
+            result("nats", &hz, 0.0, 10.0, 60),
+        ];
+        let r = ratios(&summarise(&rs));
+        assert_eq!(r[0].best_peer, Some(("nats".into(), 200.0)));
+        assert_eq!(r[0].ratio_best, Some(1.5));
+        assert_eq!(r[1].best_peer, Some(("redis".into(), 100.0)));
+        assert_eq!(r[1].ratio_best, Some(0.5));
+        let md = markdown(&RunReport {
+            meta: crate::harness::Meta {
+                scenario: "t-quick".into(),
+                source: "test".into(),
+                command: "fogline bench t".into(),
+                date: "now".into(),
+                machine: "m".into(),
+                placement: None,
+                repetitions: 1,
+                fogline_version: "0".into(),
+            },
+            results: rs,
+            skipped: vec![],
+        });
+        assert!(
+            md.contains("| max | msg/s (higher is better) | 300 | nats 200 | 1.50 |"),
+            "{md}"
+        );
+        assert!(md.contains("QUICK"));
+    }
+
+    #[test]
+    fn medians_over_repetitions() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(vec![]), 0.0);
+    }
+}

@@ -1,0 +1,151 @@
+//! The fogline drivers (native and MQTT) against a real fogline server, run in-process on
+//! ports chosen by the OS (the benchmark itself runs `fogline serve` as a separate process).
+
+use std::time::Duration;
+
+use fogline_bench::cell::{Budget, CellResult, CellSpec, Rate, Reading};
+use fogline_bench::runner::run_cell;
+use fogline_bench::{drivers, Durability, System};
+use fogline_broker::StorageMode;
+use fogline_server::{Config, Server};
+use tokio::sync::oneshot;
+
+struct TestServer {
+    native: String,
+    mqtt: String,
+    stop: Option<oneshot::Sender<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+async fn server(storage: StorageMode) -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = Config::default();
+    cfg.server.listen = vec!["127.0.0.1:0".into()];
+    cfg.mqtt.listen = vec!["127.0.0.1:0".into()];
+    cfg.broker.storage = storage;
+    cfg.broker.data_dir = dir.path().to_path_buf();
+    let server = Server::bind(cfg).await.unwrap();
+    let native = server.local_addrs()[0].clone();
+    let mqtt = server.mqtt_addrs()[0].to_string();
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(server.run(async move {
+        let _ = rx.await;
+    }));
+    TestServer {
+        native,
+        mqtt,
+        stop: Some(tx),
+        _dir: dir,
+    }
+}
+
+async fn cell(system: System, addr: &str, durability: Durability, spec: &CellSpec) -> CellResult {
+    let d = drivers::connect(system, addr, durability).unwrap();
+    let topic = format!("fbtest-{}", fastrand::u32(..));
+    tokio::time::timeout(Duration::from_secs(60), run_cell(d, spec, &topic, None, 1))
+        .await
+        .expect("cell finished in time")
+        .unwrap()
+}
+
+fn spec(size: usize, rate: Rate, n: u64, subs: u32) -> CellSpec {
+    let mut s = CellSpec::new("test", size, rate, Budget::Messages(n));
+    s.subscribers = subs;
+    s
+}
+
+fn assert_exact(system: System, r: &CellResult, expected: u64) {
+    let d = r.delivery;
+    assert_eq!(d.expected, expected, "{system}: {d:?}");
+    assert_eq!(d.received, expected, "{system}: {d:?} {:?}", r.errors);
+    assert_eq!(
+        (d.duplicates, d.reordered, d.unexpected),
+        (0, 0, 0),
+        "{system}: {d:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_live_fan_out_and_replay() {
+    let s = server(StorageMode::Memory).await;
+    let sys = System::Fogline;
+    // fogline's default subscription policy blocks the publisher instead of dropping, so
+    // even the max-rate run must deliver everything.
+    let r = cell(
+        sys,
+        &s.native,
+        Durability::Volatile,
+        &spec(256, Rate::Max, 5000, 4),
+    )
+    .await;
+    assert_exact(sys, &r, 20_000);
+    assert_eq!(r.latency.count, 20_000);
+    let r = cell(
+        sys,
+        &s.native,
+        Durability::Volatile,
+        &spec(100 << 10, Rate::Hz(200.0), 40, 1),
+    )
+    .await;
+    assert_exact(sys, &r, 40);
+    let mut replay = spec(1024, Rate::Max, 1000, 1);
+    replay.reading = Reading::Replay;
+    let r = cell(sys, &s.native, Durability::Volatile, &replay).await;
+    assert_exact(sys, &r, 1000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_persistent_acked() {
+    let s = server(StorageMode::Mmap).await;
+    let r = cell(
+        System::Fogline,
+        &s.native,
+        Durability::Persistent,
+        &spec(1024, Rate::Max, 2000, 1),
+    )
+    .await;
+    assert_exact(System::Fogline, &r, 2000);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mqtt_live() {
+    let s = server(StorageMode::Memory).await;
+    let sys = System::FoglineMqtt;
+    let r = cell(
+        sys,
+        &s.mqtt,
+        Durability::Volatile,
+        &spec(256, Rate::Hz(500.0), 300, 2),
+    )
+    .await;
+    assert_exact(sys, &r, 600);
+    let r = cell(
+        sys,
+        &s.mqtt,
+        Durability::Persistent,
+        &spec(256, Rate::Max, 500, 1),
+    )
+    .await;
+    assert_exact(sys, &r, 500);
+}
+
+#[test]
+fn every_system_has_a_driver_in_this_build() {
+    for s in System::ALL {
+        if s.compiled_in() {
+            assert!(
+                drivers::connect(s, "127.0.0.1:1", Durability::Volatile).is_ok(),
+                "{s}"
+            );
+        }
+    }
+}
