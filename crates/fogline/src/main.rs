@@ -36,6 +36,8 @@ enum Command {
     Detect(cmd::detect::DetectArgs),
     /// Match a pattern set against packets or a file with one engine; report matches and GB/s.
     Match(cmd::matching::MatchArgs),
+    /// Benchmark fogline against its peers (scenarios core, seed000, seed002, seed003, seed004).
+    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -63,5 +65,6 @@ fn main() -> anyhow::Result<()> {
         Command::Log(c) => cmd::log::run(c),
         Command::Detect(args) => cmd::detect::run(args),
         Command::Match(args) => cmd::matching::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
     }
 }

@@ -1,0 +1,217 @@
+//! `fogline bench`: the benchmark harness (crate fogline-bench) against fogline and the real
+//! peer systems, on this machine, in one run. Peers start from `bench/peers/start.sh`;
+//! fogline starts as `fogline serve` from this executable. Results go to
+//! `bench/results/<scenario>/` (JSON, Markdown, plots) and the table to stdout.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use fogline_bench::cell::Rate;
+use fogline_bench::harness::{self, HarnessOptions};
+use fogline_bench::peers::{default_scripts_dir, PeerEnv};
+use fogline_bench::pin::{self, Placement};
+use fogline_bench::scenario::{self, Overrides};
+use fogline_bench::{report, System};
+
+/// Run a benchmark scenario.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Scenario: core, seed000, seed002, seed003, seed004 (`list` prints them).
+    pub scenario: String,
+    /// The short variant (CI): shorter runs, fewer repetitions.
+    #[arg(long)]
+    pub quick: bool,
+    /// Systems to run, comma-separated (default: the scenario's): fogline, fogline-mqtt,
+    /// mosquitto, redis, nats, jetstream, rabbitmq, kafka, zeromq, memory.
+    #[arg(long, visible_alias = "driver", value_delimiter = ',')]
+    pub systems: Vec<String>,
+    /// Message size, e.g. 22, 256, 1KiB, 100KiB, 1MiB (core: run exactly this size).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Rate per producer: `max` or messages per second (core: run exactly this rate).
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Subscribers per cell.
+    #[arg(long)]
+    pub subscribers: Option<u32>,
+    /// Producers per cell.
+    #[arg(long)]
+    pub producers: Option<u32>,
+    /// Duration of each cell, e.g. 10s.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub duration: Option<Duration>,
+    /// Repetitions of each cell.
+    #[arg(long)]
+    pub repetitions: Option<u32>,
+    /// Results folder (default: bench/results/<scenario>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Do not pin the server and the load to separate cores.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Folder of the peers' start/stop scripts (default: bench/peers of this checkout).
+    #[arg(long, env = "FOGLINE_BENCH_PEERS")]
+    pub peers_dir: Option<PathBuf>,
+    /// Scratch folder for the servers' configs, logs and data (default: a temp folder).
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+fn parse_size(s: &str) -> anyhow::Result<usize> {
+    let t = s.trim();
+    let (num, mult) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, ""),
+    };
+    let m = match mult.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1024,
+        "kb" => 1000,
+        "m" | "mib" => 1024 * 1024,
+        "mb" => 1_000_000,
+        _ => bail!("unknown size unit in {s:?} (use B, KiB, MiB, kB, MB)"),
+    };
+    let n: usize = num
+        .trim()
+        .parse()
+        .with_context(|| format!("bad size {s:?}"))?;
+    Ok(n * m)
+}
+
+fn parse_rate(s: &str) -> anyhow::Result<Rate> {
+    if s.eq_ignore_ascii_case("max") {
+        return Ok(Rate::Max);
+    }
+    let hz: f64 = s
+        .trim_end_matches("Hz")
+        .trim()
+        .parse()
+        .with_context(|| format!("bad rate {s:?} (use `max` or messages per second)"))?;
+    if !(hz > 0.0 && hz.is_finite()) {
+        bail!("rate must be positive: {s:?}");
+    }
+    Ok(Rate::Hz(hz))
+}
+
+/// Runs the benchmark.
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if args.scenario == "list" {
+        for n in scenario::NAMES {
+            if let Some(s) = scenario::build(n, false, &Overrides::default()) {
+                println!(
+                    "{n:8} {} ({} cells x {} runs)",
+                    s.source,
+                    s.cells.len(),
+                    s.repetitions
+                );
+            }
+        }
+        return Ok(());
+    }
+    let overrides = Overrides {
+        size: args.size.as_deref().map(parse_size).transpose()?,
+        rate: args.rate.as_deref().map(parse_rate).transpose()?,
+        subscribers: args.subscribers,
+        producers: args.producers,
+        duration: args.duration,
+        repetitions: args.repetitions,
+    };
+    let Some(sc) = scenario::build(&args.scenario, args.quick, &overrides) else {
+        bail!(
+            "unknown scenario {:?}; one of: {}",
+            args.scenario,
+            scenario::NAMES.join(", ")
+        );
+    };
+    if sc.cells.is_empty() {
+        bail!("no cell of {} matches --size/--rate", args.scenario);
+    }
+    let systems = if args.systems.is_empty() {
+        sc.systems.clone()
+    } else {
+        args.systems
+            .iter()
+            .map(|n| {
+                System::parse(n).with_context(|| {
+                    let all: Vec<_> = System::ALL.iter().map(|s| s.name()).collect();
+                    format!("unknown system {n:?}; one of: {}", all.join(", "))
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?
+    };
+    // Pin before the runtime starts: its threads (and client libraries' threads) inherit it.
+    let placement = if args.no_pin {
+        None
+    } else {
+        Placement::default_for_machine()
+    };
+    if let Some(p) = placement {
+        pin::pin_current_thread(p.load_core).context("pinning the load generator")?;
+    }
+    let scripts = args
+        .peers_dir
+        .clone()
+        .or_else(default_scripts_dir)
+        .unwrap_or_else(|| PathBuf::from("bench/peers"));
+    let work_dir = args.work_dir.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("fogline-bench-{}", std::process::id()))
+    });
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| harness::default_results_dir(&scripts, &sc.name));
+    let opts = HarnessOptions {
+        systems,
+        peers: PeerEnv {
+            scripts,
+            work_dir: work_dir.clone(),
+            server_core: placement.map(|p| p.server_core),
+            fogline_exe: std::env::current_exe().ok(),
+        },
+        command: std::iter::once("fogline".to_string())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" "),
+        placement,
+        progress: !args.no_progress,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let rep = rt.block_on(harness::run(&sc, &opts));
+    let _ = std::fs::remove_dir_all(&work_dir);
+    let notes =
+        report::write_all(&rep, &out).with_context(|| format!("writing {}", out.display()))?;
+    println!("{}", report::markdown(&rep));
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+    eprintln!("results: {}", out.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_rates() {
+        assert_eq!(parse_size("22").unwrap(), 22);
+        assert_eq!(parse_size("1KiB").unwrap(), 1024);
+        assert_eq!(parse_size("100 KiB").unwrap(), 102_400);
+        assert_eq!(parse_size("1MiB").unwrap(), 1 << 20);
+        assert_eq!(parse_size("10kB").unwrap(), 10_000);
+        assert!(parse_size("1 parsec").is_err());
+        assert_eq!(parse_rate("max").unwrap(), Rate::Max);
+        assert_eq!(parse_rate("60").unwrap(), Rate::Hz(60.0));
+        assert_eq!(parse_rate("100Hz").unwrap(), Rate::Hz(100.0));
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("fast").is_err());
+    }
+}
