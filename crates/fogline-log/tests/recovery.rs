@@ -230,6 +230,35 @@ fn verify_finds_what_open_trusts_and_repair_fixes_it() {
 }
 
 #[test]
+fn index_with_valid_crc_but_wrong_summary_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let bases = many_segments(dir.path(), 60);
+    let idx = dir.path().join(format!("{:020}.idx", bases[0]));
+    let mut b = fs::read(&idx).unwrap();
+    let last_ts = u64::from_le_bytes(b[40..48].try_into().unwrap());
+    b[40..48].copy_from_slice(&(last_ts + 1).to_le_bytes());
+    let body = b.len() - 4;
+    let crc = crc32fast::hash(&b[..body]);
+    b[body..].copy_from_slice(&crc.to_le_bytes());
+    fs::write(&idx, &b).unwrap();
+    let report = verify(dir.path(), false).unwrap();
+    let status = &report.streams[0].segments[0].index;
+    assert!(
+        matches!(status, fogline_log::IndexStatus::Invalid(_)),
+        "{report}"
+    );
+    let (log, rec) = Log::open(file_opts(dir.path(), Storage::Mmap, 1000)).unwrap();
+    assert_eq!(
+        (rec.indexes_rebuilt, rec.truncations.len()),
+        (1, 0),
+        "{rec}"
+    );
+    assert_eq!(read_all(&log).len(), 60);
+    drop(log);
+    assert!(verify(dir.path(), false).unwrap().is_ok());
+}
+
+#[test]
 fn verify_walks_a_directory_of_streams() {
     let root = tempfile::tempdir().unwrap();
     for name in ["a", "b"] {
