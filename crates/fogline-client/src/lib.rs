@@ -17,7 +17,8 @@
 //! Reconnect is on by default (`ClientOptions::reconnect`): after a lost
 //! connection the client reconnects with backoff, re-subscribes and
 //! re-opens consumers; meanwhile publishes buffer (up to the bound) and
-//! requests fail fast with `Disconnected`.
+//! requests fail fast with `Disconnected`. Keepalive pings (every 30 s by
+//! default) notice a server or link that went silent.
 #![deny(missing_docs)]
 
 mod client;
