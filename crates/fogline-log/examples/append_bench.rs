@@ -58,12 +58,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let read_s = start.elapsed().as_secs_f64();
             assert_eq!(read, n);
             let mb = (n as f64 * (payload_len + topic.len() + 36) as f64) / (1 << 20) as f64;
+            let segments = log.stats().segments;
+            drop(log);
+            let reopen = match storage {
+                Storage::Memory => String::new(),
+                _ => {
+                    let start = Instant::now();
+                    let (log, _) = Log::open(LogOptions {
+                        storage,
+                        dir: Some(base.path().join(format!("{storage}-{payload_len}"))),
+                        ..LogOptions::default()
+                    })?;
+                    assert_eq!(log.next_offset(), n);
+                    format!(", reopen {:.1} ms", start.elapsed().as_secs_f64() * 1e3)
+                }
+            };
             println!(
-                "{storage:>6} {payload_len:>5} B: append {:>10.0} rec/s ({:>7.1} MiB/s), read {:>10.0} rec/s, {} segments",
+                "{storage:>6} {payload_len:>5} B: append {:>10.0} rec/s ({:>7.1} MiB/s), read {:>10.0} rec/s, {segments} segments{reopen}",
                 n as f64 / append,
                 mb / append,
                 n as f64 / read_s,
-                log.stats().segments
             );
         }
     }

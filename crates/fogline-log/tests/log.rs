@@ -231,6 +231,24 @@ fn retention_by_age_keeps_held_bytes_valid() {
 }
 
 #[test]
+fn bytes_outlive_deleted_segment_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = LogOptions {
+        retention_bytes: Some(1),
+        ..file_opts(dir.path(), Storage::Mmap, 400)
+    };
+    let (mut log, _) = Log::open(opts).unwrap();
+    fill(&mut log, 0, 5);
+    let held = log.read(0, 5, usize::MAX).unwrap();
+    fill(&mut log, 5, 40);
+    assert!(log.first_offset() > 5);
+    assert!(!dir.path().join(format!("{:020}.log", 0)).exists());
+    for r in &held {
+        check(r, r.offset);
+    }
+}
+
+#[test]
 fn reopen_continues_offsets_and_timestamps() {
     let dir = tempfile::tempdir().unwrap();
     let opts = file_opts(dir.path(), Storage::Fsync, 700);
