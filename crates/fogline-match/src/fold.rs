@@ -65,6 +65,34 @@ pub(crate) fn eq_folded(hay: &[u8], pat: &[u8]) -> bool {
     true
 }
 
+/// Whether `hay` equals `pat` byte for byte; inline (patterns are short, and a `memcmp` call
+/// per candidate costs more than the comparison).
+#[inline]
+pub(crate) fn eq_exact(hay: &[u8], pat: &[u8]) -> bool {
+    debug_assert_eq!(hay.len(), pat.len());
+    let n = pat.len();
+    let mut i = 0;
+    while i + 8 <= n {
+        if read_u64(hay, i) != read_u64(pat, i) {
+            return false;
+        }
+        i += 8;
+    }
+    if i + 4 <= n {
+        if read_u32(hay, i) != read_u32(pat, i) {
+            return false;
+        }
+        i += 4;
+    }
+    while i < n {
+        if hay[i] != pat[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +105,19 @@ mod tests {
             assert_eq!(fold_u32(x), want, "byte {b:#x}");
             let y = u64::from(x) | (u64::from(x) << 32);
             assert_eq!(fold_u64(y), u64::from(want) | (u64::from(want) << 32));
+        }
+    }
+
+    #[test]
+    fn eq_exact_compares_every_byte() {
+        let a = b"0123456789abcdefXYZ";
+        for n in 0..a.len() {
+            assert!(eq_exact(&a[..n], &a[..n]));
+            for k in 0..n {
+                let mut b = a[..n].to_vec();
+                b[k] ^= 1;
+                assert!(!eq_exact(&a[..n], &b), "len {n} byte {k}");
+            }
         }
     }
 

@@ -35,6 +35,7 @@ mod fold;
 mod map;
 mod runs;
 mod scan;
+mod short;
 mod sink;
 mod stream;
 mod tables;

@@ -199,7 +199,7 @@ impl Runs {
                 let same = if t.nocase {
                     crate::fold::eq_folded(h, pat)
                 } else {
-                    h == pat
+                    crate::fold::eq_exact(h, pat)
                 };
                 if same {
                     sink.emit(t.id, end_at);

@@ -80,6 +80,19 @@ fn verify_round<S: Sink>(
         }
         verify::long(t, hay, s, min_end, sink);
     }
+    if t.has_one {
+        // Every start outside the decided runs (those reported their 1-byte matches).
+        let mut from = pos.max(min_end.saturating_sub(1));
+        for &(a, b) in &regions[..nreg] {
+            if a > from {
+                verify::one_bytes(t, hay, from, a, sink);
+            }
+            from = from.max(b);
+        }
+        if from < end {
+            verify::one_bytes(t, hay, from, end, sink);
+        }
+    }
     let mut k = 0;
     for &r in c.short() {
         let s = pos + r as usize;

@@ -8,6 +8,13 @@ pub(crate) trait Sink {
     /// One match of pattern `id` ending at `end`.
     fn emit(&mut self, id: u32, end: usize);
 
+    /// Every pattern of `ids` matches, ending at `end`.
+    fn emit_all(&mut self, ids: &[u32], end: usize) {
+        for &id in ids {
+            self.emit(id, end);
+        }
+    }
+
     /// Every pattern of `pure` matches at every start in `lo..=hi` (a run of one byte), except
     /// that matches ending before `min_end` are not wanted.
     fn flood(&mut self, pure: &[Pure], lo: usize, hi: usize, min_end: usize) {
@@ -46,6 +53,10 @@ impl Sink for Counter {
     #[inline(always)]
     fn emit(&mut self, _id: u32, _end: usize) {
         self.count += 1;
+    }
+
+    fn emit_all(&mut self, ids: &[u32], _end: usize) {
+        self.count += ids.len() as u64;
     }
 
     fn flood(&mut self, pure: &[Pure], lo: usize, hi: usize, min_end: usize) {

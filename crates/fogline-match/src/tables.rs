@@ -3,8 +3,8 @@
 //!
 //! Invariants the scanners rely on:
 //! - `filt12` has two bits per folded bigram `fold(b0) | fold(b1) << 8`: bit `2w` ("short") is
-//!   set when a 1-byte pattern matches `b0` (for every `b1`) or a 2- or 3-byte pattern starts with
-//!   the bigram; bit `2w + 1` ("long") when a pattern of at least 4 bytes starts with it.
+//!   set when a 2- or 3-byte pattern starts with the bigram (1-byte patterns need no filter: the
+//!   scan checks every byte against `one`); bit `2w + 1` ("long") when a pattern of at least 4 bytes starts with it.
 //! - `pair2` has one byte per *raw* bigram `w = b0 | b1 << 8`, folding built in, for the
 //!   strided table filter: bits `A0`, `B1`, `C2`, `D3` say that some long pattern has the bigram
 //!   at offset 0, 1, 2 or 3 (`E1`, `H3`: the same for 4-byte patterns, see `A0`); `short1` one bit per raw bigram, the "short" bit of `filt12`.
@@ -16,6 +16,7 @@
 use crate::fold::{fold, fold_u32};
 use crate::map::NodeMap;
 use crate::runs::Runs;
+use crate::short::Short;
 
 /// Multiplier of the filter-3 hash (Knuth's golden-ratio constant).
 pub(crate) const F3_MUL: u32 = 0x9E37_79B1;
@@ -23,8 +24,6 @@ pub(crate) const F3_MUL: u32 = 0x9E37_79B1;
 const SPLIT: usize = 8;
 /// Node id of the root of the long-pattern trie.
 pub(crate) const LONG_ROOT: u32 = 0;
-/// Node id of the root of the 2- and 3-byte patterns.
-pub(crate) const SHORT_ROOT: u32 = 1;
 
 /// One pattern as the builder received it.
 #[derive(Debug, Clone)]
@@ -59,8 +58,12 @@ pub(crate) struct Tables {
     pub filt12: Box<[u32]>,
     pub pair2: Box<[u8]>,
     pub short1: Box<[u64]>,
-    /// Whether any 1- to 3-byte pattern exists (else the short filter is skipped).
+    /// The 2- and 3-byte patterns.
+    pub short: Short,
+    /// Whether any 2- or 3-byte pattern exists (else the short filter is skipped).
     pub has_short: bool,
+    /// Whether any 1-byte pattern exists (else the 1-byte pass is skipped).
+    pub has_one: bool,
     pub filt3: Box<[u32]>,
     pub f3_shift: u32,
     /// 1-byte patterns by raw input byte: range into `one_ids`.
@@ -218,9 +221,6 @@ impl Tables {
                             one_lists[usize::from(x)].push(s.id);
                         }
                     }
-                    for b1 in 0..256 {
-                        set12(&mut filt12, usize::from(fold(p[0])) | b1 << 8, 0);
-                    }
                 }
                 2 | 3 => {
                     set12(
@@ -257,7 +257,8 @@ impl Tables {
             }
         }
 
-        let short_empty = short.is_empty() && one_lists.iter().all(Vec::is_empty);
+        let short_empty = short.is_empty();
+        let has_one = one_lists.iter().any(|l| !l.is_empty());
         // Filter 3: about 16 bits per distinct prefix keeps its false-positive rate near 6%
         // while staying within L2 (at most 2^20 bits = 128 KiB).
         prefixes.sort_unstable();
@@ -271,40 +272,19 @@ impl Tables {
             filt3[h >> 5] |= 1 << (h & 31);
         }
 
-        // Node 0: root of the long trie; node 1: root of the short patterns.
+        // Node 0: root of the long trie.
         b.nodes.push(Node {
             start: 0,
             end: 0,
             depth: 0,
             split: true,
         });
-        b.nodes.push(Node {
-            start: 0,
-            end: 0,
-            depth: 0,
-            split: false,
-        });
         b.children(LONG_ROOT, 0, long);
-        let mut keyed: Vec<(u32, usize)> = short
-            .into_iter()
-            .map(|i| {
-                let p = &b.stored[i];
-                (u32::from(fold(p[0])) | u32::from(fold(p[1])) << 8, i)
-            })
+        let short_list: Vec<(u32, &[u8], bool)> = short
+            .iter()
+            .map(|&i| (src[i].id, &b.stored[i][..], src[i].nocase))
             .collect();
-        keyed.sort_unstable();
-        let mut at = 0;
-        while at < keyed.len() {
-            let chunk = keyed[at].0;
-            let mut end = at;
-            while end < keyed.len() && keyed[end].0 == chunk {
-                end += 1;
-            }
-            let members: Vec<usize> = keyed[at..end].iter().map(|&(_, i)| i).collect();
-            let child = b.node(2, members);
-            b.keys.push((key(SHORT_ROOT, chunk), child));
-            at = end;
-        }
+        let short = Short::build(&short_list);
 
         let mut one = Vec::with_capacity(256);
         let mut one_ids = Vec::new();
@@ -319,7 +299,9 @@ impl Tables {
         Tables {
             pair2: raw_pairs(&at_offset),
             short1: raw_short(&filt12),
+            short,
             has_short: !short_empty,
+            has_one,
             filt12: filt12.into_boxed_slice(),
             filt3: filt3.into_boxed_slice(),
             f3_shift,
@@ -341,6 +323,7 @@ impl Tables {
         size_of_val(&*self.filt12)
             + size_of_val(&*self.pair2)
             + size_of_val(&*self.short1)
+            + self.short.heap_bytes()
             + size_of_val(&*self.filt3)
             + size_of_val(&*self.one)
             + size_of_val(&*self.one_ids)

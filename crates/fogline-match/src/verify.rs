@@ -1,10 +1,11 @@
 //! The verification round (V-PATCH section 2.4.1, "Verification"): exact comparison of the
 //! patterns that could start at a candidate position, found through the trie of folded 4-byte
-//! chunks (long patterns), the 2-byte table (2- and 3-byte patterns) and the 1-byte table.
+//! chunks (long patterns), the direct 2-byte index of `short` (2- and 3-byte patterns) and the
+//! 1-byte table.
 
-use crate::fold::{eq_folded, fold, fold_u32, read_u32};
+use crate::fold::{eq_exact, eq_folded, fold_u32, read_u32};
 use crate::sink::Sink;
-use crate::tables::{Entry, Tables, LONG_ROOT, SHORT_ROOT};
+use crate::tables::{Entry, Tables, LONG_ROOT};
 
 #[inline(always)]
 fn check(t: &Tables, e: &Entry, hay: &[u8], s: usize) -> bool {
@@ -17,7 +18,7 @@ fn check(t: &Tables, e: &Entry, hay: &[u8], s: usize) -> bool {
     if e.nocase {
         eq_folded(h, pat)
     } else {
-        h == pat
+        eq_exact(h, pat)
     }
 }
 
@@ -55,20 +56,17 @@ pub(crate) fn long<S: Sink>(t: &Tables, hay: &[u8], s: usize, min_end: usize, si
     }
 }
 
-/// Reports every pattern of 1 to 3 bytes that starts at `s`.
+/// Reports every pattern of 2 or 3 bytes that starts at `s`.
 #[inline]
 pub(crate) fn short<S: Sink>(t: &Tables, hay: &[u8], s: usize, min_end: usize, sink: &mut S) {
-    let (a, b) = t.one[usize::from(hay[s])];
-    if s + 1 >= min_end {
-        for &id in &t.one_ids[a as usize..b as usize] {
-            sink.emit(id, s + 1);
-        }
-    }
-    if s + 2 > hay.len() {
-        return;
-    }
-    let chunk = u32::from(fold(hay[s])) | u32::from(fold(hay[s + 1])) << 8;
-    if let Some(node) = t.map.get((u64::from(SHORT_ROOT) << 32) | u64::from(chunk)) {
-        entries(t, node, hay, s, min_end, sink);
+    t.short.verify(hay, s, min_end, sink);
+}
+
+/// Reports the 1-byte patterns at every start in `from..to`.
+#[inline]
+pub(crate) fn one_bytes<S: Sink>(t: &Tables, hay: &[u8], from: usize, to: usize, sink: &mut S) {
+    for (k, &b) in hay[from..to].iter().enumerate() {
+        let (a, z) = t.one[usize::from(b)];
+        sink.emit_all(&t.one_ids[a as usize..z as usize], from + k + 1);
     }
 }
