@@ -22,6 +22,8 @@ pub struct Config {
     pub server: ServerConfig,
     /// The broker core: storage, streams, queues.
     pub broker: BrokerConfig,
+    /// MQTT 3.1.1/5.0 listeners and session limits.
+    pub mqtt: fogline_mqtt::MqttConfig,
 }
 
 /// Native-protocol listeners and connection limits.
@@ -112,6 +114,10 @@ mod tests {
         assert_eq!(parsed.broker.retention_age, built.broker.retention_age);
         assert_eq!(parsed.broker.retention_bytes, built.broker.retention_bytes);
         assert_eq!(
+            parsed.broker.memory_retention_bytes,
+            built.broker.memory_retention_bytes
+        );
+        assert_eq!(
             parsed.broker.subscriptions.block_timeout,
             built.broker.subscriptions.block_timeout
         );
@@ -119,6 +125,25 @@ mod tests {
             parsed.server.max_pending_replies,
             built.server.max_pending_replies
         );
+        assert_eq!(parsed.mqtt.listen, built.mqtt.listen);
+        assert_eq!(parsed.mqtt.ws_listen, built.mqtt.ws_listen);
+        assert_eq!(parsed.mqtt.max_packet_size, built.mqtt.max_packet_size);
+        assert_eq!(parsed.mqtt.receive_maximum, built.mqtt.receive_maximum);
+        assert_eq!(parsed.mqtt.max_inflight, built.mqtt.max_inflight);
+        assert_eq!(parsed.mqtt.max_queued, built.mqtt.max_queued);
+        assert_eq!(
+            parsed.mqtt.topic_alias_maximum,
+            built.mqtt.topic_alias_maximum
+        );
+        assert_eq!(parsed.mqtt.max_keep_alive, built.mqtt.max_keep_alive);
+        assert_eq!(parsed.mqtt.connect_timeout, built.mqtt.connect_timeout);
+        assert_eq!(
+            parsed.mqtt.max_session_expiry,
+            built.mqtt.max_session_expiry
+        );
+        assert_eq!(parsed.mqtt.slow_subscriber, built.mqtt.slow_subscriber);
+        let err = Config::from_toml("[mqtt]\nlisen = []\n", "x.toml").unwrap_err();
+        assert!(err.to_string().contains("lisen"), "{err}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fogline_broker::{Broker, BrokerError};
+use fogline_mqtt::{MqttError, MqttServer};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::Semaphore;
 
@@ -19,6 +20,9 @@ pub enum ServerError {
     /// The broker could not open its streams.
     #[error(transparent)]
     Broker(#[from] BrokerError),
+    /// The MQTT front end could not start.
+    #[error(transparent)]
+    Mqtt(#[from] MqttError),
     /// A listen address is malformed or cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -39,6 +43,7 @@ enum Listener {
 pub struct Server {
     broker: Broker,
     listeners: Vec<Listener>,
+    mqtt: MqttServer,
     config: Config,
 }
 
@@ -78,9 +83,11 @@ impl Server {
                 ));
             }
         }
+        let mqtt = MqttServer::bind(config.mqtt.clone(), broker.clone()).await?;
         Ok(Server {
             broker,
             listeners,
+            mqtt,
             config,
         })
     }
@@ -101,6 +108,11 @@ impl Server {
             .collect()
     }
 
+    /// The bound MQTT (TCP) addresses, with their real ports.
+    pub fn mqtt_addrs(&self) -> Vec<std::net::SocketAddr> {
+        self.mqtt.local_addrs()
+    }
+
     /// Serves until `shutdown` completes; then stops accepting and returns.
     /// Acknowledged records are already stored by then.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
@@ -116,6 +128,7 @@ impl Server {
             let permits = permits.clone();
             tasks.spawn(accept_loop(l, broker, permits, limits, keepalive));
         }
+        tasks.spawn(self.mqtt.run());
         let retention = tokio::spawn(retention_loop(self.broker.clone()));
         shutdown.await;
         tracing::info!("shutting down");

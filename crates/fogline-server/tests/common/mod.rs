@@ -29,6 +29,7 @@ impl TestServer {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut cfg = Config::default();
         cfg.server.listen = vec!["127.0.0.1:0".into()];
+        cfg.mqtt.listen = vec!["127.0.0.1:0".into()];
         cfg.broker.data_dir = dir.path().to_path_buf();
         cfg.broker.storage = fogline_broker::StorageMode::Memory;
         tune(&mut cfg);

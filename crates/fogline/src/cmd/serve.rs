@@ -19,6 +19,12 @@ pub struct ServeArgs {
     /// Native-protocol address (`HOST:PORT` or `unix:/PATH`); repeatable; replaces the file's list.
     #[arg(long, env = "FOGLINE_LISTEN", value_delimiter = ',')]
     pub listen: Vec<String>,
+    /// MQTT (TCP) address `HOST:PORT`; repeatable; replaces the file's `[mqtt] listen`.
+    #[arg(long = "mqtt", env = "FOGLINE_MQTT", value_delimiter = ',')]
+    pub mqtt: Vec<String>,
+    /// MQTT-over-WebSocket address `HOST:PORT`; repeatable; replaces the file's `[mqtt] ws_listen`.
+    #[arg(long = "mqtt-ws", env = "FOGLINE_MQTT_WS", value_delimiter = ',')]
+    pub mqtt_ws: Vec<String>,
     /// Default storage mode of streams.
     #[arg(long, env = "FOGLINE_STORAGE")]
     pub storage: Option<StorageMode>,
@@ -40,6 +46,12 @@ impl ServeArgs {
         if !self.listen.is_empty() {
             cfg.server.listen = self.listen.clone();
         }
+        if !self.mqtt.is_empty() {
+            cfg.mqtt.listen = self.mqtt.clone();
+        }
+        if !self.mqtt_ws.is_empty() {
+            cfg.mqtt.ws_listen = self.mqtt_ws.clone();
+        }
         if let Some(s) = self.storage {
             cfg.broker.storage = s;
         }
@@ -58,6 +70,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         for addr in server.local_addrs() {
             tracing::info!(%addr, "listening (native protocol)");
         }
+        for addr in server.mqtt_addrs() {
+            tracing::info!(%addr, "listening (MQTT)");
+        }
         let dir = match storage {
             StorageMode::Memory => "no files".to_string(),
             _ => format!("data in {}", data_dir.display()),
@@ -67,6 +82,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             env!("CARGO_PKG_VERSION"),
             server.local_addrs().join(", ")
         );
+        let mqtt: Vec<String> = server.mqtt_addrs().iter().map(|a| a.to_string()).collect();
+        if !mqtt.is_empty() {
+            eprintln!("MQTT on {}", mqtt.join(", "));
+        }
         server.run(shutdown_signal()).await;
         Ok(())
     })

@@ -1,0 +1,61 @@
+//! The `[mqtt]` section of the node's configuration file.
+
+use std::time::Duration;
+
+use bytesize::ByteSize;
+use fogline_broker::SlowConsumerPolicy;
+use serde::{Deserialize, Serialize};
+
+/// MQTT listeners and per-session limits.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MqttConfig {
+    /// MQTT over TCP: `HOST:PORT` addresses.
+    pub listen: Vec<String>,
+    /// MQTT over WebSocket (subprotocol `mqtt`): `HOST:PORT` addresses.
+    pub ws_listen: Vec<String>,
+    /// Largest packet accepted (announced to MQTT 5 clients); larger ones
+    /// close the connection (5.0: DISCONNECT 0x95).
+    pub max_packet_size: ByteSize,
+    /// Most QoS 2 messages a client may have unreleased (MQTT 5 Receive Maximum).
+    pub receive_maximum: u16,
+    /// Most unacknowledged QoS 1/2 messages sent to one client (less when
+    /// an MQTT 5 client asks for less).
+    pub max_inflight: u16,
+    /// Most messages waiting in a session for an inflight slot; past it the
+    /// session leaves them in its subscription queues (which apply `slow_subscriber`).
+    pub max_queued: usize,
+    /// Topic aliases a client may use (MQTT 5 Topic Alias Maximum).
+    pub topic_alias_maximum: u16,
+    /// Longest keep-alive accepted, seconds; a longer (or zero) request from
+    /// an MQTT 5 client is answered with Server Keep Alive. 0: accept any.
+    pub max_keep_alive: u16,
+    /// A connection that sends no CONNECT within this time is closed.
+    #[serde(with = "humantime_serde")]
+    pub connect_timeout: Duration,
+    /// Longest session expiry granted, seconds (MQTT 3.1.1 persistent
+    /// sessions get this too). `4294967295` means never.
+    pub max_session_expiry: u32,
+    /// What a subscription queue of an MQTT session does when it is full,
+    /// e.g. while the client is offline. The default drops the oldest
+    /// messages, as MQTT brokers do, rather than stall publishers.
+    pub slow_subscriber: SlowConsumerPolicy,
+}
+
+impl Default for MqttConfig {
+    fn default() -> Self {
+        Self {
+            listen: vec!["127.0.0.1:1883".into()],
+            ws_listen: Vec::new(),
+            max_packet_size: ByteSize::mib(16),
+            receive_maximum: 1024,
+            max_inflight: 1024,
+            max_queued: 100_000,
+            topic_alias_maximum: 64,
+            max_keep_alive: 0,
+            connect_timeout: Duration::from_secs(10),
+            max_session_expiry: u32::MAX,
+            slow_subscriber: SlowConsumerPolicy::DropOldest,
+        }
+    }
+}

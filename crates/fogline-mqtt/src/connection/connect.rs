@@ -1,0 +1,229 @@
+//! The CONNECT / CONNACK handshake (sections 3.1, 3.2).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use fogline_wire::Str;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::{Conn, READ_CHUNK};
+use crate::codec::{self, CodecError, ConnAck, Connect, Packet, Properties, Version};
+use crate::message::Message;
+use crate::shared::Shared;
+
+/// Numbers assigned client identifiers.
+static ASSIGNED: AtomicU64 = AtomicU64::new(1);
+
+/// Serves one connection until either side closes it.
+pub(crate) async fn serve<S>(socket: S, shared: Arc<Shared>)
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (mut rd, mut wr) = tokio::io::split(socket);
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let max_packet = max_packet(&shared);
+    let first = tokio::time::timeout(
+        shared.config.connect_timeout,
+        read_first(&mut rd, &mut buf, max_packet),
+    )
+    .await;
+    let connect = match first {
+        Ok(Ok(Packet::Connect(c))) => c,
+        Ok(Err(CodecError::UnsupportedVersion(level))) => {
+            // [MQTT-3.1.2-2] 3.1.1 return code 0x01: unacceptable protocol version.
+            let mut out = BytesMut::new();
+            let ack = ConnAck {
+                session_present: false,
+                code: if level == 5 { 0x84 } else { 0x01 },
+                props: Properties::default(),
+            };
+            let _ = codec::encode(&Packet::ConnAck(ack), Version::V4, &mut out);
+            let _ = wr.write_all(&out).await;
+            let _ = wr.shutdown().await;
+            return;
+        }
+        // [MQTT-3.1.0-1] the first packet must be CONNECT; malformed CONNECT closes [MQTT-3.1.4-1].
+        Ok(Ok(_)) | Ok(Err(_)) | Err(_) => {
+            let _ = wr.shutdown().await;
+            return;
+        }
+    };
+    let Some(mut conn) = handshake(*connect, &shared, &mut wr, max_packet).await else {
+        let _ = wr.shutdown().await;
+        return;
+    };
+    let end = conn.run(&mut rd, &mut wr, &mut buf).await;
+    conn.finish(&mut wr, end).await;
+}
+
+fn max_packet(shared: &Shared) -> usize {
+    (shared.config.max_packet_size.as_u64() as usize).min(codec::VARINT_MAX as usize + 5)
+}
+
+async fn read_first<R: AsyncRead + Unpin>(
+    rd: &mut R,
+    buf: &mut BytesMut,
+    max_packet: usize,
+) -> Result<Packet, CodecError> {
+    loop {
+        if let Some(p) = codec::decode(buf, Version::V4, max_packet)? {
+            return Ok(p);
+        }
+        match rd.read_buf(buf).await {
+            Ok(n) if n > 0 => {}
+            _ => return Err(CodecError::Malformed("connection closed before CONNECT")),
+        }
+    }
+}
+
+async fn refuse<W: AsyncWrite + Unpin>(wr: &mut W, version: Version, v4: u8, v5: u8, text: &str) {
+    let mut props = Properties::default();
+    if version == Version::V5 {
+        props.reason_string = Some(text.into());
+    }
+    let ack = ConnAck {
+        session_present: false, // [MQTT-3.2.2-4] / [MQTT-3.2.2-6]
+        code: if version == Version::V5 { v5 } else { v4 },
+        props,
+    };
+    let mut out = BytesMut::new();
+    if codec::encode(&Packet::ConnAck(ack), version, &mut out).is_ok() {
+        let _ = wr.write_all(&out).await;
+    }
+}
+
+async fn handshake<W: AsyncWrite + Unpin>(
+    c: Connect,
+    shared: &Arc<Shared>,
+    wr: &mut W,
+    max_packet: usize,
+) -> Option<Conn> {
+    let v = c.version;
+    let cfg = &shared.config;
+    if c.props.auth_method.is_some() {
+        refuse(
+            wr,
+            v,
+            0x05,
+            0x8C,
+            "enhanced authentication is not supported",
+        )
+        .await;
+        return None;
+    }
+    let mut assigned = None;
+    let client_id = if c.client_id.is_empty() {
+        if v == Version::V4 && !c.clean_start {
+            refuse(wr, v, 0x02, 0x85, "").await; // [MQTT-3.1.3-8]
+            return None;
+        }
+        let id = format!("fogline-{}", ASSIGNED.fetch_add(1, Ordering::Relaxed));
+        assigned = Some(Str::from(id.as_str()));
+        id
+    } else {
+        c.client_id.to_string()
+    };
+    if let Err(e) =
+        shared
+            .auth
+            .authenticate(&client_id, c.username.as_deref(), c.password.as_deref())
+    {
+        tracing::info!(client = client_id, error = %e, "MQTT connection refused");
+        refuse(wr, v, 0x05, 0x87, "not authorized").await;
+        return None;
+    }
+    let will = match &c.will {
+        Some(w) => {
+            if fogline_wire::validate_topic(&w.topic).is_err() {
+                refuse(wr, v, 0x02, 0x90, "invalid will topic").await;
+                return None;
+            }
+            let p = codec::Publish {
+                dup: false,
+                qos: w.qos,
+                retain: w.retain,
+                topic: w.topic.clone(),
+                pkid: 0,
+                props: w.props.clone(),
+                payload: w.payload.clone(),
+            };
+            Some((
+                Message::from_publish(&p, w.topic.clone(), 0),
+                w.props.will_delay.unwrap_or(0),
+            ))
+        }
+        None => None,
+    };
+    let requested_expiry = match v {
+        Version::V4 if c.clean_start => 0,
+        Version::V4 => u32::MAX,
+        Version::V5 => c.props.session_expiry.unwrap_or(0),
+    };
+    let expiry = requested_expiry.min(cfg.max_session_expiry);
+    let mut keep_alive = c.keep_alive;
+    let mut server_keep_alive = None;
+    if v == Version::V5
+        && cfg.max_keep_alive > 0
+        && (keep_alive == 0 || keep_alive > cfg.max_keep_alive)
+    {
+        keep_alive = cfg.max_keep_alive;
+        server_keep_alive = Some(keep_alive);
+    }
+    let (session, conn_id, kick, present) = shared.attach(&client_id, c.clean_start, expiry).await;
+    let mut props = Properties::default();
+    if v == Version::V5 {
+        props.assigned_client_id = assigned;
+        props.server_keep_alive = server_keep_alive;
+        props.receive_maximum = Some(cfg.receive_maximum.max(1));
+        props.maximum_packet_size = Some(max_packet as u32);
+        if cfg.topic_alias_maximum > 0 {
+            props.topic_alias_maximum = Some(cfg.topic_alias_maximum);
+        }
+        if expiry != requested_expiry {
+            props.session_expiry = Some(expiry);
+        }
+    }
+    let mut conn = Conn {
+        shared: shared.clone(),
+        version: v,
+        session,
+        conn_id,
+        kick,
+        out: BytesMut::new(),
+        keep_alive: (keep_alive > 0).then(|| Duration::from_secs(u64::from(keep_alive))),
+        receive_max: usize::from(
+            c.props
+                .receive_maximum
+                .unwrap_or(u16::MAX)
+                .min(cfg.max_inflight.max(1)),
+        ),
+        client_max_packet: c
+            .props
+            .maximum_packet_size
+            .map_or(usize::MAX, |m| m as usize),
+        max_packet,
+        aliases: HashMap::new(),
+        will: None,
+        will_delay: 0,
+        connect_expiry: requested_expiry,
+    };
+    if let Some((msg, delay)) = will {
+        conn.will = Some(msg);
+        conn.will_delay = delay;
+    }
+    // [MQTT-3.2.2-2] clean start: session present 0; [MQTT-3.2.2-3] resumed: 1.
+    conn.send(&Packet::ConnAck(ConnAck {
+        session_present: present && !c.clean_start,
+        code: 0,
+        props,
+    }));
+    let session = conn.session.clone();
+    {
+        let mut st = session.state.lock();
+        conn.resend_inflight(&mut st);
+    }
+    Some(conn)
+}

@@ -1,0 +1,343 @@
+//! Packets from the client: PUBLISH and its acknowledgements, SUBSCRIBE,
+//! UNSUBSCRIBE, PINGREQ, DISCONNECT.
+
+use fogline_broker::BrokerError;
+use fogline_wire::Str;
+
+use super::{Conn, End};
+use crate::codec::{
+    Ack, Disconnect, Packet, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
+};
+use crate::message::Message;
+use crate::session::{qos_of, Session, SubEntry};
+use crate::shared::split_shared;
+use crate::store::entry::{Entry, SubRecord};
+
+impl Conn {
+    pub(super) async fn handle(&mut self, p: Packet) -> Result<(), End> {
+        match p {
+            Packet::Publish(p) => return self.on_publish(p).await,
+            Packet::PubAck(a) => self.on_puback(&a, false),
+            Packet::PubComp(a) => self.on_puback(&a, true),
+            Packet::PubRec(a) => self.on_pubrec(&a),
+            Packet::PubRel(a) => self.on_pubrel(&a),
+            Packet::Subscribe(s) => return self.on_subscribe(s),
+            Packet::Unsubscribe(u) => self.on_unsubscribe(u),
+            Packet::PingReq => self.send(&Packet::PingResp), // [MQTT-3.12.4-1]
+            Packet::Disconnect(d) => return Err(self.on_disconnect(&d)),
+            Packet::Connect(_) => return Err(End::error(0x82, "second CONNECT")), // [MQTT-3.1.0-2]
+            Packet::Auth(_) => {
+                return Err(End::error(0x82, "AUTH without an authentication method"))
+            }
+            Packet::ConnAck(_) | Packet::SubAck(_) | Packet::UnsubAck(_) | Packet::PingResp => {
+                return Err(End::error(0x82, "packet only a server sends"));
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve_topic(&mut self, p: &Publish) -> Result<Str, End> {
+        let Some(alias) = p.props.topic_alias else {
+            if p.topic.is_empty() {
+                return Err(End::error(0x82, "empty topic name without a topic alias"));
+            }
+            return Ok(p.topic.clone());
+        };
+        let max = self.shared.config.topic_alias_maximum;
+        if alias == 0 || alias > max {
+            return Err(End::error(0x94, "topic alias out of range")); // [MQTT-3.3.2-8], [MQTT-3.3.2-9]
+        }
+        if p.topic.is_empty() {
+            self.aliases
+                .get(&alias)
+                .cloned()
+                .ok_or_else(|| End::error(0x82, "unknown topic alias"))
+        } else {
+            self.aliases.insert(alias, p.topic.clone());
+            Ok(p.topic.clone())
+        }
+    }
+
+    async fn on_publish(&mut self, p: Publish) -> Result<(), End> {
+        let topic = self.resolve_topic(&p)?;
+        if fogline_wire::validate_topic(&topic).is_err() {
+            return Err(End::error(0x90, "invalid topic name")); // [MQTT-3.3.2-2]
+        }
+        if p.qos == QoS::ExactlyOnce {
+            let st = self.session.state.lock();
+            if st.qos2_in.contains(&p.pkid) {
+                drop(st);
+                // A redelivery of a message already received: acknowledge, do not publish again [MQTT-4.3.3-9].
+                self.send(&Packet::PubRec(Ack::ok(p.pkid)));
+                return Ok(());
+            }
+            if st.qos2_in.len() >= usize::from(self.shared.config.receive_maximum.max(1)) {
+                return Err(End::error(0x93, "receive maximum exceeded")); // [MQTT-3.3.4-7]
+            }
+        }
+        let msg = Message::from_publish(&p, topic, fogline_broker::now_micros());
+        let result = self.shared.publish(&msg, self.session.origin).await;
+        if p.qos == QoS::AtMostOnce {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "QoS 0 publish failed");
+            }
+            return Ok(());
+        }
+        let reason = match result {
+            Ok(()) => {
+                self.shared.flush_durable();
+                0
+            }
+            Err(e) if self.version == Version::V4 => {
+                // 3.1.1 cannot refuse a PUBLISH: close instead [MQTT-3.3.5-2].
+                return Err(End::error(0x80, e.to_string()));
+            }
+            Err(BrokerError::MessageTooLarge { .. }) => 0x95,
+            Err(_) => 0x80,
+        };
+        let mut ack = Ack::ok(p.pkid);
+        ack.reason = reason;
+        if p.qos == QoS::AtLeastOnce {
+            self.send(&Packet::PubAck(ack)); // [MQTT-4.3.2-2]
+        } else {
+            if reason == 0 {
+                let mut st = self.session.state.lock();
+                st.qos2_in.insert(p.pkid);
+                self.session.journal(
+                    &self.shared,
+                    &st,
+                    Entry::Qos2In {
+                        client: &self.session.client_id,
+                        pkid: p.pkid,
+                    },
+                );
+            }
+            self.send(&Packet::PubRec(ack)); // [MQTT-4.3.3-8]
+        }
+        Ok(())
+    }
+
+    /// PUBACK (QoS 1) or PUBCOMP (QoS 2, after PUBREL) ends a delivery.
+    fn on_puback(&mut self, a: &Ack, comp: bool) {
+        let session = self.session.clone();
+        let mut st = session.state.lock();
+        let pos = st.inflight.iter().position(|o| {
+            o.pkid == a.pkid
+                && if comp {
+                    o.qos == QoS::ExactlyOnce && o.released
+                } else {
+                    o.qos == QoS::AtLeastOnce
+                }
+        });
+        if let Some(i) = pos {
+            if let Some(o) = st.inflight.remove(i) {
+                st.mark_pkid(a.pkid, false);
+                session.journal(
+                    &self.shared,
+                    &st,
+                    Entry::MsgDel {
+                        client: &session.client_id,
+                        seq: o.seq,
+                    },
+                );
+            }
+        }
+    }
+
+    fn on_pubrec(&mut self, a: &Ack) {
+        let session = self.session.clone();
+        let mut st = session.state.lock();
+        let pos = st
+            .inflight
+            .iter()
+            .position(|o| o.pkid == a.pkid && o.qos == QoS::ExactlyOnce);
+        let Some(i) = pos else {
+            drop(st);
+            let mut rel = Ack::ok(a.pkid);
+            rel.reason = if self.version == Version::V5 { 0x92 } else { 0 };
+            self.send(&Packet::PubRel(rel));
+            return;
+        };
+        let seq = st.inflight[i].seq;
+        if a.reason >= 0x80 {
+            // The receiver refused the message: the delivery ends here.
+            st.inflight.remove(i);
+            st.mark_pkid(a.pkid, false);
+            session.journal(
+                &self.shared,
+                &st,
+                Entry::MsgDel {
+                    client: &session.client_id,
+                    seq,
+                },
+            );
+            return;
+        }
+        if !st.inflight[i].released {
+            st.inflight[i].released = true;
+            session.journal(
+                &self.shared,
+                &st,
+                Entry::MsgRel {
+                    client: &session.client_id,
+                    seq,
+                },
+            );
+        }
+        drop(st);
+        self.send(&Packet::PubRel(Ack::ok(a.pkid))); // [MQTT-4.3.3-4]
+    }
+
+    fn on_pubrel(&mut self, a: &Ack) {
+        let session = self.session.clone();
+        let mut st = session.state.lock();
+        let known = st.qos2_in.remove(&a.pkid);
+        if known {
+            session.journal(
+                &self.shared,
+                &st,
+                Entry::Qos2Done {
+                    client: &session.client_id,
+                    pkid: a.pkid,
+                },
+            );
+        }
+        drop(st);
+        let mut comp = Ack::ok(a.pkid);
+        if !known && self.version == Version::V5 {
+            comp.reason = 0x92; // packet identifier not found
+        }
+        self.send(&Packet::PubComp(comp)); // [MQTT-4.3.3-11]
+    }
+
+    fn on_subscribe(&mut self, s: Subscribe) -> Result<(), End> {
+        let sub_id = s.props.subscription_ids.first().copied();
+        let now = fogline_broker::now_micros();
+        let session = self.session.clone();
+        let mut st = session.state.lock();
+        let mut codes = Vec::with_capacity(s.filters.len());
+        for f in &s.filters {
+            let key = f.filter.to_string();
+            let (group, filter) = match split_shared(&key) {
+                Some((g, flt)) => (g, flt),
+                None if key.starts_with("$share/") || key == "$share" => {
+                    codes.push(invalid_filter(self.version));
+                    continue;
+                }
+                None => (None, key.as_str()),
+            };
+            let bad_group = group.is_some_and(|g| g.is_empty() || g.contains(['+', '#']));
+            if bad_group || fogline_wire::validate_filter(filter).is_err() {
+                codes.push(invalid_filter(self.version)); // [MQTT-4.8.2-2]
+                continue;
+            }
+            if group.is_some() && f.no_local {
+                return Err(End::error(0x82, "no local on a shared subscription"));
+                // [MQTT-3.8.3-4] (5.0)
+            }
+            let rec = SubRecord {
+                key: key.clone(),
+                qos: f.qos as u8,
+                no_local: f.no_local,
+                retain_as_published: f.retain_as_published,
+                retain_handling: f.retain_handling,
+                sub_id,
+            };
+            let is_new = match st.subs.get_mut(&key) {
+                // [MQTT-3.8.4-3] replace the options; the flow of messages goes on.
+                Some(e) if e.rec.no_local == rec.no_local => {
+                    e.rec = rec.clone();
+                    false
+                }
+                existing => {
+                    let had = existing.is_some();
+                    match self.shared.broker_subscribe(&session, &rec) {
+                        Ok(sub) => {
+                            if let Some(old) = st.subs.insert(
+                                key.clone(),
+                                SubEntry {
+                                    sub,
+                                    rec: rec.clone(),
+                                },
+                            ) {
+                                self.shared.broker.unsubscribe(&old.sub);
+                            }
+                            !had
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "subscribe failed");
+                            codes.push(0x80);
+                            continue;
+                        }
+                    }
+                }
+            };
+            codes.push(f.qos as u8); // [MQTT-3.9.3-1] granted QoS, in order
+            let send_retained = group.is_none()
+                && (rec.retain_handling == 0 || (rec.retain_handling == 1 && is_new));
+            if send_retained {
+                for m in self.shared.retained.matching(filter, now) {
+                    let qos = m.qos.min(qos_of(rec.qos));
+                    session.enqueue(&self.shared, &mut st, m, qos, sub_id); // [MQTT-3.3.1-6]
+                }
+            }
+        }
+        if Session::durable(&self.shared, &st) {
+            session.journal_session(&self.shared, &st);
+        }
+        drop(st);
+        self.send(&Packet::SubAck(SubAck {
+            pkid: s.pkid, // [MQTT-3.8.4-2]
+            props: Default::default(),
+            codes,
+        }));
+        Ok(())
+    }
+
+    fn on_unsubscribe(&mut self, u: Unsubscribe) {
+        let session = self.session.clone();
+        let mut st = session.state.lock();
+        let mut codes = Vec::with_capacity(u.filters.len());
+        for f in &u.filters {
+            match st.subs.remove(f.as_str()) {
+                Some(e) => {
+                    self.shared.broker.unsubscribe(&e.sub); // [MQTT-3.10.4-2]
+                    codes.push(0x00);
+                }
+                None => codes.push(0x11), // no subscription existed
+            }
+        }
+        if Session::durable(&self.shared, &st) {
+            session.journal_session(&self.shared, &st);
+        }
+        drop(st);
+        self.send(&Packet::UnsubAck(SubAck {
+            pkid: u.pkid, // [MQTT-3.10.4-4]
+            props: Default::default(),
+            codes,
+        }));
+    }
+
+    fn on_disconnect(&mut self, d: &Disconnect) -> End {
+        if let Some(e) = d.props.session_expiry {
+            if self.connect_expiry == 0 && e != 0 {
+                return End::error(0x82, "session expiry raised from 0 at DISCONNECT");
+                // [MQTT-3.14.2-2]
+            }
+            let session = self.session.clone();
+            let mut st = session.state.lock();
+            st.expiry = e.min(self.shared.config.max_session_expiry);
+            session.journal_session(&self.shared, &st);
+        }
+        End::Client {
+            will: d.reason == 0x04,
+        }
+    }
+}
+
+fn invalid_filter(v: Version) -> u8 {
+    match v {
+        Version::V4 => 0x80,
+        Version::V5 => 0x8F,
+    }
+}

@@ -1,0 +1,168 @@
+//! One MQTT network connection, served by a single task: it decodes
+//! packets and applies them, moves the session's messages to the socket
+//! (within the client's receive maximum) and enforces the keep-alive.
+//! Protocol errors cost this connection only: an MQTT 5 client is told the
+//! reason in a DISCONNECT, then the socket closes [MQTT-4.13.1-1].
+
+mod connect;
+mod inbound;
+mod outbound;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use fogline_wire::Str;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::codec::{self, Disconnect, Packet, Version};
+use crate::message::Message;
+use crate::session::Session;
+use crate::shared::{PendingWill, Shared};
+
+pub(crate) use connect::serve;
+
+/// Most bytes encoded for the socket before they are written.
+const OUT_LIMIT: usize = 1 << 20;
+/// Read buffer growth step.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Why a connection ends.
+#[derive(Debug)]
+pub(crate) enum End {
+    /// The client sent DISCONNECT; `will` when it asked for the will (0x04).
+    Client { will: bool },
+    /// The socket closed or failed.
+    Lost,
+    /// The server closes it with an MQTT 5 reason code.
+    Error { reason: u8, text: String },
+    /// Another connection took the session over (0x8E).
+    TakenOver,
+}
+
+impl End {
+    pub fn error(reason: u8, text: impl Into<String>) -> End {
+        End::Error {
+            reason,
+            text: text.into(),
+        }
+    }
+}
+
+/// A connected client's state that dies with the connection.
+pub(crate) struct Conn {
+    shared: Arc<Shared>,
+    version: Version,
+    session: Arc<Session>,
+    conn_id: u64,
+    kick: Arc<Notify>,
+    out: BytesMut,
+    keep_alive: Option<Duration>,
+    /// Most QoS 1/2 messages inflight towards the client.
+    receive_max: usize,
+    /// Largest packet the client accepts.
+    client_max_packet: usize,
+    max_packet: usize,
+    aliases: HashMap<u16, Str>,
+    will: Option<Message>,
+    will_delay: u32,
+    /// The session expiry CONNECT asked for (DISCONNECT may not raise it from 0).
+    connect_expiry: u32,
+}
+
+impl Conn {
+    /// Encodes a packet for the socket.
+    fn send(&mut self, p: &Packet) {
+        if let Err(e) = codec::encode(p, self.version, &mut self.out) {
+            tracing::error!(error = %e, "cannot encode an MQTT packet");
+        }
+    }
+
+    async fn run<R, W>(&mut self, rd: &mut R, wr: &mut W, buf: &mut BytesMut) -> End
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let mut last_rx = Instant::now();
+        loop {
+            loop {
+                match codec::decode(buf, self.version, self.max_packet) {
+                    Ok(Some(p)) => {
+                        last_rx = Instant::now();
+                        if let Err(end) = self.handle(p).await {
+                            return end;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::info!(client = %self.session.client_id, error = %e, "bad MQTT packet; closing the connection");
+                        return End::error(e.reason_code(), e.to_string());
+                    }
+                }
+            }
+            let more = {
+                let session = self.session.clone();
+                let mut st = session.state.lock();
+                let more = session.pump(&self.shared, &mut st);
+                let room = self.send_pending(&mut st);
+                more && room
+            };
+            if !self.out.is_empty() {
+                if wr.write_all(&self.out).await.is_err() {
+                    return End::Lost;
+                }
+                self.out.clear();
+                if self.out.capacity() > 4 * OUT_LIMIT {
+                    self.out = BytesMut::new();
+                }
+            }
+            if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+                buf.reserve(READ_CHUNK);
+            }
+            let deadline = self.keep_alive.map(|k| last_rx + k + k / 2);
+            let far = Instant::now() + Duration::from_secs(86_400);
+            tokio::select! {
+                biased;
+                _ = self.kick.notified() => return End::TakenOver,
+                n = rd.read_buf(buf) => match n {
+                    Ok(0) | Err(_) => return End::Lost,
+                    Ok(_) => {}
+                },
+                _ = self.session.waker.notified() => {}
+                // [MQTT-3.1.2-24] (3.1.1: [MQTT-3.1.2-24]) one and a half keep-alives without a packet.
+                _ = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => {
+                    return End::error(0x8D, "keep alive timeout");
+                }
+                _ = std::future::ready(()), if more => {}
+            }
+        }
+    }
+
+    /// Sends the final DISCONNECT (MQTT 5) and lets go of the session.
+    async fn finish<W: AsyncWrite + Unpin>(mut self, wr: &mut W, end: End) {
+        tracing::debug!(client = %self.session.client_id, ?end, "MQTT connection ends");
+        let reason = match &end {
+            End::Error { reason, text } => Some((*reason, text.as_str())),
+            End::TakenOver => Some((0x8E, "session taken over")),
+            _ => None,
+        };
+        if let (Some((reason, text)), Version::V5) = (reason, self.version) {
+            self.out.clear();
+            self.send(&Packet::Disconnect(Disconnect::with_reason(reason, text)));
+            let _ = tokio::time::timeout(Duration::from_secs(1), wr.write_all(&self.out)).await;
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(1), wr.shutdown()).await;
+        let will = match end {
+            End::Client { will: false } => None, // [MQTT-3.1.2-10]
+            _ => self.will.take(),
+        };
+        let will = will.map(|msg| PendingWill {
+            msg,
+            delay: self.will_delay,
+        });
+        self.shared.detach(&self.session, self.conn_id, will);
+    }
+}

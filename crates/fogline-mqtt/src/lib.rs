@@ -1,0 +1,31 @@
+//! fogline's MQTT front end: MQTT 3.1.1 and 5.0 sessions mapped onto the
+//! broker, so MQTT clients and native clients share one routing world.
+//!
+//! - [`codec`]: the packet codec (pure, fuzzed; one file per packet family).
+//! - `message`: application messages and their mapping to broker records
+//!   and headers (the header keys are in [`message::key`]).
+//! - `session` / `shared`: sessions (subscriptions, inflight and queued
+//!   messages), take-over, wills, expiry, retained messages.
+//! - [`store`]: the journal that keeps retained messages and persistent
+//!   sessions across restarts (`mmap`/`fsync` storage).
+//! - `connection`: one task per connection: handshake, inbound packets,
+//!   outbound flow within the client's receive maximum, keep-alive.
+//! - [`MqttServer`]: the listeners.
+//!
+//! The specification conformance table is `CONFORMANCE.md` in this crate.
+#![deny(missing_docs)]
+
+mod auth;
+pub mod codec;
+mod config;
+mod connection;
+mod listener;
+pub mod message;
+mod retain;
+mod session;
+mod shared;
+pub mod store;
+
+pub use auth::{AllowAll, Authenticator, Refused};
+pub use config::MqttConfig;
+pub use listener::{MqttError, MqttServer};

@@ -1,0 +1,121 @@
+//! MQTT listeners: bind the configured TCP addresses, open the durable
+//! state, and serve each connection in its own task.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fogline_broker::{Broker, StorageMode};
+use tokio::net::TcpListener;
+
+use crate::auth::{AllowAll, Authenticator};
+use crate::config::MqttConfig;
+use crate::shared::Shared;
+use crate::store::{Store, StoreError};
+
+/// Why the MQTT front end could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum MqttError {
+    /// An address is malformed or cannot be bound.
+    #[error("cannot listen for MQTT on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The durable MQTT state cannot be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The bound MQTT front end of a node, ready to run.
+pub struct MqttServer {
+    shared: Arc<Shared>,
+    tcp: Vec<TcpListener>,
+}
+
+impl MqttServer {
+    /// Binds every listener of `config` and recovers the durable state
+    /// (under `data_dir/mqtt/` unless the broker's storage is `memory`).
+    /// Every client is admitted; see [`MqttServer::bind_with`].
+    ///
+    /// # Errors
+    /// [`MqttError`] when an address cannot be bound or the state opened.
+    pub async fn bind(config: MqttConfig, broker: Broker) -> Result<MqttServer, MqttError> {
+        MqttServer::bind_with(config, broker, Arc::new(AllowAll)).await
+    }
+
+    /// [`MqttServer::bind`] with an authentication hook.
+    ///
+    /// # Errors
+    /// As [`MqttServer::bind`].
+    pub async fn bind_with(
+        config: MqttConfig,
+        broker: Broker,
+        auth: Arc<dyn Authenticator>,
+    ) -> Result<MqttServer, MqttError> {
+        let mut tcp = Vec::new();
+        for addr in &config.listen {
+            let hostport = addr.strip_prefix("tcp://").unwrap_or(addr);
+            let l = TcpListener::bind(hostport)
+                .await
+                .map_err(|source| MqttError::Bind {
+                    addr: addr.clone(),
+                    source,
+                })?;
+            tcp.push(l);
+        }
+        let bc = broker.config();
+        let store = match bc.storage {
+            StorageMode::Memory => None,
+            mode => {
+                let (store, recovered) =
+                    Store::open(&bc.data_dir.join("mqtt"), mode == StorageMode::Fsync)?;
+                if recovered.discarded > 0 {
+                    tracing::warn!(
+                        bytes = recovered.discarded,
+                        "MQTT state: a torn tail was cut"
+                    );
+                }
+                Some((store, recovered))
+            }
+        };
+        let shared = Shared::new(broker, config, auth, store);
+        Ok(MqttServer { shared, tcp })
+    }
+
+    /// The bound TCP addresses, with their real ports.
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.tcp
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .collect()
+    }
+
+    /// Accepts and serves connections until the returned future is dropped.
+    pub async fn run(self) {
+        let mut tasks = tokio::task::JoinSet::new();
+        for l in self.tcp {
+            tasks.spawn(accept_loop(l, self.shared.clone()));
+        }
+        while tasks.join_next().await.is_some() {}
+    }
+}
+
+async fn accept_loop(l: TcpListener, shared: Arc<Shared>) {
+    loop {
+        match l.accept().await {
+            Ok((sock, peer)) => {
+                let _ = sock.set_nodelay(true);
+                tracing::debug!(%peer, "MQTT connection");
+                tokio::spawn(crate::connection::serve(sock, shared.clone()));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "MQTT accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! A session: the state that outlives a connection (subscriptions, queued
+//! and inflight messages, unreleased incoming QoS 2 ids), section 4.1.
+//!
+//! Messages flow: broker subscription queue -> [`Session::pump`] -> `pending`
+//! -> (the connection sends, within the client's receive maximum) ->
+//! `inflight` until acknowledged. A durable session (store present and
+//! expiry > 0) journals every QoS 1/2 message on entering `pending` and
+//! every state change after, so they survive a crash of the server.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use fogline_broker::Subscription;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use crate::codec::QoS;
+use crate::message::Message;
+use crate::shared::Shared;
+use crate::store::entry::{Entry, SubRecord};
+
+/// Bytes taken from one subscription queue per pump.
+const DRAIN_BUDGET: usize = 256 * 1024;
+
+/// One subscription of a session.
+pub(crate) struct SubEntry {
+    pub sub: Arc<Subscription>,
+    pub rec: SubRecord,
+}
+
+/// A message on its way to the client.
+#[derive(Clone, Debug)]
+pub(crate) struct Outgoing {
+    pub seq: u64,
+    pub msg: Message,
+    pub qos: QoS,
+    pub retain: bool,
+    pub sub_ids: Vec<u32>,
+    /// Packet id once sent (0 before).
+    pub pkid: u16,
+    /// QoS 2: PUBREC received, PUBREL sent.
+    pub released: bool,
+}
+
+/// The connection a session is attached to.
+pub(crate) struct ConnHandle {
+    pub id: u64,
+    /// Notified to make the connection end (session taken over).
+    pub kick: Arc<Notify>,
+}
+
+/// Mutable session state (behind the session's mutex; never held across an await).
+pub(crate) struct State {
+    pub subs: HashMap<String, SubEntry>,
+    pub pending: VecDeque<Outgoing>,
+    pub inflight: VecDeque<Outgoing>,
+    pub qos2_in: HashSet<u16>,
+    used: Vec<u64>,
+    next_pkid: u16,
+    pub next_seq: u64,
+    /// Session expiry interval in seconds (`u32::MAX`: never).
+    pub expiry: u32,
+    pub conn: Option<ConnHandle>,
+    /// Bumped on every attach; a delayed will or expiry checks it.
+    pub epoch: u64,
+    pub ended: bool,
+}
+
+impl State {
+    pub fn new(expiry: u32) -> State {
+        State {
+            subs: HashMap::new(),
+            pending: VecDeque::new(),
+            inflight: VecDeque::new(),
+            qos2_in: HashSet::new(),
+            used: vec![0; 1024],
+            next_pkid: 0,
+            next_seq: 1,
+            expiry,
+            conn: None,
+            epoch: 0,
+            ended: false,
+        }
+    }
+
+    /// A packet id not in use by an inflight message.
+    pub fn alloc_pkid(&mut self) -> u16 {
+        loop {
+            self.next_pkid = self.next_pkid.wrapping_add(1);
+            let id = self.next_pkid;
+            if id != 0 && !self.pkid_used(id) {
+                self.mark_pkid(id, true);
+                return id;
+            }
+        }
+    }
+
+    pub fn pkid_used(&self, id: u16) -> bool {
+        self.used[usize::from(id / 64)] & (1 << (id % 64)) != 0
+    }
+
+    pub fn mark_pkid(&mut self, id: u16, used: bool) {
+        let w = &mut self.used[usize::from(id / 64)];
+        if used {
+            *w |= 1 << (id % 64);
+        } else {
+            *w &= !(1 << (id % 64));
+        }
+    }
+
+    /// The subscription records, for the journal.
+    pub fn sub_records(&self) -> Vec<SubRecord> {
+        let mut v: Vec<SubRecord> = self.subs.values().map(|s| s.rec.clone()).collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        v
+    }
+}
+
+/// A session, shared by the registry and the connection attached to it.
+pub(crate) struct Session {
+    pub client_id: String,
+    /// Origin of this session's publications (for no local).
+    pub origin: u64,
+    /// Notified when a subscription queue has something.
+    pub waker: Arc<Notify>,
+    /// Notified when the attached connection lets go.
+    pub detached: Notify,
+    /// Notified when a connection attaches (stops the offline task).
+    pub attached: Notify,
+    pub state: Mutex<State>,
+}
+
+impl Session {
+    pub fn new(client_id: String, origin: u64, expiry: u32) -> Arc<Session> {
+        Arc::new(Session {
+            client_id,
+            origin,
+            waker: Arc::new(Notify::new()),
+            detached: Notify::new(),
+            attached: Notify::new(),
+            state: Mutex::new(State::new(expiry)),
+        })
+    }
+
+    /// True when its state is journaled.
+    pub fn durable(shared: &Shared, st: &State) -> bool {
+        shared.store.is_some() && st.expiry > 0
+    }
+
+    /// Moves queued broker batches into `pending` (at most `max_queued`),
+    /// journaling QoS 1/2 messages of a durable session. QoS 0 messages are
+    /// dropped while no connection is attached. Returns true when a queue
+    /// still holds messages and there is room to take them.
+    pub fn pump(&self, shared: &Shared, st: &mut State) -> bool {
+        let durable = Session::durable(shared, st);
+        let online = st.conn.is_some();
+        let now = fogline_broker::now_micros();
+        let cap = shared.config.max_queued;
+        let mut journal = Vec::new();
+        let mut batches = Vec::new();
+        let State {
+            subs,
+            pending,
+            next_seq,
+            ..
+        } = st;
+        let mut more = false;
+        for entry in subs.values() {
+            if pending.len() >= cap {
+                break;
+            }
+            let queue = entry.sub.queue();
+            let drained = queue.drain(&mut batches, DRAIN_BUDGET);
+            if drained.dropped > 0 {
+                tracing::debug!(client = %self.client_id, dropped = drained.dropped, "subscription queue dropped messages");
+            }
+            for b in batches.drain(..) {
+                for rec in b.records.iter() {
+                    let received = if rec.timestamp != 0 {
+                        rec.timestamp
+                    } else {
+                        b.timestamp
+                    };
+                    let msg =
+                        Message::from_record(b.topic.clone(), rec.headers, rec.payload, received);
+                    if msg.expired(now) {
+                        continue; // [MQTT-3.3.2-5]
+                    }
+                    let qos = msg.qos.min(qos_of(entry.rec.qos));
+                    if qos == QoS::AtMostOnce && !online {
+                        continue;
+                    }
+                    let retain = entry.rec.retain_as_published && msg.retain;
+                    let seq = *next_seq;
+                    *next_seq += 1;
+                    let sub_ids: Vec<u32> = entry.rec.sub_id.into_iter().collect();
+                    if durable && qos != QoS::AtMostOnce {
+                        Entry::MsgPut {
+                            client: &self.client_id,
+                            seq,
+                            qos: qos as u8,
+                            retain,
+                            sub_ids: &sub_ids,
+                            msg: &msg,
+                        }
+                        .frame_into(&mut journal);
+                    }
+                    pending.push_back(Outgoing {
+                        seq,
+                        msg,
+                        qos,
+                        retain,
+                        sub_ids,
+                        pkid: 0,
+                        released: false,
+                    });
+                }
+            }
+            more |= !queue.is_empty();
+        }
+        shared.journal(&journal);
+        more && pending.len() < cap
+    }
+
+    /// Queues a message (a retained one on subscribe) for delivery.
+    pub fn enqueue(
+        &self,
+        shared: &Shared,
+        st: &mut State,
+        msg: Message,
+        qos: QoS,
+        sub_id: Option<u32>,
+    ) {
+        let seq = st.next_seq;
+        st.next_seq += 1;
+        let sub_ids: Vec<u32> = sub_id.into_iter().collect();
+        if Session::durable(shared, st) && qos != QoS::AtMostOnce {
+            let mut j = Vec::new();
+            Entry::MsgPut {
+                client: &self.client_id,
+                seq,
+                qos: qos as u8,
+                retain: true,
+                sub_ids: &sub_ids,
+                msg: &msg,
+            }
+            .frame_into(&mut j);
+            shared.journal(&j);
+        }
+        st.pending.push_back(Outgoing {
+            seq,
+            msg,
+            qos,
+            retain: true,
+            sub_ids,
+            pkid: 0,
+            released: false,
+        });
+    }
+
+    /// Journals the session's subscriptions and expiry (durable), or its
+    /// removal (no longer durable).
+    pub fn journal_session(&self, shared: &Shared, st: &State) {
+        let mut j = Vec::new();
+        if Session::durable(shared, st) {
+            let subs = st.sub_records();
+            Entry::SessionPut {
+                client: &self.client_id,
+                expiry: st.expiry,
+                subs: &subs,
+            }
+            .frame_into(&mut j);
+        } else {
+            Entry::SessionDel(&self.client_id).frame_into(&mut j);
+        }
+        shared.journal(&j);
+    }
+
+    /// Journals one entry when the session is durable.
+    pub fn journal(&self, shared: &Shared, st: &State, e: Entry<'_>) {
+        if Session::durable(shared, st) {
+            let mut j = Vec::new();
+            e.frame_into(&mut j);
+            shared.journal(&j);
+        }
+    }
+}
+
+/// QoS from its number, capped at 2.
+pub(crate) fn qos_of(v: u8) -> QoS {
+    QoS::from_u8(v.min(2)).unwrap_or(QoS::ExactlyOnce)
+}

@@ -1,0 +1,398 @@
+//! State shared by every MQTT connection of a server: the session registry
+//! (attach, take over, detach, expire), retained messages, the journal.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fogline_broker::{Batch, Broker, BrokerError, SubscribeOptions};
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use crate::auth::Authenticator;
+use crate::config::MqttConfig;
+use crate::message::Message;
+use crate::retain::Retained;
+use crate::session::{qos_of, ConnHandle, Outgoing, Session, SubEntry};
+use crate::store::entry::{Entry, SubRecord};
+use crate::store::{Recovered, Store};
+
+/// Everything MQTT connections share.
+pub(crate) struct Shared {
+    pub broker: Broker,
+    pub config: MqttConfig,
+    pub auth: Arc<dyn Authenticator>,
+    pub sessions: Mutex<HashMap<String, Arc<Session>>>,
+    pub retained: Retained,
+    pub store: Option<Store>,
+    next_conn: AtomicU64,
+}
+
+/// A delayed will: published unless the session gets a new connection first.
+pub(crate) struct PendingWill {
+    pub msg: Message,
+    pub delay: u32,
+}
+
+impl Shared {
+    pub fn new(
+        broker: Broker,
+        config: MqttConfig,
+        auth: Arc<dyn Authenticator>,
+        store: Option<(Store, Recovered)>,
+    ) -> Arc<Shared> {
+        let (store, recovered) = match store {
+            Some((s, r)) => (Some(s), Some(r)),
+            None => (None, None),
+        };
+        let shared = Arc::new(Shared {
+            broker,
+            config,
+            auth,
+            sessions: Mutex::new(HashMap::new()),
+            retained: Retained::default(),
+            store,
+            next_conn: AtomicU64::new(1),
+        });
+        if let Some(r) = recovered {
+            shared.restore(r);
+        }
+        shared
+    }
+
+    /// Writes framed journal entries; a failure is logged (the state stays in memory).
+    pub fn journal(&self, framed: &[u8]) {
+        if let Some(store) = &self.store {
+            if let Err(e) = store.append_framed(framed) {
+                tracing::error!(error = %e, "cannot journal MQTT state");
+            }
+        }
+    }
+
+    fn restore(self: &Arc<Self>, r: Recovered) {
+        for m in r.retained.into_values() {
+            self.retained.apply(&m);
+        }
+        let count = r.sessions.len();
+        for (client, rs) in r.sessions {
+            let session = Session::new(client.clone(), self.broker.next_origin(), rs.expiry);
+            {
+                let mut st = session.state.lock();
+                for rec in rs.subs {
+                    match self.broker_subscribe(&session, &rec) {
+                        Ok(sub) => {
+                            st.subs.insert(rec.key.clone(), SubEntry { sub, rec });
+                        }
+                        Err(e) => {
+                            tracing::warn!(client, error = %e, "cannot restore a subscription")
+                        }
+                    }
+                }
+                for (seq, m) in rs.msgs {
+                    let o = Outgoing {
+                        seq,
+                        msg: m.msg,
+                        qos: qos_of(m.qos),
+                        retain: m.retain,
+                        sub_ids: m.sub_ids,
+                        pkid: m.pkid.unwrap_or(0),
+                        released: m.released,
+                    };
+                    st.next_seq = st.next_seq.max(seq + 1);
+                    match m.pkid {
+                        Some(id) => {
+                            st.mark_pkid(id, true);
+                            st.inflight.push_back(o);
+                        }
+                        None => st.pending.push_back(o),
+                    }
+                }
+                st.qos2_in.extend(rs.qos2_in);
+            }
+            self.sessions.lock().insert(client, session.clone());
+            self.spawn_offline(session, 0, None);
+        }
+        if count > 0 {
+            tracing::info!(
+                sessions = count,
+                retained = self.retained.len(),
+                "MQTT state recovered"
+            );
+        }
+    }
+
+    /// Subscribes a session's filter on the broker.
+    pub fn broker_subscribe(
+        &self,
+        session: &Session,
+        rec: &SubRecord,
+    ) -> Result<Arc<fogline_broker::Subscription>, BrokerError> {
+        let (group, filter) = split_shared(&rec.key).unwrap_or((None, &rec.key));
+        let opts = SubscribeOptions {
+            priority: false,
+            policy: Some(self.config.slow_subscriber),
+            group: group.map(str::to_string),
+            no_local: rec.no_local,
+        };
+        self.broker
+            .subscribe(filter, session.origin, opts, session.waker.clone())
+    }
+
+    /// Publishes an application message: updates the retained store when
+    /// it is retained, then hands it to the broker.
+    pub async fn publish(&self, msg: &Message, origin: u64) -> Result<(), BrokerError> {
+        if msg.retain {
+            self.retained.apply(msg);
+            let mut j = Vec::new();
+            if msg.payload.is_empty() {
+                Entry::RetainDel(&msg.topic).frame_into(&mut j);
+            } else {
+                Entry::RetainSet(msg).frame_into(&mut j);
+            }
+            self.journal(&j);
+        }
+        let records = msg
+            .to_block()
+            .map_err(|e| BrokerError::Config(format!("cannot encode an MQTT message: {e}")))?;
+        let batch = Batch {
+            topic: msg.topic.clone(),
+            records,
+            timestamp: msg.received,
+            priority: false,
+            origin,
+        };
+        self.broker.publish(batch).await
+    }
+
+    /// Moves queued messages of every durable session into its journal, so
+    /// that what a publisher is about to have acknowledged survives a crash.
+    pub fn flush_durable(&self) {
+        if self.store.is_none() {
+            return;
+        }
+        let sessions: Vec<Arc<Session>> = self.sessions.lock().values().cloned().collect();
+        for s in sessions {
+            let mut st = s.state.lock();
+            if Session::durable(self, &st) && !st.ended {
+                s.pump(self, &mut st);
+            }
+        }
+    }
+
+    /// Attaches a new connection to the session of `client_id`, taking it
+    /// over from a connection still attached. Returns the session, the
+    /// connection's handle and whether a previous session was resumed.
+    pub async fn attach(
+        self: &Arc<Self>,
+        client_id: &str,
+        clean_start: bool,
+        expiry: u32,
+    ) -> (Arc<Session>, u64, Arc<Notify>, bool) {
+        let conn_id = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let kick = Arc::new(Notify::new());
+        loop {
+            let busy = {
+                let mut map = self.sessions.lock();
+                let existing = map.get(client_id).cloned();
+                match existing {
+                    Some(s) => {
+                        let mut st = s.state.lock();
+                        if let Some(h) = &st.conn {
+                            h.kick.notify_one(); // [MQTT-3.1.4-3]
+                            drop(st);
+                            Some(s)
+                        } else if clean_start {
+                            // [MQTT-3.1.2-4] discard the previous session.
+                            drop(st);
+                            map.remove(client_id);
+                            self.end_session(&s);
+                            None
+                        } else {
+                            st.conn = Some(ConnHandle {
+                                id: conn_id,
+                                kick: kick.clone(),
+                            });
+                            st.epoch += 1;
+                            st.expiry = expiry;
+                            s.journal_session(self, &st);
+                            drop(st);
+                            s.attached.notify_waiters();
+                            return (s, conn_id, kick, true);
+                        }
+                    }
+                    None => None,
+                }
+            };
+            match busy {
+                Some(s) => {
+                    let _ = tokio::time::timeout(Duration::from_millis(50), s.detached.notified())
+                        .await;
+                }
+                None => {
+                    let mut map = self.sessions.lock();
+                    if map.contains_key(client_id) {
+                        continue; // another connection raced us in
+                    }
+                    let s = Session::new(client_id.to_string(), self.broker.next_origin(), expiry);
+                    {
+                        let mut st = s.state.lock();
+                        st.conn = Some(ConnHandle {
+                            id: conn_id,
+                            kick: kick.clone(),
+                        });
+                        st.epoch = 1;
+                        if Session::durable(self, &st) {
+                            s.journal_session(self, &st);
+                        }
+                    }
+                    map.insert(client_id.to_string(), s.clone());
+                    return (s, conn_id, kick, false);
+                }
+            }
+        }
+    }
+
+    /// Lets go of a session when its connection ends: publishes the will
+    /// (now, or after its delay), ends the session when its expiry is 0,
+    /// else leaves it to the offline task.
+    pub fn detach(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+        conn_id: u64,
+        will: Option<PendingWill>,
+    ) {
+        let mut st = session.state.lock();
+        if st.conn.as_ref().map(|h| h.id) != Some(conn_id) {
+            return;
+        }
+        st.conn = None;
+        let expiry = st.expiry;
+        let epoch = st.epoch;
+        drop(st);
+        session.detached.notify_waiters();
+        let will = will.map(|mut w| {
+            w.delay = w.delay.min(expiry);
+            w
+        });
+        let will = match will {
+            Some(w) if w.delay == 0 => {
+                self.spawn_will(w.msg, session.origin);
+                None
+            }
+            other => other,
+        };
+        if expiry == 0 {
+            let mut map = self.sessions.lock();
+            if map
+                .get(&session.client_id)
+                .is_some_and(|s| Arc::ptr_eq(s, session))
+            {
+                map.remove(&session.client_id);
+            }
+            drop(map);
+            self.end_session(session);
+        } else {
+            self.spawn_offline(session.clone(), epoch, will);
+        }
+    }
+
+    fn spawn_will(self: &Arc<Self>, mut msg: Message, origin: u64) {
+        msg.received = fogline_broker::now_micros(); // its expiry counts from publication
+        let shared = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = shared.publish(&msg, origin).await {
+                tracing::warn!(error = %e, "cannot publish a will message");
+            }
+        });
+    }
+
+    /// While no connection is attached: journals queued messages of a
+    /// durable session, publishes a delayed will, and ends the session at
+    /// its expiry.
+    fn spawn_offline(
+        self: &Arc<Self>,
+        session: Arc<Session>,
+        epoch: u64,
+        will: Option<PendingWill>,
+    ) {
+        let shared = self.clone();
+        tokio::spawn(async move {
+            let start = tokio::time::Instant::now();
+            let expiry = session.state.lock().expiry;
+            let end = (expiry != u32::MAX).then(|| start + Duration::from_secs(u64::from(expiry)));
+            let mut will = will;
+            loop {
+                let attached = session.attached.notified();
+                tokio::pin!(attached);
+                attached.as_mut().enable();
+                {
+                    let mut st = session.state.lock();
+                    if st.conn.is_some() || st.epoch != epoch || st.ended {
+                        drop(st);
+                        session.waker.notify_one(); // pass on a wake-up we may have taken
+                        return;
+                    }
+                    if Session::durable(&shared, &st) {
+                        session.pump(&shared, &mut st);
+                    }
+                }
+                let will_at = will
+                    .as_ref()
+                    .map(|w| start + Duration::from_secs(u64::from(w.delay)));
+                let far = start + Duration::from_secs(100 * 365 * 24 * 3600);
+                tokio::select! {
+                    _ = attached => {}
+                    _ = session.waker.notified() => {}
+                    _ = tokio::time::sleep_until(will_at.unwrap_or(far)), if will_at.is_some() => {
+                        if let Some(w) = will.take() {
+                            shared.spawn_will(w.msg, session.origin); // [MQTT-3.1.3-9]
+                        }
+                    }
+                    _ = tokio::time::sleep_until(end.unwrap_or(far)), if end.is_some() => {
+                        let still = {
+                            let st = session.state.lock();
+                            st.conn.is_none() && st.epoch == epoch
+                        };
+                        if still {
+                            let mut map = shared.sessions.lock();
+                            if map.get(&session.client_id).is_some_and(|s| Arc::ptr_eq(s, &session)) {
+                                map.remove(&session.client_id);
+                            }
+                            drop(map);
+                            shared.end_session(&session);
+                            tracing::debug!(client = %session.client_id, "session expired");
+                        }
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Ends a session: unsubscribes everything and forgets its state.
+    pub fn end_session(&self, session: &Session) {
+        let mut st = session.state.lock();
+        st.ended = true;
+        for (_, e) in st.subs.drain() {
+            self.broker.unsubscribe(&e.sub);
+        }
+        st.pending.clear();
+        st.inflight.clear();
+        drop(st);
+        if self.store.is_some() {
+            let mut j = Vec::new();
+            Entry::SessionDel(&session.client_id).frame_into(&mut j);
+            self.journal(&j);
+        }
+    }
+}
+
+/// Splits `$share/group/filter` into the group and the filter; `None` when
+/// `key` is not a shared subscription. Errors are reported by the caller's
+/// validation (`Some((None, ..))` never happens).
+pub(crate) fn split_shared(key: &str) -> Option<(Option<&str>, &str)> {
+    let rest = key.strip_prefix("$share/")?;
+    let (group, filter) = rest.split_once('/')?;
+    Some((Some(group), filter))
+}
