@@ -114,6 +114,9 @@ pub struct BrokerConfig {
     /// Default retention by age for streams that set none.
     #[serde(with = "humantime_serde")]
     pub retention_age: Option<Duration>,
+    /// Default retention by size for `memory` streams that set none (RAM is
+    /// scarcer than disk on an edge board).
+    pub memory_retention_bytes: ByteSize,
     /// Default segment size.
     pub segment_bytes: ByteSize,
     /// Streams; when empty a stream named `default` captures every topic.
@@ -130,6 +133,7 @@ impl Default for BrokerConfig {
             max_message_bytes: ByteSize::mib(16),
             retention_bytes: Some(ByteSize::gib(1)),
             retention_age: Some(Duration::from_secs(7 * 24 * 3600)),
+            memory_retention_bytes: ByteSize::mib(128),
             segment_bytes: ByteSize::mib(64),
             streams: Vec::new(),
             subscriptions: QueueConfig::default(),

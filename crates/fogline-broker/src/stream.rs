@@ -66,10 +66,7 @@ impl Stream {
             storage: storage.to_log(),
             dir: dir.clone(),
             segment_bytes: cfg.segment_bytes.unwrap_or(broker.segment_bytes).as_u64(),
-            retention_bytes: cfg
-                .retention_bytes
-                .or(broker.retention_bytes)
-                .map(|b| b.as_u64()),
+            retention_bytes: retention_bytes(cfg, broker, storage),
             retention_age: cfg.retention_age.or(broker.retention_age),
             max_record_bytes: record_limit(broker),
         };
@@ -235,6 +232,21 @@ impl Stream {
             stream: self.name.clone(),
             source,
         }
+    }
+}
+
+/// A stream's own limit, else the broker's; `memory` streams are further
+/// capped by `memory_retention_bytes`, since RAM is scarcer than disk.
+fn retention_bytes(cfg: &StreamConfig, broker: &BrokerConfig, storage: StorageMode) -> Option<u64> {
+    let own = cfg.retention_bytes.map(|b| b.as_u64());
+    let default = broker.retention_bytes.map(|b| b.as_u64());
+    match (own, storage) {
+        (Some(b), _) => Some(b),
+        (None, StorageMode::Memory) => {
+            let cap = broker.memory_retention_bytes.as_u64();
+            Some(default.map_or(cap, |d| d.min(cap)))
+        }
+        (None, _) => default,
     }
 }
 

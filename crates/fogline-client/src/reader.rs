@@ -1,7 +1,8 @@
 //! The reader task: decodes frames from the socket and hands each to the
-//! request, subscription or consumer it answers. It never blocks on a slow
-//! receiver: subscriptions drop (and count) past their capacity, consumer
-//! pushes are bounded by credit.
+//! request, subscription or consumer it answers. When a subscription holds
+//! more than its capacity, the reader stops reading the socket until the
+//! application catches up: TCP carries the back-pressure to the server, whose
+//! slow-consumer policy then applies. Consumer pushes are bounded by credit.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ pub(crate) async fn run(inner: Arc<Inner>, mut r: ReadHalf, mut buf: BytesMut) -
                 Err(e) => return ClientError::Protocol(format!("bad frame from server: {e}")),
             }
         }
+        wait_for_room(&inner).await;
         buf.reserve(64 << 10);
         match r.read_buf(&mut buf).await {
             Ok(0) => return ClientError::Disconnected,
@@ -132,16 +134,31 @@ fn deliver(table: &Table, sub_id: u32, dropped: u32, batch: Batch) {
         sub.dropped.fetch_add(u64::from(dropped), Ordering::Relaxed);
     }
     let count = batch.records.count() as usize;
-    let queued = sub.queued.load(Ordering::Relaxed);
-    // An empty queue takes any batch, so one larger than the capacity
-    // still gets through (the frame limit bounds it).
-    if queued > 0 && queued + count > sub.capacity {
-        sub.dropped.fetch_add(count as u64, Ordering::Relaxed);
-        return;
-    }
-    sub.queued.fetch_add(count, Ordering::Relaxed);
+    sub.queued.fetch_add(count, Ordering::AcqRel);
     if entry.tx.send(batch).is_err() {
-        sub.queued.fetch_sub(count, Ordering::Relaxed);
+        sub.queued.fetch_sub(count, Ordering::AcqRel);
+    }
+}
+
+/// Waits while any subscription holds more than its capacity.
+async fn wait_for_room(inner: &Inner) {
+    loop {
+        let full = inner
+            .table
+            .lock()
+            .subs
+            .values()
+            .find(|e| {
+                e.shared.queued.load(Ordering::Acquire) > e.shared.capacity && !e.tx.is_closed()
+            })
+            .map(|e| e.shared.clone());
+        let Some(sub) = full else { return };
+        let room = sub.room.notified();
+        tokio::pin!(room);
+        room.as_mut().enable();
+        if sub.queued.load(Ordering::Acquire) > sub.capacity {
+            room.await;
+        }
     }
 }
 

@@ -209,10 +209,12 @@ pub(crate) struct SubShared {
     pub capacity: usize,
     /// Records queued in the channel.
     pub queued: AtomicUsize,
-    /// Dropped by the server (Deliver.dropped) plus by the client (full).
+    /// Dropped by the server's drop-oldest policy (Deliver.dropped).
     pub dropped: AtomicU64,
     /// The server accepted it at least once (so reconnects re-subscribe).
     pub confirmed: AtomicBool,
+    /// Signalled when `queued` falls back to `capacity`: the reader resumes.
+    pub room: tokio::sync::Notify,
 }
 
 pub(crate) struct SubEntry {

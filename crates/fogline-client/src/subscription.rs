@@ -36,6 +36,7 @@ impl Client {
             queued: AtomicUsize::new(0),
             dropped: AtomicU64::new(0),
             confirmed: AtomicBool::new(false),
+            room: tokio::sync::Notify::new(),
         });
         let (tx, rx) = mpsc::unbounded_channel();
         let error = Arc::new(Mutex::new(None));
@@ -79,9 +80,10 @@ impl Client {
 
 /// A live subscription; dropping it unsubscribes.
 ///
-/// Records are buffered up to `SubscribeOptions::capacity`; past that new
-/// batches are dropped and counted, so a slow reader never stalls the
-/// connection.
+/// Records are buffered up to `SubscribeOptions::capacity`; past that the
+/// client stops reading the socket until the application catches up, so the
+/// server's slow-consumer policy (block, drop-oldest or disconnect) decides
+/// what happens, and nothing is dropped silently here.
 pub struct Subscription {
     inner: Arc<Inner>,
     shared: Arc<SubShared>,
@@ -99,7 +101,10 @@ impl Subscription {
         loop {
             if let Some(batch) = &mut self.current {
                 if let Some(record) = batch.records.pop_front() {
-                    self.shared.queued.fetch_sub(1, Ordering::Relaxed);
+                    let before = self.shared.queued.fetch_sub(1, Ordering::AcqRel);
+                    if before > self.shared.capacity && before - 1 <= self.shared.capacity {
+                        self.shared.room.notify_one();
+                    }
                     let timestamp = if record.timestamp == 0 {
                         batch.batch_timestamp
                     } else {
