@@ -30,6 +30,9 @@ pub enum LogError {
     /// `mmap` and `fsync` storage need `LogOptions::dir`.
     #[error("storage `{0}` needs a directory")]
     NoDirectory(crate::Storage),
+    /// Another process (or another `Log` in this one) has the stream directory open.
+    #[error("stream directory {0} is in use by another log")]
+    Locked(PathBuf),
     /// An unknown storage name was parsed.
     #[error("unknown storage `{0}` (expected memory, mmap or fsync)")]
     UnknownStorage(String),

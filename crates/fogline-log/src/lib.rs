@@ -73,7 +73,9 @@
 //! refused: every cut is listed in the [`RecoveryReport`]. [`verify`] checks every record of
 //! every segment and every index entry.
 //!
-//! One process per data directory: the log does not lock it.
+//! One log per stream directory: `Log::open` takes an exclusive `flock` on `DIR/.lock` (held
+//! until the log is dropped, released by the kernel if the process dies) and fails with
+//! `LogError::Locked` when another log holds it.
 
 #![deny(missing_docs)]
 

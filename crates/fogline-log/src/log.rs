@@ -21,6 +21,8 @@ pub struct Log {
     /// Data bytes of all segments.
     total_bytes: u64,
     last_ts: u64,
+    /// Holds the directory's `flock` (file storage) for the log's lifetime.
+    _lock: Option<std::fs::File>,
 }
 
 /// Counters describing a log.
@@ -78,8 +80,9 @@ impl Log {
     /// makes it fail.
     ///
     /// # Errors
-    /// `NoDirectory` when file storage has no `dir`; `Io` when the directory or a file cannot be
-    /// created, opened, mapped or resized.
+    /// `NoDirectory` when file storage has no `dir`; `Locked` when another log has the
+    /// directory open; `Io` when the directory or a file cannot be created, opened, mapped or
+    /// resized (including a full disk: segments reserve their blocks).
     ///
     /// # Example
     /// ```
@@ -92,18 +95,21 @@ impl Log {
     /// ```
     pub fn open(opts: LogOptions) -> Result<(Log, RecoveryReport), LogError> {
         let segment_bytes = opts.segment_bytes.clamp(64, u64::from(u32::MAX)) as usize;
-        let (segments, report) = match (opts.storage, &opts.dir) {
+        let (segments, report, lock) = match (opts.storage, &opts.dir) {
             (Storage::Memory, _) => {
                 let buf = MapBuf::anon(segment_bytes).map_err(LogError::io("mmap", "(memory)"))?;
                 let seg = Segment::new(0, buf, segment_bytes, memory_backing());
-                (vec![seg], RecoveryReport::default())
+                (vec![seg], RecoveryReport::default(), None)
             }
             (storage, None) => return Err(LogError::NoDirectory(storage)),
-            (storage, Some(dir)) => open_dir(&OpenParams {
-                dir,
-                segment_bytes,
-                fsync: storage == Storage::Fsync,
-            })?,
+            (storage, Some(dir)) => {
+                let (segments, report, lock) = open_dir(&OpenParams {
+                    dir,
+                    segment_bytes,
+                    fsync: storage == Storage::Fsync,
+                })?;
+                (segments, report, Some(lock))
+            }
         };
         let total_bytes = segments.iter().map(|s| s.write_pos as u64).sum();
         let last_ts = segments
@@ -117,6 +123,7 @@ impl Log {
             segments,
             total_bytes,
             last_ts,
+            _lock: lock,
         };
         Ok((log, report))
     }

@@ -132,9 +132,10 @@ pub struct OpenParams<'a> {
 
 /// Opens every segment of a stream directory (creating the directory and a first segment when
 /// there are none).
-pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport), LogError> {
+pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport, File), LogError> {
     let dir = p.dir;
     fs::create_dir_all(dir).map_err(LogError::io("create directory", dir))?;
+    let lock = lock_dir(dir)?;
     let mut report = RecoveryReport {
         dir: Some(dir.to_path_buf()),
         ..RecoveryReport::default()
@@ -173,7 +174,35 @@ pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport), LogErr
     }
     report.segments = segments.len();
     report.records = segments.iter().map(|s| s.count).sum();
-    Ok((segments, report))
+    Ok((segments, report, lock))
+}
+
+/// Name of the lock file in a stream directory.
+pub const LOCK_FILE: &str = ".lock";
+
+/// Takes an exclusive `flock` on `DIR/.lock`, held while the returned file is open: two
+/// processes appending to one directory would corrupt it (a crash releases the lock).
+fn lock_dir(dir: &Path) -> Result<File, LogError> {
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(LogError::io("create", &path))?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a plain system call on a descriptor `file` keeps open; no memory is passed.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.kind() == std::io::ErrorKind::WouldBlock {
+                return Err(LogError::Locked(dir.to_path_buf()));
+            }
+            return Err(LogError::io("lock", &path)(err));
+        }
+    }
+    Ok(file)
 }
 
 fn recovered(base: u64, s: &Scan) -> Recovered {

@@ -175,11 +175,8 @@ fn retention_by_bytes_keeps_offsets() {
         st.first_offset
     );
     let files = std::fs::read_dir(dir.path()).unwrap().count();
-    assert_eq!(
-        files,
-        2 * st.segments - 1,
-        "one .log per segment, one .idx per sealed one"
-    );
+    let want = 2 * st.segments; // a .log per segment, an .idx per sealed one, the .lock
+    assert_eq!(files, want);
     drop(log);
     let (log, report) = Log::open(opts).unwrap();
     assert!(report.is_clean(), "{report}");
@@ -272,6 +269,16 @@ fn reopen_continues_offsets_and_timestamps() {
         .iter()
         .enumerate()
         .for_each(|(i, r)| check(r, i as u64));
+}
+
+#[test]
+fn a_directory_is_opened_by_one_log_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, _) = Log::open(file_opts(dir.path(), Storage::Mmap, 4096)).unwrap();
+    let err = Log::open(file_opts(dir.path(), Storage::Mmap, 4096)).unwrap_err();
+    assert!(matches!(err, LogError::Locked(_)), "{err}");
+    drop(log);
+    assert!(Log::open(file_opts(dir.path(), Storage::Mmap, 4096)).is_ok());
 }
 
 #[test]
