@@ -113,7 +113,7 @@ impl MatcherBuilder {
         if total >= u32::MAX as usize {
             return Err(Error::new(ErrorKind::TooManyBytes(total)));
         }
-        let simd = self
+        let (simd, imp) = self
             .simd
             .resolve()
             .ok_or(Error::new(ErrorKind::Unsupported(match self.simd {
@@ -124,6 +124,7 @@ impl MatcherBuilder {
         Ok(Matcher {
             tables: Tables::build(&self.patterns),
             simd,
+            imp,
             patterns: self.patterns.len(),
         })
     }

@@ -66,6 +66,7 @@ pub struct Match {
 pub struct Matcher {
     tables: Tables,
     simd: Simd,
+    imp: filter::Impl,
     patterns: usize,
 }
 
@@ -90,7 +91,7 @@ impl Matcher {
     /// Calls `f` for every match in `hay`.
     pub fn for_each_match<F: FnMut(Match)>(&self, hay: &[u8], f: F) {
         let mut sink = Callback { base: 0, f };
-        scan::scan(self.simd, &self.tables, hay, 0, hay.len(), 0, &mut sink);
+        scan::scan(self.imp, &self.tables, hay, 0, hay.len(), 0, &mut sink);
         for end in 0..=hay.len() {
             for &id in self.tables.empty_ids.iter() {
                 (sink.f)(Match { pattern: id, end });
@@ -109,7 +110,7 @@ impl Matcher {
     /// counted in one step).
     pub fn count(&self, hay: &[u8]) -> u64 {
         let mut sink = Counter { count: 0 };
-        scan::scan(self.simd, &self.tables, hay, 0, hay.len(), 0, &mut sink);
+        scan::scan(self.imp, &self.tables, hay, 0, hay.len(), 0, &mut sink);
         sink.count + self.tables.empty_ids.len() as u64 * (hay.len() as u64 + 1)
     }
 

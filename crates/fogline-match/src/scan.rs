@@ -6,7 +6,7 @@
 //! a run (most runs in real traffic are shorter than a filter block needs). Candidates inside a
 //! decided run are skipped.
 
-use crate::filter::{self, Cands, Simd, CHUNK};
+use crate::filter::{self, Cands, Impl, CHUNK};
 use crate::fold::read_u32;
 use crate::runs::run_end;
 use crate::sink::Sink;
@@ -22,7 +22,7 @@ const MAX_REGIONS: usize = 32;
 
 /// Reports every match that starts in `lo..hi` of `hay` and ends at or after `min_end`.
 pub(crate) fn scan<S: Sink>(
-    simd: Simd,
+    imp: Impl,
     t: &Tables,
     hay: &[u8],
     lo: usize,
@@ -36,7 +36,7 @@ pub(crate) fn scan<S: Sink>(
     while pos < hi {
         let to = hi.min(pos + CHUNK);
         c.clear();
-        let stop = filter::run(simd, t, hay, pos, to, flood_from, &mut c);
+        let stop = filter::run(imp, t, hay, pos, to, flood_from, &mut c);
         verify_round(t, hay, pos, stop.stop, min_end, &c, sink);
         pos = stop.stop;
         if stop.flood {

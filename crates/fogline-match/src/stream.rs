@@ -71,13 +71,13 @@ impl<'m> Stream<'m> {
                 f: &mut f,
             };
             let n = self.tail.len();
-            scan::scan(self.matcher.simd, t, &self.buf, 0, n, n + 1, &mut sink);
+            scan::scan(self.matcher.imp, t, &self.buf, 0, n, n + 1, &mut sink);
         }
         let mut sink = Callback {
             base: self.offset,
             f: &mut f,
         };
-        scan::scan(self.matcher.simd, t, chunk, 0, chunk.len(), 0, &mut sink);
+        scan::scan(self.matcher.imp, t, chunk, 0, chunk.len(), 0, &mut sink);
         for end in 1..=chunk.len() {
             for &id in t.empty_ids.iter() {
                 f(Match {

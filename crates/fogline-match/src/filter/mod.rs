@@ -136,18 +136,41 @@ pub enum Simd {
     Neon,
 }
 
+/// The code a matcher runs, fixed when it is built (CPU features are detected once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Impl {
+    Scalar,
+    Table,
+    /// The table filter compiled with BMI1/2, POPCNT and AVX2.
+    #[cfg(target_arch = "x86_64")]
+    TableX86,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+    #[cfg(target_arch = "aarch64")]
+    Neon,
+}
+
 impl Simd {
-    /// Resolves `Auto`; `None` when the requested implementation is not available here.
-    pub(crate) fn resolve(self) -> Option<Simd> {
-        match self {
-            Simd::Auto => Some(best()),
-            Simd::Scalar => Some(Simd::Scalar),
-            Simd::Table => Some(Simd::Table),
-            Simd::Avx2 if has_avx2() => Some(Simd::Avx2),
-            Simd::Avx512 if has_avx512() => Some(Simd::Avx512),
-            Simd::Neon if cfg!(target_arch = "aarch64") => Some(Simd::Neon),
-            _ => None,
-        }
+    /// Resolves `Auto`; returns the public name and the code to run, or `None` when the
+    /// requested implementation is not available on this CPU.
+    pub(crate) fn resolve(self) -> Option<(Simd, Impl)> {
+        let simd = if self == Simd::Auto { best() } else { self };
+        let imp = match simd {
+            Simd::Scalar => Impl::Scalar,
+            #[cfg(target_arch = "x86_64")]
+            Simd::Table if table::has_x86_features() => Impl::TableX86,
+            Simd::Table => Impl::Table,
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 if has_avx2() => Impl::Avx2,
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 if has_avx512() => Impl::Avx512,
+            #[cfg(target_arch = "aarch64")]
+            Simd::Neon => Impl::Neon,
+            _ => return None,
+        };
+        Some((simd, imp))
     }
 }
 
@@ -163,11 +186,6 @@ fn has_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-fn has_avx2() -> bool {
-    false
-}
-
 #[cfg(target_arch = "x86_64")]
 fn has_avx512() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")
@@ -175,15 +193,10 @@ fn has_avx512() -> bool {
         && std::arch::is_x86_feature_detected!("avx512vbmi")
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-fn has_avx512() -> bool {
-    false
-}
-
 /// Filters positions `from..to` of `hay` into `c` with implementation `simd` (already resolved).
 #[inline]
 pub(crate) fn run(
-    simd: Simd,
+    imp: Impl,
     t: &Tables,
     hay: &[u8],
     from: usize,
@@ -192,15 +205,17 @@ pub(crate) fn run(
     c: &mut Cands,
 ) -> Stop {
     debug_assert!(to - from <= CHUNK && to <= hay.len());
-    match simd {
+    match imp {
         // SAFETY: `resolve` returned these only after detecting the CPU features.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { avx2::filter(t, hay, from, to, flood_from, c) },
+        Impl::Avx2 => unsafe { avx2::filter(t, hay, from, to, flood_from, c) },
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe { avx512::filter(t, hay, from, to, flood_from, c) },
+        Impl::Avx512 => unsafe { avx512::filter(t, hay, from, to, flood_from, c) },
+        #[cfg(target_arch = "x86_64")]
+        Impl::TableX86 => unsafe { table::filter_x86(t, hay, from, to, flood_from, c) },
         #[cfg(target_arch = "aarch64")]
-        Simd::Neon => neon::filter(t, hay, from, to, flood_from, c),
-        Simd::Table => table::filter(t, hay, from, to, flood_from, c),
-        _ => scalar::filter(t, hay, from, to, flood_from, c),
+        Impl::Neon => neon::filter(t, hay, from, to, flood_from, c),
+        Impl::Table => table::filter(t, hay, from, to, flood_from, c),
+        Impl::Scalar => scalar::filter(t, hay, from, to, flood_from, c),
     }
 }

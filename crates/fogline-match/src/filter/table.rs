@@ -49,7 +49,7 @@ fn bigram(blk: &[u8; BLOCK + 4], d: usize) -> u16 {
     unsafe { blk.as_ptr().add(d).cast::<u16>().read_unaligned().to_le() }
 }
 
-/// Filters `from..to`, choosing the BMI2 build of the loop when the CPU has it.
+/// Filters `from..to` (portable build).
 pub(crate) fn filter(
     t: &Tables,
     hay: &[u8],
@@ -58,22 +58,26 @@ pub(crate) fn filter(
     flood_from: usize,
     c: &mut Cands,
 ) -> Stop {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports BMI2 and AVX2 (checked just above).
-        return unsafe { filter_bmi2(t, hay, from, to, flood_from, c) };
-    }
     filter_with::<Portable>(t, hay, from, to, flood_from, c)
+}
+
+/// Whether the CPU can run [`filter_x86`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_x86_features() -> bool {
+    std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("popcnt")
 }
 
 /// The same loop compiled with BMI2, whose `pext` extracts the start bits in one instruction,
 /// and AVX2 for hashing many filter-3 windows at once.
 ///
 /// # Safety
-/// The CPU must support BMI2 and AVX2.
+/// The CPU must support BMI1, BMI2, AVX2 and POPCNT.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2,avx2")]
-unsafe fn filter_bmi2(
+#[target_feature(enable = "bmi1,bmi2,avx2,popcnt")]
+pub(crate) unsafe fn filter_x86(
     t: &Tables,
     hay: &[u8],
     from: usize,
@@ -117,13 +121,13 @@ struct Pext;
 impl Extract for Pext {
     #[inline(always)]
     fn pairs(c: u64) -> u64 {
-        // SAFETY: only reached from `filter_bmi2`, which requires BMI2.
+        // SAFETY: only reached from `filter_x86`, which requires BMI2.
         unsafe { std::arch::x86_64::_pext_u64(c, 0x0303_0303_0303_0303) }
     }
 
     #[inline(always)]
     fn hashes(blk: &[u8; BLOCK + 4], shift: u32, out: &mut [u32; BLOCK]) -> bool {
-        // SAFETY: only reached from `filter_bmi2`, which requires AVX2.
+        // SAFETY: only reached from `filter_x86`, which requires AVX2.
         unsafe { hashes_avx2(blk, shift, out) };
         true
     }
@@ -266,8 +270,10 @@ fn block<X: Extract>(
     let at = |k: usize| u64::from(pair[usize::from(bigram(blk, 2 * k))]);
     let mut words = [0u64; 5];
     for (q, word) in words.iter_mut().take(4).enumerate() {
-        for r in 0..8 {
-            *word |= at(8 * q + r) << (8 * r);
+        // Highest entry first, shifting in: a short dependency chain per word keeps the
+        // compiler from hoisting all 32 loads and spilling them.
+        for r in (0..8).rev() {
+            *word = (*word << 8) | at(8 * q + r);
         }
     }
     words[4] = at(BLOCK / 2) | at(BLOCK / 2 + 1) << 8;
@@ -311,15 +317,18 @@ fn block<X: Extract>(
         // Near the end some windows are not in `hay`.
         lmask &= (1u64 << (hay.len().saturating_sub(i + 3)).min(63)) - 1;
     }
-    let mut hashes = [0u32; BLOCK];
-    if lmask.count_ones() > VECTOR_HASH_FROM && X::hashes(blk, t.f3_shift, &mut hashes) {
-        while lmask != 0 {
-            let j = lmask.trailing_zeros();
-            lmask &= lmask - 1;
-            let h = hashes[j as usize] as usize;
-            c.push_long_if(rel + j, t.filt3[h >> 5] & (1 << (h & 31)) != 0);
+    if lmask.count_ones() > VECTOR_HASH_FROM {
+        // Initialised only here: zeroing it for every block cost a `memset` call per block.
+        let mut hashes = [0u32; BLOCK];
+        if X::hashes(blk, t.f3_shift, &mut hashes) {
+            while lmask != 0 {
+                let j = lmask.trailing_zeros();
+                lmask &= lmask - 1;
+                let h = hashes[j as usize] as usize;
+                c.push_long_if(rel + j, t.filt3[h >> 5] & (1 << (h & 31)) != 0);
+            }
+            return;
         }
-        return;
     }
     while lmask != 0 {
         let j = lmask.trailing_zeros();
