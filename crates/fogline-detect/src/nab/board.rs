@@ -8,7 +8,7 @@
 
 use super::corpus::{Corpus, Profile};
 use super::sweep::{sweep_file, Row};
-use super::threshold::{best, scores_by_threshold};
+use super::threshold::{at, best, scores_by_threshold, ThresholdScore};
 use super::NabError;
 use crate::Detector;
 use std::time::Instant;
@@ -87,12 +87,42 @@ pub fn run_detector(corpus: &Corpus, make: &dyn Fn() -> Box<dyn Detector>) -> (V
     (all, nanos as f64 / corpus.row_count().max(1) as f64)
 }
 
-/// Scores per-file detector outputs under every profile of the corpus.
+/// Scores per-file detector outputs under every profile of the corpus, each at
+/// its optimised threshold.
 ///
 /// # Errors
 /// [`NabError::Scores`] if the number of files or rows differs from the corpus or
 /// a score is not a number in `[0, 1]`.
 pub fn evaluate(corpus: &Corpus, scores: &[Vec<f64>]) -> Result<Vec<ProfileScore>, NabError> {
+    evaluate_with(corpus, scores, None)
+}
+
+/// Like [`evaluate`], but at given thresholds (one per profile, in corpus
+/// order) instead of optimised ones: to reproduce scores NAB computed with
+/// thresholds it had recorded.
+///
+/// # Errors
+/// As [`evaluate`], and if the number of thresholds differs from the profiles.
+pub fn evaluate_at(
+    corpus: &Corpus,
+    scores: &[Vec<f64>],
+    thresholds: &[f64],
+) -> Result<Vec<ProfileScore>, NabError> {
+    if thresholds.len() != corpus.profiles.len() {
+        return Err(NabError::Scores(format!(
+            "{} thresholds for {} profiles",
+            thresholds.len(),
+            corpus.profiles.len()
+        )));
+    }
+    evaluate_with(corpus, scores, Some(thresholds))
+}
+
+fn evaluate_with(
+    corpus: &Corpus,
+    scores: &[Vec<f64>],
+    fixed: Option<&[f64]>,
+) -> Result<Vec<ProfileScore>, NabError> {
     if scores.len() != corpus.files.len() {
         return Err(NabError::Scores(format!(
             "{} score files for {} data files",
@@ -122,9 +152,13 @@ pub fn evaluate(corpus: &Corpus, scores: &[Vec<f64>]) -> Result<Vec<ProfileScore
         .map(|f| vec![0.5; f.values.len()])
         .collect();
     let mut out = Vec::new();
-    for p in &corpus.profiles {
-        let null = best_raw(corpus, &nulls, p).score;
-        let b = best_raw(corpus, scores, p);
+    for (i, p) in corpus.profiles.iter().enumerate() {
+        let null = best(&sweep_all(corpus, &nulls, p)).score;
+        let all = sweep_all(corpus, scores, p);
+        let b = match fixed {
+            Some(t) => at(&all, t[i]),
+            None => best(&all),
+        };
         let perfect = p.tp * corpus.window_count() as f64;
         out.push(ProfileScore {
             profile: p.name.clone(),
@@ -140,14 +174,14 @@ pub fn evaluate(corpus: &Corpus, scores: &[Vec<f64>]) -> Result<Vec<ProfileScore
     Ok(out)
 }
 
-fn best_raw(corpus: &Corpus, scores: &[Vec<f64>], p: &Profile) -> super::threshold::ThresholdScore {
+fn sweep_all(corpus: &Corpus, scores: &[Vec<f64>], p: &Profile) -> Vec<ThresholdScore> {
     let mut rows: Vec<Row> = Vec::with_capacity(corpus.row_count());
     let mut first = 0u32;
     for (f, s) in corpus.files.iter().zip(scores) {
         sweep_file(f, s, p, first, &mut rows);
         first += f.windows.len() as u32;
     }
-    best(&scores_by_threshold(&mut rows, p.fn_))
+    scores_by_threshold(&mut rows, p.fn_)
 }
 
 #[cfg(test)]
@@ -208,6 +242,10 @@ mod tests {
         assert!((r[0].raw - (tp - 0.11)).abs() < 1e-12);
         assert!((r[0].normalised - 100.0 * (tp - 0.11 + 1.0) / 2.0).abs() < 1e-9);
         assert_eq!(r[0].false_positives, 1);
+        // At a threshold above both detections nothing is detected: the null score.
+        let r = evaluate_at(&c, &s, &[1.05, 1.05]).unwrap();
+        assert_eq!(r[0].normalised, 0.0);
+        assert!(evaluate_at(&c, &s, &[0.5]).is_err());
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub mod sweep;
 pub mod threshold;
 pub mod time;
 
-pub use board::{evaluate, run_detector, BoardRow, ProfileScore};
+pub use board::{evaluate, evaluate_at, run_detector, BoardRow, ProfileScore};
 pub use corpus::{Corpus, DataFile, Profile};
 
 use std::path::PathBuf;

@@ -49,6 +49,35 @@ pub fn load_scores(
     Ok(out)
 }
 
+/// The thresholds NAB recorded for `detector`, one per profile of `corpus`, read
+/// from `<detector>/<detector>_<profile>_scores.csv` (column `Threshold` of the
+/// first data row). `None` if any file is missing or unreadable.
+pub fn recorded_thresholds(
+    results_dir: &Path,
+    detector: &str,
+    corpus: &Corpus,
+) -> Option<Vec<f64>> {
+    corpus
+        .profiles
+        .iter()
+        .map(|p| {
+            let path = results_dir
+                .join(detector)
+                .join(format!("{detector}_{}_scores.csv", p.name));
+            let text = std::fs::read_to_string(path).ok()?;
+            let header: Vec<&str> = text.lines().next()?.split(',').collect();
+            let col = header.iter().position(|h| h.trim() == "Threshold")?;
+            text.lines()
+                .nth(1)?
+                .split(',')
+                .nth(col)?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
 /// Names of the detector folders under `results_dir`, sorted.
 ///
 /// # Errors

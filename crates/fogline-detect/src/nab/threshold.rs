@@ -86,6 +86,23 @@ pub fn best(scores: &[ThresholdScore]) -> ThresholdScore {
     best
 }
 
+/// The score at a given threshold `t`: the entry of [`scores_by_threshold`]'s
+/// output that counts exactly the rows scoring `>= t`.
+pub fn at(scores: &[ThresholdScore], t: f64) -> ThresholdScore {
+    let mut pick = scores.first().copied().unwrap_or(ThresholdScore {
+        threshold: 1.1,
+        score: 0.0,
+        windows_detected: 0,
+        false_positives: 0,
+    });
+    for s in scores {
+        if s.threshold >= t {
+            pick = *s;
+        }
+    }
+    pick
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,12 +125,15 @@ mod tests {
             row(0.2, 0.7, Some(1)),
         ];
         let s = scores_by_threshold(&mut rows, 1.0);
-        let at = |t: f64| s.iter().find(|x| x.threshold == t).unwrap().score;
-        assert_eq!(at(1.1), -2.0);
-        assert!((at(0.95) - (0.5 - 1.0)).abs() < 1e-12);
-        assert!((at(0.9) - (1.0 - 1.0)).abs() < 1e-12);
-        assert!((at(0.8) - (1.0 - 1.0 - 0.11)).abs() < 1e-12);
-        assert!((at(0.2) - (1.0 + 0.7 - 0.11)).abs() < 1e-12);
+        let exact = |t: f64| s.iter().find(|x| x.threshold == t).unwrap().score;
+        assert_eq!(exact(1.1), -2.0);
+        assert!((exact(0.95) - (0.5 - 1.0)).abs() < 1e-12);
+        assert!((exact(0.9) - (1.0 - 1.0)).abs() < 1e-12);
+        assert!((exact(0.8) - (1.0 - 1.0 - 0.11)).abs() < 1e-12);
+        assert!((exact(0.2) - (1.0 + 0.7 - 0.11)).abs() < 1e-12);
+        assert_eq!(at(&s, 0.85).score, at(&s, 0.9).score);
+        assert_eq!(at(&s, 0.1).threshold, 0.2);
+        assert_eq!(at(&s, 2.0).threshold, 1.1);
         let b = best(&s);
         assert_eq!(b.threshold, 0.2);
         assert_eq!(b.windows_detected, 2);

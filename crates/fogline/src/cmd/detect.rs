@@ -3,11 +3,13 @@
 //! `--traces`, evaluate the event-trace detectors on generated traces.
 //!
 //! `--results DIR` also scores detector outputs stored in NAB's results layout
-//! (`DIR/<detector>/<category>/<detector>_<file>.csv`), which checks the scorer
+//! (`DIR/<detector>/<category>/<detector>_<file>.csv`), at the optimised
+//! threshold and at the thresholds NAB recorded in
+//! `DIR/<detector>/<detector>_<profile>_scores.csv`, which checks the scorer
 //! against NAB's published numbers.
 
 use anyhow::Context;
-use fogline_detect::nab::{evaluate, results, run_detector, BoardRow, Corpus};
+use fogline_detect::nab::{evaluate, evaluate_at, results, run_detector, BoardRow, Corpus};
 use fogline_detect::trace::evaluate as traces;
 use std::path::{Path, PathBuf};
 
@@ -89,6 +91,17 @@ fn scoreboard(dir: &Path, args: &DetectArgs) -> anyhow::Result<Vec<BoardRow>> {
                 .with_context(|| format!("reading results of {name}"))?;
             let profiles = evaluate(&corpus, &scores).with_context(|| format!("scoring {name}"))?;
             rows.push(BoardRow::new(&format!("nab:{name}"), &profiles, f64::NAN));
+            // NAB scored some detectors at thresholds it had recorded earlier
+            // rather than the optimum; rescore at those too when present.
+            if let Some(t) = results::recorded_thresholds(results_dir, &name, &corpus) {
+                let profiles =
+                    evaluate_at(&corpus, &scores, &t).with_context(|| format!("scoring {name}"))?;
+                rows.push(BoardRow::new(
+                    &format!("nab:{name}@recorded"),
+                    &profiles,
+                    f64::NAN,
+                ));
+            }
         }
     }
     Ok(rows)
