@@ -14,7 +14,9 @@
 //!
 //! Invariants: `pure[x]` is sorted by length; for non-letter `x`, `keys[tails_at[x]..]` (up to
 //! the next byte's start) is sorted, and `entries[k]` is the pattern of `keys[k] = r << 8 |
-//! fold(pattern[r])`.
+//! fold(pattern[r])`; `by_run[by_run_at[x] + r]` is the first of those keys with leading run
+//! `r` (relative to `tails_at[x]`), for `r` in `0..=m_x`, so a lookup is an index plus a short
+//! search among the patterns with that `r`.
 
 use crate::fold::fold;
 use crate::sink::Sink;
@@ -33,6 +35,9 @@ pub(crate) struct Runs {
     /// Per input byte (and one past the last): start of its tails in `keys` / `entries`.
     tails_at: Box<[u32]>,
     keys: Box<[u32]>,
+    /// Per input byte: start of its `m_x + 2` offsets in `by_run`.
+    by_run_at: Box<[u32]>,
+    by_run: Box<[u32]>,
     entries: Box<[Entry]>,
     arena: Box<[u8]>,
 }
@@ -89,8 +94,10 @@ impl Runs {
         }
         let (mut tails_at, mut keys, mut entries, mut arena) =
             (Vec::with_capacity(257), Vec::new(), Vec::new(), Vec::new());
+        let (mut by_run_at, mut by_run) = (Vec::with_capacity(256), Vec::new());
         for (x, list) in tail_lists.into_iter().enumerate() {
             tails_at.push(keys.len() as u32);
+            by_run_at.push(by_run.len() as u32);
             if !caseless_byte(x as u8) {
                 continue;
             }
@@ -99,6 +106,13 @@ impl Runs {
                 .map(|(r, i)| (r << 8 | u32::from(fold(stored[i][r as usize])), i))
                 .collect();
             keyed.sort_unstable();
+            let mut k = 0;
+            for r in 0..=m[x] + 1 {
+                while k < keyed.len() && keyed[k].0 >> 8 < r {
+                    k += 1;
+                }
+                by_run.push(k as u32);
+            }
             for (key, i) in keyed {
                 keys.push(key);
                 entries.push(Entry {
@@ -117,6 +131,8 @@ impl Runs {
             pure: pure.into_boxed_slice(),
             tails_at: tails_at.into_boxed_slice(),
             keys: keys.into_boxed_slice(),
+            by_run_at: by_run_at.into_boxed_slice(),
+            by_run: by_run.into_boxed_slice(),
             entries: entries.into_boxed_slice(),
             arena: arena.into_boxed_slice(),
         }
@@ -129,6 +145,8 @@ impl Runs {
             + size_of_val(&*self.pure)
             + size_of_val(&*self.tails_at)
             + size_of_val(&*self.keys)
+            + size_of_val(&*self.by_run_at)
+            + size_of_val(&*self.by_run)
             + size_of_val(&*self.entries)
             + size_of_val(&*self.arena)
     }
@@ -186,8 +204,10 @@ impl Runs {
             }
             let Some(after) = after else { continue };
             let key = (r as u32) << 8 | after;
-            let a = keys.partition_point(|&k| k < key);
-            let b = a + keys[a..].partition_point(|&k| k == key);
+            let runs = &self.by_run[self.by_run_at[usize::from(x)] as usize + r..];
+            let group = &keys[runs[0] as usize..runs[1] as usize];
+            let a = runs[0] as usize + group.partition_point(|&k| k < key);
+            let b = a + keys[a..runs[1] as usize].partition_point(|&k| k == key);
             for t in &self.entries[base + a..base + b] {
                 let len = t.len as usize;
                 let end_at = start + len;

@@ -8,6 +8,14 @@ pub(crate) trait Sink {
     /// One match of pattern `id` ending at `end`.
     fn emit(&mut self, id: u32, end: usize);
 
+    /// Whether only the number of matches is wanted (then `add` replaces `emit`).
+    fn counts_only(&self) -> bool {
+        false
+    }
+
+    /// Adds `n` matches without their ids (only called when `counts_only`).
+    fn add(&mut self, _n: u64) {}
+
     /// Every pattern of `ids` matches, ending at `end`.
     fn emit_all(&mut self, ids: &[u32], end: usize) {
         for &id in ids {
@@ -57,6 +65,14 @@ impl Sink for Counter {
 
     fn emit_all(&mut self, ids: &[u32], _end: usize) {
         self.count += ids.len() as u64;
+    }
+
+    fn counts_only(&self) -> bool {
+        true
+    }
+
+    fn add(&mut self, n: u64) {
+        self.count += n;
     }
 
     fn flood(&mut self, pure: &[Pure], lo: usize, hi: usize, min_end: usize) {

@@ -69,6 +69,8 @@ pub(crate) struct Tables {
     /// 1-byte patterns by raw input byte: range into `one_ids`.
     pub one: Box<[(u32, u32)]>,
     pub one_ids: Box<[u32]>,
+    /// Per raw input byte: how many 1-byte patterns match it.
+    pub one_count: Box<[u32]>,
     pub entries: Box<[Entry]>,
     pub arena: Box<[u8]>,
     pub nodes: Box<[Node]>,
@@ -294,6 +296,7 @@ impl Tables {
             one.push((start, one_ids.len() as u32));
         }
 
+        let one_count = one.iter().map(|&(a, z)| z - a).collect();
         let runs = Runs::build(src, &b.stored);
         let max_len = b.stored.iter().map(Vec::len).max().unwrap_or(0);
         Tables {
@@ -307,6 +310,7 @@ impl Tables {
             f3_shift,
             one: one.into_boxed_slice(),
             one_ids: one_ids.into_boxed_slice(),
+            one_count,
             entries: b.entries.into_boxed_slice(),
             arena: b.arena.into_boxed_slice(),
             nodes: b.nodes.into_boxed_slice(),
@@ -327,6 +331,7 @@ impl Tables {
             + size_of_val(&*self.filt3)
             + size_of_val(&*self.one)
             + size_of_val(&*self.one_ids)
+            + size_of_val(&*self.one_count)
             + size_of_val(&*self.entries)
             + size_of_val(&*self.arena)
             + size_of_val(&*self.nodes)
