@@ -246,6 +246,41 @@ fn filter_with<X: Extract>(
     }
 }
 
+/// The table bytes of entries `0..34` (bigrams at even offsets), eight to a word.
+///
+/// Not inlined: inside the filter loop the compiler hoisted all 34 loads and spilled them;
+/// alone, the few live values leave enough registers.
+#[inline(never)]
+fn pack(pair: &[u8; 65536], blk: &[u8; BLOCK + 4]) -> [u64; 5] {
+    let at = |k: usize| u64::from(pair[usize::from(bigram(blk, 2 * k))]);
+    let mut words = [0u64; 5];
+    for (q, word) in words.iter_mut().take(4).enumerate() {
+        for r in (0..8).rev() {
+            *word = (*word << 8) | at(8 * q + r);
+        }
+    }
+    words[4] = at(BLOCK / 2) | at(BLOCK / 2 + 1) << 8;
+    words
+}
+
+/// The short-pattern bits of the 64 positions of `blk` (not inlined, as `pack`).
+#[inline(never)]
+fn short_mask(short: &[u64; 1024], blk: &[u8; BLOCK + 4]) -> u64 {
+    let bit = |j: usize| {
+        let w = usize::from(bigram(blk, j));
+        (short[w >> 6] >> (w & 63)) & 1
+    };
+    let mut smask = 0u64;
+    for q in 0..8 {
+        let mut w = 0u64;
+        for r in (0..8).rev() {
+            w = (w << 1) | bit(8 * q + r);
+        }
+        smask |= w << (8 * q);
+    }
+    smask
+}
+
 /// Filters the 64 positions starting at `i` (only those whose bit is set in `keep`); `blk`
 /// holds `hay[i..i + 68]`, zero-padded past the end of `hay`.
 #[inline(always)]
@@ -267,16 +302,7 @@ fn block<X: Extract>(
     // `E1` at `k` and `H3` at `k + 1`). The table bytes are packed eight to a word so that the
     // tests for eight entries are a few word operations (SWAR), entry `k + 1` being the next byte.
     debug_assert_eq!(i & 1, 0);
-    let at = |k: usize| u64::from(pair[usize::from(bigram(blk, 2 * k))]);
-    let mut words = [0u64; 5];
-    for (q, word) in words.iter_mut().take(4).enumerate() {
-        // Highest entry first, shifting in: a short dependency chain per word keeps the
-        // compiler from hoisting all 32 loads and spilling them.
-        for r in (0..8).rev() {
-            *word = (*word << 8) | at(8 * q + r);
-        }
-    }
-    words[4] = at(BLOCK / 2) | at(BLOCK / 2 + 1) << 8;
+    let words = pack(pair, blk);
     // Per entry byte: bit 1 = even start `2k`, bit 0 = odd start `2k - 1`.
     let starts = |w: u64, next: u64| {
         let even = (w >> 1) & (next >> 3);
@@ -293,19 +319,7 @@ fn block<X: Extract>(
     lmask &= keep;
     let rel = (i - from) as u32;
     if t.has_short {
-        let bit = |j: usize| {
-            let w = usize::from(bigram(blk, j));
-            (short[w >> 6] >> (w & 63)) & 1
-        };
-        let mut smask = 0u64;
-        for q in 0..8 {
-            let mut w = 0u64;
-            for r in 0..8 {
-                w |= bit(8 * q + r) << r;
-            }
-            smask |= w << (8 * q);
-        }
-        smask &= keep;
+        let mut smask = short_mask(short, blk) & keep;
         while smask != 0 {
             c.push_short(rel + smask.trailing_zeros());
             smask &= smask - 1;
