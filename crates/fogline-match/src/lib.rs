@@ -92,9 +92,11 @@ impl Matcher {
     pub fn for_each_match<F: FnMut(Match)>(&self, hay: &[u8], f: F) {
         let mut sink = Callback { base: 0, f };
         scan::scan(self.imp, &self.tables, hay, 0, hay.len(), 0, &mut sink);
-        for end in 0..=hay.len() {
-            for &id in self.tables.empty_ids.iter() {
-                (sink.f)(Match { pattern: id, end });
+        if !self.tables.empty_ids.is_empty() {
+            for end in 0..=hay.len() {
+                for &id in self.tables.empty_ids.iter() {
+                    (sink.f)(Match { pattern: id, end });
+                }
             }
         }
     }

@@ -78,12 +78,14 @@ impl<'m> Stream<'m> {
             f: &mut f,
         };
         scan::scan(self.matcher.imp, t, chunk, 0, chunk.len(), 0, &mut sink);
-        for end in 1..=chunk.len() {
-            for &id in t.empty_ids.iter() {
-                f(Match {
-                    pattern: id,
-                    end: self.offset + end,
-                });
+        if !t.empty_ids.is_empty() {
+            for end in 1..=chunk.len() {
+                for &id in t.empty_ids.iter() {
+                    f(Match {
+                        pattern: id,
+                        end: self.offset + end,
+                    });
+                }
             }
         }
         self.offset += chunk.len();
