@@ -1,0 +1,41 @@
+//! Interop with Eclipse Paho for Python (pip package paho-mqtt 2.x), MQTT
+//! 3.1.1 and 5.0: every QoS, v5 properties, retained messages, persistent
+//! sessions, wills and shared subscriptions (see paho/scenario.py).
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+async fn scenario(version: &str) {
+    let s = TestServer::start(|_| {}).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/paho/scenario.py");
+    let port = s.port.to_string();
+    let version = version.to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("python3")
+            .args([script, &port, &version])
+            .output()
+            .expect("python3 runs")
+    })
+    .await
+    .expect("joins");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.trim() == "OK",
+        "paho scenario failed (needs `pip install paho-mqtt`):\n{stdout}\n{stderr}"
+    );
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paho_v311_qos_retained_persistent_session_will_shared() {
+    scenario("311").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paho_v5_qos_properties_retained_persistent_session_will_shared() {
+    scenario("5").await;
+}
