@@ -102,11 +102,13 @@ fn spawn_subscriber(
                     None => out.ledger.record_unexpected(),
                 },
                 Ok(None) => {
-                    out.error = Some("subscription closed by the system".into());
+                    out.error = Some(format!(
+                        "subscriber {idx}: subscription closed by the system"
+                    ));
                     break;
                 }
                 Err(e) => {
-                    out.error = Some(e.to_string());
+                    out.error = Some(format!("subscriber {idx}: {e}"));
                     break;
                 }
             }
@@ -194,7 +196,7 @@ async fn produce(
     }
     .await;
     if let Err(e) = result {
-        error = Some(e.to_string());
+        error = Some(format!("producer {id}: {e}"));
     }
     ProdOutcome {
         sent: seq,

@@ -3,7 +3,8 @@
 //! Core: at-most-once; the client's subscription buffer is async-nats's default (65,536
 //! messages) and the server cuts off a consumer more than 64 MiB behind: both show as loss.
 //! JetStream: one stream per topic (memory storage when volatile, file when persistent);
-//! producers publish through JetStream and await the acks at each flush; subscribers are
+//! producers publish through JetStream and await the acks at each flush when persistent (at
+//! close, or past 4,096 outstanding, when volatile); subscribers are
 //! ephemeral pull consumers without acks (deliver new; replay: deliver all).
 
 use std::collections::VecDeque;
@@ -46,6 +47,12 @@ impl Publisher for CorePub {
     }
 
     async fn flush(&mut self) -> DriverResult<()> {
+        // The client's connection task writes queued messages at once; a PING round trip
+        // per burst would only slow the producer down.
+        Ok(())
+    }
+
+    async fn close(&mut self) -> DriverResult<()> {
         self.0.flush().await.map_err(|e| DriverError::io("nats", e))
     }
 }
@@ -139,6 +146,20 @@ struct JsPub {
     js: jetstream::Context,
     topic: String,
     pending: VecDeque<jetstream::context::PublishAckFuture>,
+    /// Persistent: every flush waits for the acks; volatile: only close does (and a flush
+    /// past `MAX_PENDING` outstanding acks).
+    wait_each_flush: bool,
+}
+
+const MAX_PENDING: usize = 4096;
+
+impl JsPub {
+    async fn drain(&mut self) -> DriverResult<()> {
+        while let Some(ack) = self.pending.pop_front() {
+            ack.await.map_err(|e| DriverError::io("jetstream", e))?;
+        }
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -154,10 +175,14 @@ impl Publisher for JsPub {
     }
 
     async fn flush(&mut self) -> DriverResult<()> {
-        while let Some(ack) = self.pending.pop_front() {
-            ack.await.map_err(|e| DriverError::io("jetstream", e))?;
+        if self.wait_each_flush || self.pending.len() > MAX_PENDING {
+            self.drain().await?;
         }
         Ok(())
+    }
+
+    async fn close(&mut self) -> DriverResult<()> {
+        self.drain().await
     }
 }
 
@@ -203,6 +228,7 @@ impl Driver for JetStreamDriver {
             js: self.context().await?,
             topic: topic.into(),
             pending: VecDeque::new(),
+            wait_each_flush: self.durability == Durability::Persistent,
         }))
     }
 

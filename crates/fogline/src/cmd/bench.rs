@@ -185,7 +185,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let rep = rt.block_on(harness::run(&sc, &opts));
-    let _ = std::fs::remove_dir_all(&work_dir);
+    if args.work_dir.is_none() {
+        // Our own temp folder; a folder the user named is kept for its logs.
+        let _ = std::fs::remove_dir_all(&work_dir);
+    }
     let notes =
         report::write_all(&rep, &out).with_context(|| format!("writing {}", out.display()))?;
     println!("{}", report::markdown(&rep));
