@@ -109,7 +109,7 @@ fn scoreboard(dir: &Path, args: &DetectArgs) -> anyhow::Result<Vec<BoardRow>> {
 
 fn print_board(rows: &[BoardRow]) {
     println!(
-        "{:<28} {:>9} {:>14} {:>14} {:>12}",
+        "{:<32} {:>9} {:>14} {:>14} {:>12}",
         "detector", "standard", "reward_low_FP", "reward_low_FN", "ns/point"
     );
     for r in rows {
@@ -119,7 +119,7 @@ fn print_board(rows: &[BoardRow]) {
             format!("{:.0}", r.ns_per_point)
         };
         println!(
-            "{:<28} {:>9.2} {:>14.2} {:>14.2} {:>12}",
+            "{:<32} {:>9.2} {:>14.2} {:>14.2} {:>12}",
             r.name, r.standard, r.reward_low_fp, r.reward_low_fn, ns
         );
     }
