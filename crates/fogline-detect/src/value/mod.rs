@@ -131,3 +131,27 @@ pub(crate) mod testutil {
         assert_eq!(first, again, "reset restores the initial state");
     }
 }
+
+#[cfg(test)]
+mod proptests {
+    use super::{by_name, DETECTOR_NAMES};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any detector, any input (including NaN, infinities, huge and
+        /// repeated values, unordered timestamps): scores stay in [0, 1].
+        #[test]
+        fn any_input_gives_valid_scores(
+            points in proptest::collection::vec((any::<i64>(), any::<f64>()), 0..400),
+        ) {
+            for name in DETECTOR_NAMES {
+                let mut d = by_name(name).expect("registered");
+                for &(t, v) in &points {
+                    let s = d.update(t, v);
+                    prop_assert!((0.0..=1.0).contains(&s), "{name}: {s}");
+                }
+            }
+        }
+    }
+}

@@ -4,11 +4,11 @@
 //! it has surprised us lately. Three kinds of nonconformity run side by side:
 //!
 //! - *level*: `|x - m|`, `m` a slow exponentially weighted mean of the stream;
-//! - *season* ([`season`]): `|x - m_slot|`, the mean of this hour of the week;
-//! - *shape* at several time scales ([`shape`]): the distance from the recent
+//! - *season* ([`Season`]): `|x - m_slot|`, the mean of this hour of the week;
+//! - *shape* at several time scales ([`Shape`]): the distance from the recent
 //!   sequence of block means to its nearest neighbour in a bounded memory.
 //!
-//! Each measure is divided by its own decaying record ([`record`]), so a ratio
+//! Each measure is divided by its own decaying record ([`Record`]), so a ratio
 //! above 1 means "beyond the largest surprise seen lately", whatever the unit or
 //! noise of the stream. The weighted ratios are combined by a p-norm (p = 8:
 //! the largest dominates, agreement helps) and mapped to `1 - exp(-r)`.
