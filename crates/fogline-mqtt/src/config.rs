@@ -36,9 +36,11 @@ pub struct MqttConfig {
     /// Longest session expiry granted, seconds (MQTT 3.1.1 persistent
     /// sessions get this too). `4294967295` means never.
     pub max_session_expiry: u32,
-    /// What a subscription queue of an MQTT session does when it is full,
-    /// e.g. while the client is offline. The default drops the oldest
-    /// messages, as MQTT brokers do, rather than stall publishers.
+    /// What a subscription queue of a connected MQTT session does when it
+    /// is full (the client does not keep up). The default, `block`, pushes
+    /// back on publishers, so nothing is lost. An offline session's queue is
+    /// always drained into the session, which keeps its newest `max_queued`
+    /// messages.
     pub slow_subscriber: SlowConsumerPolicy,
 }
 
@@ -55,7 +57,7 @@ impl Default for MqttConfig {
             max_keep_alive: 0,
             connect_timeout: Duration::from_secs(10),
             max_session_expiry: u32::MAX,
-            slow_subscriber: SlowConsumerPolicy::DropOldest,
+            slow_subscriber: SlowConsumerPolicy::Block,
         }
     }
 }

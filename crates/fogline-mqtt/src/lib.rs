@@ -10,6 +10,7 @@
 //!   sessions across restarts (`mmap`/`fsync` storage).
 //! - `connection`: one task per connection: handshake, inbound packets,
 //!   outbound flow within the client's receive maximum, keep-alive.
+//! - `ws`: MQTT over WebSocket (subprotocol `mqtt`).
 //! - [`MqttServer`]: the listeners.
 //!
 //! The specification conformance table is `CONFORMANCE.md` in this crate.
@@ -25,6 +26,7 @@ mod retain;
 mod session;
 mod shared;
 pub mod store;
+mod ws;
 
 pub use auth::{AllowAll, Authenticator, Refused};
 pub use config::MqttConfig;

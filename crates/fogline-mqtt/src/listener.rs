@@ -34,6 +34,7 @@ pub enum MqttError {
 pub struct MqttServer {
     shared: Arc<Shared>,
     tcp: Vec<TcpListener>,
+    ws: Vec<TcpListener>,
 }
 
 impl MqttServer {
@@ -56,17 +57,8 @@ impl MqttServer {
         broker: Broker,
         auth: Arc<dyn Authenticator>,
     ) -> Result<MqttServer, MqttError> {
-        let mut tcp = Vec::new();
-        for addr in &config.listen {
-            let hostport = addr.strip_prefix("tcp://").unwrap_or(addr);
-            let l = TcpListener::bind(hostport)
-                .await
-                .map_err(|source| MqttError::Bind {
-                    addr: addr.clone(),
-                    source,
-                })?;
-            tcp.push(l);
-        }
+        let tcp = bind_all(&config.listen).await?;
+        let ws = bind_all(&config.ws_listen).await?;
         let bc = broker.config();
         let store = match bc.storage {
             StorageMode::Memory => None,
@@ -83,7 +75,7 @@ impl MqttServer {
             }
         };
         let shared = Shared::new(broker, config, auth, store);
-        Ok(MqttServer { shared, tcp })
+        Ok(MqttServer { shared, tcp, ws })
     }
 
     /// The bound TCP addresses, with their real ports.
@@ -94,23 +86,50 @@ impl MqttServer {
             .collect()
     }
 
+    /// The bound WebSocket addresses, with their real ports.
+    pub fn ws_addrs(&self) -> Vec<SocketAddr> {
+        self.ws.iter().filter_map(|l| l.local_addr().ok()).collect()
+    }
+
     /// Accepts and serves connections until the returned future is dropped.
     pub async fn run(self) {
         let mut tasks = tokio::task::JoinSet::new();
         for l in self.tcp {
-            tasks.spawn(accept_loop(l, self.shared.clone()));
+            tasks.spawn(accept_loop(l, self.shared.clone(), false));
+        }
+        for l in self.ws {
+            tasks.spawn(accept_loop(l, self.shared.clone(), true));
         }
         while tasks.join_next().await.is_some() {}
     }
 }
 
-async fn accept_loop(l: TcpListener, shared: Arc<Shared>) {
+async fn bind_all(addrs: &[String]) -> Result<Vec<TcpListener>, MqttError> {
+    let mut out = Vec::new();
+    for addr in addrs {
+        let hostport = addr.strip_prefix("tcp://").unwrap_or(addr);
+        let l = TcpListener::bind(hostport)
+            .await
+            .map_err(|source| MqttError::Bind {
+                addr: addr.clone(),
+                source,
+            })?;
+        out.push(l);
+    }
+    Ok(out)
+}
+
+async fn accept_loop(l: TcpListener, shared: Arc<Shared>, websocket: bool) {
     loop {
         match l.accept().await {
             Ok((sock, peer)) => {
                 let _ = sock.set_nodelay(true);
-                tracing::debug!(%peer, "MQTT connection");
-                tokio::spawn(crate::connection::serve(sock, shared.clone()));
+                tracing::debug!(%peer, websocket, "MQTT connection");
+                if websocket {
+                    tokio::spawn(crate::ws::serve(sock, shared.clone()));
+                } else {
+                    tokio::spawn(crate::connection::serve(sock, shared.clone()));
+                }
             }
             Err(e) => {
                 tracing::warn!(error = %e, "MQTT accept failed");

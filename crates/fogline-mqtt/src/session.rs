@@ -147,9 +147,10 @@ impl Session {
         shared.store.is_some() && st.expiry > 0
     }
 
-    /// Moves queued broker batches into `pending` (at most `max_queued`),
-    /// journaling QoS 1/2 messages of a durable session. QoS 0 messages are
-    /// dropped while no connection is attached. Returns true when a queue
+    /// Moves queued broker batches into `pending`, journaling QoS 1/2
+    /// messages of a durable session. Connected, it stops at `max_queued`
+    /// (the broker queue then applies `slow_subscriber`); offline it drops
+    /// the oldest pending messages instead, and QoS 0 messages are dropped. Returns true when a queue
     /// still holds messages and there is room to take them.
     pub fn pump(&self, shared: &Shared, st: &mut State) -> bool {
         let durable = Session::durable(shared, st);
@@ -165,8 +166,9 @@ impl Session {
             ..
         } = st;
         let mut more = false;
+        let mut dropped = 0u64;
         for entry in subs.values() {
-            if pending.len() >= cap {
+            if online && pending.len() >= cap {
                 break;
             }
             let queue = entry.sub.queue();
@@ -194,6 +196,19 @@ impl Session {
                     let seq = *next_seq;
                     *next_seq += 1;
                     let sub_ids: Vec<u32> = entry.rec.sub_id.into_iter().collect();
+                    if !online && pending.len() >= cap {
+                        // Offline and full: keep the newest messages.
+                        if let Some(old) = pending.pop_front() {
+                            dropped += 1;
+                            if durable && old.qos != QoS::AtMostOnce {
+                                Entry::MsgDel {
+                                    client: &self.client_id,
+                                    seq: old.seq,
+                                }
+                                .frame_into(&mut journal);
+                            }
+                        }
+                    }
                     if durable && qos != QoS::AtMostOnce {
                         Entry::MsgPut {
                             client: &self.client_id,
@@ -219,6 +234,9 @@ impl Session {
             more |= !queue.is_empty();
         }
         shared.journal(&journal);
+        if dropped > 0 {
+            tracing::warn!(client = %self.client_id, dropped, "offline session full: oldest messages dropped");
+        }
         more && pending.len() < cap
     }
 

@@ -307,9 +307,10 @@ impl Shared {
         });
     }
 
-    /// While no connection is attached: journals queued messages of a
-    /// durable session, publishes a delayed will, and ends the session at
-    /// its expiry.
+    /// While no connection is attached: drains the session's subscription
+    /// queues (so publishers never wait on an offline client; a durable
+    /// session journals what it takes), publishes a delayed will, and ends
+    /// the session at its expiry.
     fn spawn_offline(
         self: &Arc<Self>,
         session: Arc<Session>,
@@ -333,9 +334,7 @@ impl Shared {
                         session.waker.notify_one(); // pass on a wake-up we may have taken
                         return;
                     }
-                    if Session::durable(&shared, &st) {
-                        session.pump(&shared, &mut st);
-                    }
+                    session.pump(&shared, &mut st);
                 }
                 let will_at = will
                     .as_ref()

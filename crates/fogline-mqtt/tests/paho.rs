@@ -8,14 +8,17 @@ use std::process::Command;
 
 use common::*;
 
-async fn scenario(version: &str) {
-    let s = TestServer::start(|_| {}).await;
+async fn scenario(version: &str, websocket: bool) {
+    let s = TestServer::start(|c| c.mqtt.ws_listen = vec!["127.0.0.1:0".into()]).await;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/paho/scenario.py");
-    let port = s.port.to_string();
+    let (port, transport) = match websocket {
+        true => (s.ws_port.expect("a WebSocket listener").to_string(), "ws"),
+        false => (s.port.to_string(), "tcp"),
+    };
     let version = version.to_string();
     let out = tokio::task::spawn_blocking(move || {
         Command::new("python3")
-            .args([script, &port, &version])
+            .args([script, &port, &version, transport])
             .output()
             .expect("python3 runs")
     })
@@ -32,10 +35,17 @@ async fn scenario(version: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paho_v311_qos_retained_persistent_session_will_shared() {
-    scenario("311").await;
+    scenario("311", false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paho_v5_qos_properties_retained_persistent_session_will_shared() {
-    scenario("5").await;
+    scenario("5", false).await;
+}
+
+/// MQTT over WebSocket, subprotocol "mqtt" [MQTT-6.0.0-3], binary frames [MQTT-6.0.0-1].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paho_mqtt_6_0_0_over_websocket_both_versions() {
+    scenario("311", true).await;
+    scenario("5", true).await;
 }

@@ -113,6 +113,11 @@ impl Server {
         self.mqtt.local_addrs()
     }
 
+    /// The bound MQTT-over-WebSocket addresses, with their real ports.
+    pub fn mqtt_ws_addrs(&self) -> Vec<std::net::SocketAddr> {
+        self.mqtt.ws_addrs()
+    }
+
     /// Serves until `shutdown` completes; then stops accepting and returns.
     /// Acknowledged records are already stored by then.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {

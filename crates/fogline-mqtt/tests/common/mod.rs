@@ -18,6 +18,8 @@ pub const WAIT: Duration = Duration::from_secs(10);
 pub struct TestServer {
     pub mqtt: String,
     pub port: u16,
+    /// The WebSocket port when `mqtt.ws_listen` was set.
+    pub ws_port: Option<u16>,
     pub broker: fogline_broker::Broker,
     pub dir: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
@@ -44,6 +46,7 @@ impl TestServer {
         tune(&mut cfg);
         let server = Server::bind(cfg).await.expect("server binds");
         let addr = server.mqtt_addrs()[0];
+        let ws_port = server.mqtt_ws_addrs().first().map(|a| a.port());
         let broker = server.broker().clone();
         let (tx, rx) = oneshot::channel();
         let task = tokio::spawn(server.run(async {
@@ -52,6 +55,7 @@ impl TestServer {
         TestServer {
             mqtt: addr.to_string(),
             port: addr.port(),
+            ws_port,
             broker,
             dir,
             stop: Some(tx),

@@ -1,6 +1,6 @@
 """Drives a fogline server with Eclipse Paho (paho-mqtt 2.x).
 
-Usage: python3 scenario.py PORT VERSION   (VERSION: 311 or 5)
+Usage: python3 scenario.py PORT VERSION [ws]   (VERSION: 311 or 5; ws: over WebSocket)
 Prints OK and exits 0 when every check passed; raises otherwise.
 """
 import sys
@@ -14,12 +14,13 @@ from paho.mqtt.properties import Properties
 PORT = int(sys.argv[1])
 V5 = sys.argv[2] == "5"
 PROTO = mqtt.MQTTv5 if V5 else mqtt.MQTTv311
+TRANSPORT = "websockets" if sys.argv[3:] == ["ws"] else "tcp"
 TIMEOUT = 10
 
 
 class Client:
     def __init__(self, cid, clean=True, will=None, expiry=None):
-        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cid, protocol=PROTO,
+        self.c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cid, protocol=PROTO, transport=TRANSPORT,
                              clean_session=None if V5 else clean)
         self.msgs = []
         self.cond = threading.Condition()

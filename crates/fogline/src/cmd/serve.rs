@@ -86,6 +86,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         if !mqtt.is_empty() {
             eprintln!("MQTT on {}", mqtt.join(", "));
         }
+        let ws: Vec<String> = server
+            .mqtt_ws_addrs()
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        if !ws.is_empty() {
+            eprintln!("MQTT over WebSocket on {}", ws.join(", "));
+        }
         server.run(shutdown_signal()).await;
         Ok(())
     })
