@@ -14,4 +14,4 @@ pub mod run;
 pub use engines::{build_engine, Engine, EngineKind};
 pub use error::Error;
 pub use load::{load_packets, load_patterns, random_bytes, Input, PatternLine};
-pub use run::{run_engine, Mode, Row};
+pub use run::{run_cell, run_engine, Mode, Row};

@@ -1,5 +1,6 @@
 //! The fogline-match benchmark: every engine on every pattern set and input, single thread, in
-//! one run; writes `results.json` and `results.md` to `--out` (default: print Markdown).
+//! one run, passes interleaved across engines (see `run::run_cell`); writes `results.json` and
+//! `results.md` to `--out` (default: print Markdown).
 //!
 //! ```text
 //! fogline-match-bench [--data DIR] [--out DIR] [--reps N] [--sets a,b] [--inputs a,b] [--engines a,b]
@@ -12,7 +13,7 @@
 use std::path::PathBuf;
 
 use fogline_match_compare::{
-    load_packets, load_patterns, random_bytes, report, run_engine, EngineKind, Error, Input, Mode,
+    load_packets, load_patterns, random_bytes, report, run_cell, EngineKind, Error, Input, Mode,
 };
 
 struct Args {
@@ -84,8 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for set in &a.sets {
             let pats = load_patterns(&a.data.join("patterns").join(format!("{set}.tsv")))?;
             for mode in [Mode::PerPacket, Mode::Whole] {
-                for &k in &a.engines {
-                    let row = run_engine(k, set, &pats, &inp, mode, a.reps)?;
+                for row in run_cell(&a.engines, set, &pats, &inp, mode, a.reps)? {
                     eprintln!(
                         "{:<18} {:<13} {:<12} {:<10?} {:>10} matches {:>8.3} GB/s build {:>8.1} ms",
                         row.engine,

@@ -29,7 +29,8 @@ pub(crate) const CHUNK: usize = 1024;
 /// Invariant: `short[..nshort]` and `long[..nlong]` are initialised; the arrays are left
 /// uninitialised otherwise so that a scan of a small packet does not pay to zero them. They have
 /// `SLACK` spare slots so that vector code can store a whole register of positions past the
-/// last candidate (a full store is much cheaper than a compress-store to memory on AMD Zen 4).
+/// last candidate (a full store is cheaper than a compress-store to memory, which is known to be
+/// slow on AMD Zen 4).
 pub(crate) struct Cands {
     short: [MaybeUninit<u32>; CHUNK + SLACK],
     nshort: usize,
@@ -175,8 +176,8 @@ impl Simd {
 }
 
 /// The strided table filter beat the AVX2 and AVX-512 gather filters on the benchmark machine
-/// (AMD Zen 4, where gathers are microcoded) on every data set; without a machine with fast
-/// gathers to show otherwise, it is the default everywhere.
+/// (an AMD EPYC with AVX-512, where the gathers were the bottleneck) on every data set; without
+/// a machine with fast gathers to show otherwise, it is the default everywhere.
 fn best() -> Simd {
     Simd::Table
 }

@@ -10,9 +10,9 @@
 //! indexed by raw bytes). Blocks start at even positions so that every shift is a constant: a
 //! lookup is a 2-byte load, a table load, a shift and an or.
 //!
-//! Why next to the gather filters: on AMD Zen 4 (the benchmark machine) `vpgatherdd` is
-//! microcoded and slower than the scalar loads it replaces, which issue three per cycle; this
-//! portable loop beats the AVX2 and AVX-512 gathers there (see `results/`).
+//! Why next to the gather filters: on the benchmark machine (an AMD EPYC) the gathers were the
+//! bottleneck of the AVX2 and AVX-512 filters, and scalar loads (several per cycle) do the same
+//! lookups faster; this portable loop beats both there (see `results/`).
 
 use super::{scalar, Cands, Stop};
 use crate::fold::{fold_u32, read_u32};
