@@ -156,12 +156,13 @@ impl Sentinel {
             }
         }
         let mut max = parts[0].max(parts[1]);
-        let mut sum = parts[0].powf(self.p.pnorm) + parts[1].powf(self.p.pnorm);
+        let pow = |x: f64| power(x, self.p.pnorm);
+        let mut sum = pow(parts[0]) + pow(parts[1]);
         for (shape, record) in &mut self.shapes {
             if let Some(d) = shape.push(value) {
                 let r = record.ratio(d);
                 max = max.max(r);
-                sum += r.powf(self.p.pnorm);
+                sum += power(r, self.p.pnorm);
             }
         }
         if self.p.pnorm > 0.0 {
@@ -169,6 +170,16 @@ impl Sentinel {
         } else {
             max
         }
+    }
+}
+
+/// `x^p`, by repeated multiplication when `p` is a small whole number (the
+/// usual case, and several times cheaper than `powf`).
+fn power(x: f64, p: f64) -> f64 {
+    if p.fract() == 0.0 && (0.0..=32.0).contains(&p) {
+        x.powi(p as i32)
+    } else {
+        x.powf(p)
     }
 }
 
