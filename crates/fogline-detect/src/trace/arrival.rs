@@ -229,6 +229,20 @@ mod tests {
     }
 
     #[test]
+    fn reset_replays_identically() {
+        let t = periodic(1, 10, 50);
+        let c = ArrivalCurves::learn([t.as_slice()], 4);
+        let mut test = t.clone();
+        test.insert(25, Event { time: 245, kind: 1 });
+        let mut m = ArrivalMonitor::new(c, 0.05);
+        let first: Vec<_> = test.iter().map(|e| m.observe(*e)).collect();
+        m.reset();
+        let again: Vec<_> = test.iter().map(|e| m.observe(*e)).collect();
+        assert_eq!(first, again);
+        assert!(first.iter().any(Option::is_some));
+    }
+
+    #[test]
     fn silence_of_another_type_is_missing() {
         let mut t = periodic(1, 10, 50);
         t.extend(periodic(2, 7, 70));

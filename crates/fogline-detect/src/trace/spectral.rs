@@ -303,6 +303,23 @@ mod tests {
     }
 
     #[test]
+    fn reset_replays_identically() {
+        let t: Vec<Event> = (0..3000)
+            .map(|i| Event {
+                time: i * 10 + (i % 7) * 3,
+                kind: 1,
+            })
+            .collect();
+        let model = SpectralModel::learn(&[t.as_slice()], 2, 64);
+        let mut m = SpectralMonitor::new(model);
+        let first: Vec<_> = t.iter().filter_map(|e| m.observe(*e)).collect();
+        m.reset();
+        let again: Vec<_> = t.iter().filter_map(|e| m.observe(*e)).collect();
+        assert_eq!(first, again);
+        assert!(!first.is_empty());
+    }
+
+    #[test]
     fn same_process_scores_low_and_a_new_period_high() {
         let periodic = |period: u64, n: u64| -> Vec<Event> {
             (0..n)
