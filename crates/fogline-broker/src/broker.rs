@@ -271,7 +271,7 @@ impl Broker {
                 }
                 Push::Full => {
                     let timeout = sub.queue.limits().block_timeout;
-                    if !sub.queue.wait_for_space(timeout).await {
+                    if !sub.queue.wait_for_space(batch, timeout).await {
                         tracing::warn!(sub = sub.id, filter = %sub.filter, "slow consumer: blocked past the timeout, disconnecting");
                         sub.queue.close(CloseReason::SlowConsumer);
                         self.inner

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fogline_log::Record;
+use fogline_log::{LogError, Record};
 use tokio::time::Instant;
 
 use crate::error::BrokerError;
@@ -164,7 +164,15 @@ impl Consumer {
             .take(max)
             .collect();
         for offset in expired {
-            let rec = self.stream.read(offset, 1, READ_BYTES)?.into_iter().next();
+            let rec = match self.stream.read(offset, 1, READ_BYTES) {
+                Ok(v) => v.into_iter().next(),
+                // Damaged since it was first read: nothing intact to hand out.
+                Err(BrokerError::Storage {
+                    source: LogError::Corrupt { .. },
+                    ..
+                }) => None,
+                Err(e) => return Err(e),
+            };
             match rec.filter(|r| r.offset == offset) {
                 Some(record) => {
                     let p = self
@@ -195,7 +203,24 @@ impl Consumer {
     ) -> Result<(), BrokerError> {
         let mut taken = 0;
         while taken < want {
-            let batch = self.stream.read(self.cursor, want - taken, READ_BYTES)?;
+            let batch = match self.stream.read(self.cursor, want - taken, READ_BYTES) {
+                Err(BrokerError::Storage {
+                    stream,
+                    source: LogError::Corrupt { resume, .. },
+                }) => {
+                    // Damaged data is never served; skip past it rather than
+                    // leave the consumer stuck (`fogline log verify` reports it).
+                    tracing::error!(
+                        stream,
+                        from = self.cursor,
+                        resume,
+                        "skipping corrupt records"
+                    );
+                    self.cursor = resume.max(self.cursor + 1);
+                    continue;
+                }
+                other => other?,
+            };
             let Some(last) = batch.last() else { break };
             self.cursor = last.offset + 1;
             for record in batch {

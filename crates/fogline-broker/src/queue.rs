@@ -100,11 +100,7 @@ impl SubQueue {
         if st.closed.is_some() {
             return Push::Closed;
         }
-        let fits = |st: &State| {
-            st.records == 0
-                || (st.records + count <= self.limits.max_records
-                    && st.bytes + weight <= self.limits.max_bytes)
-        };
+        let fits = |st: &State| self.fits(st, count, weight);
         if !fits(&st) {
             match self.limits.policy {
                 SlowConsumerPolicy::Block => return Push::Full,
@@ -173,20 +169,32 @@ impl SubQueue {
         !self.state.lock().high.is_empty()
     }
 
-    /// Waits until the writer takes something or `timeout` passes; false on timeout.
-    pub async fn wait_for_space(&self, timeout: Duration) -> bool {
-        let notified = self.space.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        {
-            let st = self.state.lock();
-            if st.closed.is_some()
-                || st.records < self.limits.max_records && st.bytes < self.limits.max_bytes
+    /// True when a batch of `count` records and `weight` bytes may be queued.
+    fn fits(&self, st: &State, count: usize, weight: usize) -> bool {
+        st.records == 0
+            || (st.records + count <= self.limits.max_records
+                && st.bytes + weight <= self.limits.max_bytes)
+    }
+
+    /// Waits until `batch` would fit (or the queue closed) or `timeout`
+    /// passes; false on timeout. Uses the same test as [`SubQueue::push`], so
+    /// a publisher never spins between the two.
+    pub async fn wait_for_space(&self, batch: &Batch, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.space.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
             {
-                return true;
+                let st = self.state.lock();
+                if st.closed.is_some() || self.fits(&st, batch.count() as usize, batch.weight()) {
+                    return true;
+                }
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
             }
         }
-        tokio::time::timeout(timeout, notified).await.is_ok()
     }
 
     /// Closes the queue; what is queued is discarded and the writer is woken.
@@ -320,14 +328,33 @@ mod tests {
         let q = Arc::new(queue(4, SlowConsumerPolicy::Block));
         q.push(&batch(4, false));
         let q2 = q.clone();
-        let waiter = tokio::spawn(async move { q2.wait_for_space(Duration::from_secs(5)).await });
+        let waiter = tokio::spawn(async move {
+            q2.wait_for_space(&batch(4, false), Duration::from_secs(5))
+                .await
+        });
         tokio::task::yield_now().await;
         let mut out = Vec::new();
         q.drain(&mut out, usize::MAX);
         assert!(waiter.await.expect("task"), "woken before the timeout");
         assert!(
-            q.wait_for_space(Duration::from_millis(1)).await,
+            q.wait_for_space(&batch(9, false), Duration::from_millis(1))
+                .await,
             "an empty queue has room at once"
+        );
+    }
+
+    #[tokio::test]
+    async fn waiting_is_for_room_for_the_whole_batch() {
+        let q = queue(10, SlowConsumerPolicy::Block);
+        q.push(&batch(8, false));
+        // Room for two records is not room for five: this must wait, not spin.
+        assert!(
+            !q.wait_for_space(&batch(5, false), Duration::from_millis(50))
+                .await
+        );
+        assert!(
+            q.wait_for_space(&batch(2, false), Duration::from_millis(50))
+                .await
         );
     }
 }

@@ -129,7 +129,9 @@ impl Stream {
         let mut log = self.log.lock();
         let topic = batch.topic.as_bytes();
         for rec in batch.records.iter() {
-            let ts = if rec.timestamp == 0 {
+            // A producer's clock may run ahead: a future timestamp would pin
+            // every later record (log timestamps never go back), so clamp it.
+            let ts = if rec.timestamp == 0 || rec.timestamp > batch.timestamp {
                 batch.timestamp
             } else {
                 rec.timestamp

@@ -224,3 +224,30 @@ async fn high_priority_overtakes_queued_bulk_records() {
     );
     srv.stop().await;
 }
+
+/// Regression: with room for part of a batch, a blocked publisher spun
+/// between "full" and "has room" and starved a one-thread runtime.
+#[tokio::test(flavor = "current_thread")]
+async fn block_policy_with_partial_room_on_one_thread() {
+    let srv = TestServer::start(|c| {
+        small_queues(SlowConsumerPolicy::Block)(c);
+        c.broker.subscriptions.max_records = 500;
+        c.broker.subscriptions.block_timeout = Duration::from_secs(30);
+    })
+    .await;
+    let mut sub = Raw::connect(&srv.addr).await;
+    sub.subscribe(1, "t", 0).await;
+    let mut publ = Raw::connect(&srv.addr).await;
+    let n = 5_000;
+    let publisher = tokio::spawn(async move { flood(&mut publ, "t", 0, n).await });
+    let (seqs, dropped) = tokio::time::timeout(
+        Duration::from_secs(30),
+        drain(&mut sub, 1, Duration::from_millis(1500)),
+    )
+    .await
+    .expect("no livelock");
+    publisher.await.expect("publisher finishes");
+    assert_eq!(dropped, 0);
+    assert_eq!(seqs, (0..n).collect::<Vec<_>>());
+    srv.stop().await;
+}

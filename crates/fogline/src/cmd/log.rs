@@ -28,7 +28,7 @@ pub fn run(cmd: LogCommand) -> anyhow::Result<()> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{report}");
+                println!("{report}");
             }
             if !report.is_ok_now() {
                 std::process::exit(1);
