@@ -1,10 +1,12 @@
 //! `sentinel`: fogline's strongest value detector.
 //!
 //! Idea: an anomaly is something this stream has not done before, by more than
-//! it has surprised us lately. Three kinds of nonconformity run side by side:
+//! it has surprised us lately. Four kinds of nonconformity run side by side:
 //!
 //! - *level*: `|x - m|`, `m` a slow exponentially weighted mean of the stream;
 //! - *season* ([`Season`]): `|x - m_slot|`, the mean of this hour of the week;
+//! - *drift*: `|f - s|`, the gap between a fast and a slow exponentially
+//!   weighted mean (a level that has been moving for a while);
 //! - *shape* at several time scales ([`Shape`]): the distance from the recent
 //!   sequence of block means to its nearest neighbour in a bounded memory.
 //!
@@ -66,6 +68,12 @@ pub struct Params {
     pub slot_alpha: f64,
     /// Weight of the seasonal ratio.
     pub slot_weight: f64,
+    /// Smoothing of the fast drift mean (0 = no drift measure).
+    pub drift_fast: f64,
+    /// Smoothing of the slow drift mean.
+    pub drift_slow: f64,
+    /// Weight of the drift ratio.
+    pub drift_weight: f64,
     /// Block sizes of the shape memories.
     pub scales: Vec<usize>,
     /// Blocks per shape vector.
@@ -91,6 +99,9 @@ impl Default for Params {
             slot_secs: 3600,
             slot_alpha: 0.2,
             slot_weight: 0.736,
+            drift_fast: 0.05,
+            drift_slow: 0.01,
+            drift_weight: 1.0,
             scales: vec![2, 8, 32, 128],
             dim: 5,
             mem: 256,
@@ -107,6 +118,7 @@ pub struct Sentinel {
     mean: f64,
     level: Record,
     season: Option<(Season, Record)>,
+    drift: (f64, f64, Record),
     shapes: Vec<(Shape, Record)>,
     since_alarm: usize,
     alarm_ratio: f64,
@@ -133,6 +145,7 @@ impl Sentinel {
         Sentinel {
             level: Record::new(p.decay),
             season,
+            drift: (0.0, 0.0, Record::new(p.decay)),
             shapes,
             p,
             n: 0,
@@ -146,8 +159,10 @@ impl Sentinel {
     fn ratio(&mut self, timestamp: i64, value: f64) -> f64 {
         if self.n == 1 {
             self.mean = value;
+            self.drift.0 = value;
+            self.drift.1 = value;
         }
-        let mut parts = [0.0f64; 2];
+        let mut parts = [0.0f64; 3];
         parts[0] = self.level.ratio((value - self.mean).abs()) * self.p.level_weight;
         self.mean += self.p.level_alpha * (value - self.mean);
         if let Some((season, record)) = &mut self.season {
@@ -155,9 +170,14 @@ impl Sentinel {
                 parts[1] = record.ratio(d) * self.p.slot_weight;
             }
         }
-        let mut max = parts[0].max(parts[1]);
-        let pow = |x: f64| power(x, self.p.pnorm);
-        let mut sum = pow(parts[0]) + pow(parts[1]);
+        if self.p.drift_fast > 0.0 {
+            let (fast, slow, record) = &mut self.drift;
+            *fast += self.p.drift_fast * (value - *fast);
+            *slow += self.p.drift_slow * (value - *slow);
+            parts[2] = record.ratio((*fast - *slow).abs()) * self.p.drift_weight;
+        }
+        let mut max = parts.iter().copied().fold(0.0, f64::max);
+        let mut sum: f64 = parts.iter().map(|&x| power(x, self.p.pnorm)).sum();
         for (shape, record) in &mut self.shapes {
             if let Some(d) = shape.push(value) {
                 let r = record.ratio(d);
@@ -276,6 +296,33 @@ mod tests {
             "escalation at {}",
             scores[2030]
         );
+    }
+
+    #[test]
+    fn drift_measure_alone_flags_a_small_lasting_shift() {
+        let only_drift = Params {
+            level_weight: 0.0,
+            slots: 0,
+            scales: vec![],
+            ..Params::default()
+        };
+        let mut d = Sentinel::new(only_drift);
+        let mut rng = Rng(8);
+        let scores: Vec<f64> = (0..4000)
+            .map(|i| {
+                // Two standard deviations: common for single points of the noise.
+                let shift = if i >= 3000 { 2.0 } else { 0.0 };
+                d.update(i * 300, 10.0 + shift + rng.normal())
+            })
+            .collect();
+        let alarm = Params::default().alarm;
+        let calm = scores[1000..3000].iter().filter(|&&x| x >= alarm).count();
+        let hit = scores[3000..]
+            .iter()
+            .position(|&x| x >= alarm)
+            .expect("the shift raises an alarm");
+        assert!(calm <= 3, "{calm} alarms before the shift");
+        assert!(hit < 150, "alarm at +{hit}");
     }
 
     #[test]
