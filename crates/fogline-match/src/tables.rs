@@ -4,13 +4,16 @@
 //! Invariants the scanners rely on:
 //! - `filt12` has two bits per folded bigram `fold(b0) | fold(b1) << 8`: bit `2w` ("short") is
 //!   set when a 2- or 3-byte pattern starts with the bigram (1-byte patterns need no filter: the
-//!   scan checks every byte against `one`); bit `2w + 1` ("long") when a pattern of at least 4 bytes starts with it.
+//!   scan checks every byte against `one`); bit `2w + 1` ("long") when a pattern of at least 4
+//!   bytes starts with it.
 //! - `pair2` has one byte per *raw* bigram `w = b0 | b1 << 8`, folding built in, for the
 //!   strided table filter: bits `A0`, `B1`, `C2`, `D3` say that some long pattern has the bigram
-//!   at offset 0, 1, 2 or 3 (`E1`, `H3`: the same for 4-byte patterns, see `A0`); `short1` one bit per raw bigram, the "short" bit of `filt12`.
+//!   at offset 0, 1, 2 or 3 (`E1`, `H3`: the same for 4-byte patterns, see `A0`); `short1` has
+//!   one bit per raw bigram, the "short" bit of `filt12`.
 //! - `filt3` has one bit per hash of the folded first four bytes of every long pattern.
-//! - Every pattern is verified in exactly one trie node (or the 1-byte table), so a candidate
-//!   position reports each matching pattern once.
+//! - Every long pattern is verified in exactly one trie node, every 2- or 3-byte one in one
+//!   `short` entry, every 1-byte one in `one`, so a candidate position reports each matching
+//!   pattern once.
 //! - Arena bytes of a case-insensitive pattern are stored folded, others as given.
 
 use crate::fold::{fold, fold_u32};
