@@ -1,14 +1,16 @@
 //! `sentinel`: fogline's strongest value detector.
 //!
 //! Idea: an anomaly is something this stream has not done before, by more than
-//! it has surprised us lately. Four kinds of nonconformity run side by side:
+//! it has surprised us lately. Five kinds of nonconformity run side by side:
 //!
 //! - *level*: `|x - m|`, `m` a slow exponentially weighted mean of the stream;
 //! - *season* ([`Season`]): `|x - m_slot|`, the mean of this hour of the week;
 //! - *drift*: `|f - s|`, the gap between a fast and a slow exponentially
 //!   weighted mean (a level that has been moving for a while);
 //! - *shape* at several time scales ([`Shape`]): the distance from the recent
-//!   sequence of block means to its nearest neighbour in a bounded memory.
+//!   sequence of block means to its nearest neighbour in a bounded memory;
+//! - *change shape*: the same on the absolute point-to-point changes
+//!   `|x[t] - x[t-1]|`, which sees a new rhythm or noise texture at any level.
 //!
 //! Each measure is divided by its own decaying record ([`Record`]), so a ratio
 //! above 1 means "beyond the largest surprise seen lately", whatever the unit or
@@ -27,8 +29,8 @@
 //! on NAB.
 //!
 //! State: fixed at construction, `8 * mem * dim` bytes per scale plus 168 slots
-//! (about 42 KiB with the defaults). Cost: at most `mem * dim` subtractions per
-//! scale per completed block.
+//! (about 73 KiB with the defaults: 7 scales). Cost: at most `mem * dim`
+//! subtractions per scale per completed block.
 
 mod record;
 mod season;
@@ -76,6 +78,10 @@ pub struct Params {
     pub drift_weight: f64,
     /// Block sizes of the shape memories.
     pub scales: Vec<usize>,
+    /// Block sizes of the change-shape memories.
+    pub diff_scales: Vec<usize>,
+    /// Weight of the change-shape ratios.
+    pub diff_weight: f64,
     /// Blocks per shape vector.
     pub dim: usize,
     /// Shape vectors remembered per scale.
@@ -103,6 +109,8 @@ impl Default for Params {
             drift_slow: 0.01,
             drift_weight: 1.0,
             scales: vec![2, 8, 32, 128],
+            diff_scales: vec![2, 8, 32],
+            diff_weight: 0.85,
             dim: 5,
             mem: 256,
             pnorm: 8.0,
@@ -120,6 +128,8 @@ pub struct Sentinel {
     season: Option<(Season, Record)>,
     drift: (f64, f64, Record),
     shapes: Vec<(Shape, Record)>,
+    diff_shapes: Vec<(Shape, Record)>,
+    prev: f64,
     since_alarm: usize,
     alarm_ratio: f64,
 }
@@ -127,15 +137,13 @@ pub struct Sentinel {
 impl Sentinel {
     /// A detector with parameters `p`.
     pub fn new(p: Params) -> Sentinel {
-        let shapes = p
-            .scales
-            .iter()
-            .map(|&s| {
-                // A block completes every `s` points: decay accordingly.
-                let decay = 1.0 - (1.0 - p.decay).powi(s.max(1) as i32);
-                (Shape::new(s, p.dim, p.mem), Record::new(decay))
-            })
-            .collect();
+        // A block completes every `s` points: its record decays accordingly.
+        let memory = |&s: &usize| {
+            let decay = 1.0 - (1.0 - p.decay).powi(s.max(1) as i32);
+            (Shape::new(s, p.dim, p.mem), Record::new(decay))
+        };
+        let shapes = p.scales.iter().map(memory).collect();
+        let diff_shapes = p.diff_scales.iter().map(memory).collect();
         let season = (p.slots > 0).then(|| {
             (
                 Season::new(p.slots, p.slot_secs, p.slot_alpha),
@@ -147,6 +155,8 @@ impl Sentinel {
             season,
             drift: (0.0, 0.0, Record::new(p.decay)),
             shapes,
+            diff_shapes,
+            prev: 0.0,
             p,
             n: 0,
             mean: 0.0,
@@ -181,6 +191,19 @@ impl Sentinel {
         for (shape, record) in &mut self.shapes {
             if let Some(d) = shape.push(value) {
                 let r = record.ratio(d);
+                max = max.max(r);
+                sum += power(r, self.p.pnorm);
+            }
+        }
+        let change = if self.n == 1 {
+            0.0
+        } else {
+            (value - self.prev).abs()
+        };
+        self.prev = value;
+        for (shape, record) in &mut self.diff_shapes {
+            if let Some(d) = shape.push(change) {
+                let r = record.ratio(d) * self.p.diff_weight;
                 max = max.max(r);
                 sum += power(r, self.p.pnorm);
             }
@@ -244,6 +267,7 @@ impl Detector for Sentinel {
             + self
                 .shapes
                 .iter()
+                .chain(&self.diff_shapes)
                 .map(|(s, _)| s.state_bytes() + std::mem::size_of::<Record>())
                 .sum::<usize>()
     }
@@ -304,6 +328,7 @@ mod tests {
             level_weight: 0.0,
             slots: 0,
             scales: vec![],
+            diff_scales: vec![],
             ..Params::default()
         };
         let mut d = Sentinel::new(only_drift);
@@ -323,6 +348,40 @@ mod tests {
             .expect("the shift raises an alarm");
         assert!(calm <= 3, "{calm} alarms before the shift");
         assert!(hit < 150, "alarm at +{hit}");
+    }
+
+    #[test]
+    fn change_shapes_alone_flag_a_new_texture_at_the_same_level() {
+        let only_changes = Params {
+            level_weight: 0.0,
+            slots: 0,
+            scales: vec![],
+            drift_fast: 0.0,
+            ..Params::default()
+        };
+        let mut d = Sentinel::new(only_changes);
+        let mut rng = Rng(4);
+        // Rough noise, then smooth noise with the same mean and range.
+        let mut smooth = 0.0;
+        let scores: Vec<f64> = (0..4000)
+            .map(|i| {
+                let v = if i < 3000 {
+                    rng.uniform() * 2.0 - 1.0
+                } else {
+                    smooth = (smooth + 0.05 * (rng.uniform() * 2.0 - 1.0)).clamp(-1.0, 1.0);
+                    smooth
+                };
+                d.update(i * 60, v)
+            })
+            .collect();
+        let alarm = Params::default().alarm;
+        let calm = scores[1000..3000].iter().filter(|&&x| x >= alarm).count();
+        let hit = scores[3000..]
+            .iter()
+            .position(|&x| x >= alarm)
+            .expect("the new texture raises an alarm");
+        assert!(calm <= 3, "{calm} alarms before the change");
+        assert!(hit < 100, "alarm at +{hit}");
     }
 
     #[test]
@@ -355,6 +414,6 @@ mod tests {
             d.update(i * 60, rng.normal());
         }
         assert_eq!(d.state_bytes(), start);
-        assert!(start < 64 * 1024, "{start} bytes");
+        assert!(start < 80 * 1024, "{start} bytes");
     }
 }
