@@ -279,8 +279,12 @@ impl Session {
     /// Journals the session's subscriptions and expiry (durable), or its
     /// removal (no longer durable).
     pub fn journal_session(&self, shared: &Shared, st: &State) {
+        if shared.store.is_none() {
+            return;
+        }
         let mut j = Vec::new();
         if Session::durable(shared, st) {
+            shared.durable.lock().insert(self.client_id.clone());
             let subs = st.sub_records();
             Entry::SessionPut {
                 client: &self.client_id,
@@ -289,6 +293,7 @@ impl Session {
             }
             .frame_into(&mut j);
         } else {
+            shared.durable.lock().remove(&self.client_id);
             Entry::SessionDel(&self.client_id).frame_into(&mut j);
         }
         shared.journal(&j);

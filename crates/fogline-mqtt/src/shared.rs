@@ -1,7 +1,7 @@
 //! State shared by every MQTT connection of a server: the session registry
 //! (attach, take over, detach, expire), retained messages, the journal.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub retained: Retained,
     pub store: Option<Store>,
+    /// Client ids of durable sessions (journaled; flushed before acks).
+    pub durable: Mutex<HashSet<String>>,
     next_conn: AtomicU64,
 }
 
@@ -53,6 +55,7 @@ impl Shared {
             sessions: Mutex::new(HashMap::new()),
             retained: Retained::default(),
             store,
+            durable: Mutex::new(HashSet::new()),
             next_conn: AtomicU64::new(1),
         });
         if let Some(r) = recovered {
@@ -109,6 +112,9 @@ impl Shared {
                     }
                 }
                 st.qos2_in.extend(rs.qos2_in);
+            }
+            if rs.expiry > 0 {
+                self.durable.lock().insert(client.clone());
             }
             self.sessions.lock().insert(client, session.clone());
             self.spawn_offline(session, 0, None);
@@ -171,7 +177,14 @@ impl Shared {
         if self.store.is_none() {
             return;
         }
-        let sessions: Vec<Arc<Session>> = self.sessions.lock().values().cloned().collect();
+        let ids: Vec<String> = self.durable.lock().iter().cloned().collect();
+        if ids.is_empty() {
+            return;
+        }
+        let sessions: Vec<Arc<Session>> = {
+            let map = self.sessions.lock();
+            ids.iter().filter_map(|id| map.get(id).cloned()).collect()
+        };
         for s in sessions {
             let mut st = s.state.lock();
             if Session::durable(self, &st) && !st.ended {
@@ -380,6 +393,7 @@ impl Shared {
         st.inflight.clear();
         drop(st);
         if self.store.is_some() {
+            self.durable.lock().remove(&session.client_id);
             let mut j = Vec::new();
             Entry::SessionDel(&session.client_id).frame_into(&mut j);
             self.journal(&j);

@@ -359,3 +359,57 @@ async fn one_routing_world_mqtt_and_native_share_topics_and_headers() {
     s.broker.unsubscribe(&native);
     s.stop().await;
 }
+
+#[tokio::test]
+async fn mqtt_3_1_2_17_a_retained_will_is_kept_as_retained() {
+    let s = TestServer::start(|_| {}).await;
+    let mut c = will_connect(Version::V4, "retained-will", None);
+    if let Some(w) = c.will.as_mut() {
+        w.retain = true;
+    }
+    let (dying, _) = Raw::connect(&s.mqtt, c).await;
+    drop(dying);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (mut late, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "late", true)).await;
+    late.subscribe(1, vec![filter("wills/#", QoS::AtLeastOnce)])
+        .await;
+    let p = late.expect_publish().await;
+    assert!(p.retain);
+    assert_eq!(&p.payload[..], b"gone");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn mqtt_3_3_5_1_overlapping_subscriptions_deliver_at_the_maximum_qos() {
+    let s = TestServer::start(|_| {}).await;
+    let (mut sub, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "ov", true)).await;
+    sub.subscribe(
+        1,
+        vec![
+            filter("ov/#", QoS::AtMostOnce),
+            filter("ov/+", QoS::ExactlyOnce),
+        ],
+    )
+    .await;
+    let (mut pubr, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "p", true)).await;
+    pubr.send(&Packet::Publish(publish("ov/x", b"x", QoS::ExactlyOnce, 1)))
+        .await;
+    assert!(matches!(pubr.recv().await, Some(Packet::PubRec(_))));
+    pubr.send(&Packet::PubRel(Ack::ok(1))).await;
+    let mut qos = Vec::new();
+    while let Ok(Some(p)) = sub.recv_within(Duration::from_millis(300)).await {
+        match p {
+            Packet::Publish(p) => {
+                qos.push(p.qos);
+                if p.qos == QoS::ExactlyOnce {
+                    sub.send(&Packet::PubRec(Ack::ok(p.pkid))).await;
+                }
+            }
+            Packet::PubRel(r) => sub.send(&Packet::PubComp(Ack::ok(r.pkid))).await,
+            other => panic!("{other:?}"),
+        }
+    }
+    // One copy per matching subscription; the highest one carries QoS 2.
+    assert!(qos.contains(&QoS::ExactlyOnce), "{qos:?}");
+    s.stop().await;
+}
