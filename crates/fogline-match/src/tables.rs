@@ -74,6 +74,8 @@ pub(crate) struct Tables {
     pub one_ids: Box<[u32]>,
     /// Per raw input byte: how many 1-byte patterns match it.
     pub one_count: Box<[u32]>,
+    /// `one_count` as bytes when every count fits (else empty), for the vector counter.
+    pub one_count8: Box<[u8]>,
     pub entries: Box<[Entry]>,
     pub arena: Box<[u8]>,
     pub nodes: Box<[Node]>,
@@ -299,7 +301,12 @@ impl Tables {
             one.push((start, one_ids.len() as u32));
         }
 
-        let one_count = one.iter().map(|&(a, z)| z - a).collect();
+        let one_count: Box<[u32]> = one.iter().map(|&(a, z)| z - a).collect();
+        let one_count8 = one_count
+            .iter()
+            .map(|&n| u8::try_from(n).ok())
+            .collect::<Option<Box<[u8]>>>()
+            .unwrap_or_default();
         let runs = Runs::build(src, &b.stored);
         let max_len = b.stored.iter().map(Vec::len).max().unwrap_or(0);
         Tables {
@@ -314,6 +321,7 @@ impl Tables {
             one: one.into_boxed_slice(),
             one_ids: one_ids.into_boxed_slice(),
             one_count,
+            one_count8,
             entries: b.entries.into_boxed_slice(),
             arena: b.arena.into_boxed_slice(),
             nodes: b.nodes.into_boxed_slice(),
@@ -335,6 +343,7 @@ impl Tables {
             + size_of_val(&*self.one)
             + size_of_val(&*self.one_ids)
             + size_of_val(&*self.one_count)
+            + size_of_val(&*self.one_count8)
             + size_of_val(&*self.entries)
             + size_of_val(&*self.arena)
             + size_of_val(&*self.nodes)

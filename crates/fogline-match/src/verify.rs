@@ -67,15 +67,65 @@ pub(crate) fn short<S: Sink>(t: &Tables, hay: &[u8], s: usize, min_end: usize, s
 pub(crate) fn one_bytes<S: Sink>(t: &Tables, hay: &[u8], from: usize, to: usize, sink: &mut S) {
     if sink.counts_only() {
         // Counting needs only how many patterns each byte matches.
-        let n: u64 = hay[from..to]
-            .iter()
-            .map(|&b| u64::from(t.one_count[usize::from(b)]))
-            .sum();
-        sink.add(n);
+        sink.add(count_ones(t, &hay[from..to]));
         return;
     }
     for (k, &b) in hay[from..to].iter().enumerate() {
         let (a, z) = t.one[usize::from(b)];
         sink.emit_all(&t.one_ids[a as usize..z as usize], from + k + 1);
     }
+}
+
+/// Sum over `bytes` of the number of 1-byte patterns each matches.
+fn count_ones(t: &Tables, bytes: &[u8]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if let Ok(table) = <&[u8; 256]>::try_from(&*t.one_count8) {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vbmi")
+        {
+            // SAFETY: the CPU supports AVX-512 F, BW and VBMI (checked just above).
+            return unsafe { count_ones_vbmi(table, bytes) };
+        }
+    }
+    bytes
+        .iter()
+        .map(|&b| u64::from(t.one_count[usize::from(b)]))
+        .sum()
+}
+
+/// `count_ones` with the 256-entry count table held in four registers: two `vpermi2b` look up
+/// 64 bytes at once (index bits 0-6), the top bit picks between them, `vpsadbw` sums.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW and VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn count_ones_vbmi(table: &[u8; 256], bytes: &[u8]) -> u64 {
+    use std::arch::x86_64::*;
+    let t = table.as_ptr();
+    let (t0, t1) = (
+        _mm512_loadu_si512(t.cast()),
+        _mm512_loadu_si512(t.add(64).cast()),
+    );
+    let (t2, t3) = (
+        _mm512_loadu_si512(t.add(128).cast()),
+        _mm512_loadu_si512(t.add(192).cast()),
+    );
+    let zero = _mm512_setzero_si512();
+    let mut acc = zero;
+    let mut chunks = bytes.chunks_exact(64);
+    for c in &mut chunks {
+        let v = _mm512_loadu_si512(c.as_ptr().cast());
+        let low = _mm512_permutex2var_epi8(t0, v, t1);
+        let high = _mm512_permutex2var_epi8(t2, v, t3);
+        let counts = _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), low, high);
+        acc = _mm512_add_epi64(acc, _mm512_sad_epu8(counts, zero));
+    }
+    let rest: u64 = chunks
+        .remainder()
+        .iter()
+        .map(|&b| u64::from(table[usize::from(b)]))
+        .sum();
+    _mm512_reduce_add_epi64(acc) as u64 + rest
 }
