@@ -3,7 +3,7 @@
 //! killed with SIGKILL, restarted on the same data directory; the clients
 //! reconnect and nothing acknowledged is lost, QoS 2 is delivered exactly
 //! once (MQTT-4.3.3, MQTT-4.4.0-1, MQTT-3.1.2-4/5 with session state kept
-//! across the restart).
+//! across the restart), and a retained message survives as well.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -171,6 +171,14 @@ async fn mqtt_sessions_and_inflight_qos1_qos2_survive_sigkill() {
         p.send(Packet::PubRel(Ack::ok(id))).await;
         assert!(matches!(p.recv().await, Packet::PubComp(a) if a.pkid == id));
     }
+    // A retained message (on a topic the keepers do not match) must survive too.
+    let Packet::Publish(mut retained) = msg("status/door", QoS::AtLeastOnce, 600, "open".into())
+    else {
+        unreachable!()
+    };
+    retained.retain = true;
+    p.send(Packet::Publish(retained)).await;
+    assert!(matches!(p.recv().await, Packet::PubAck(a) if a.pkid == 600));
     // ... and one QoS 2 message received by the server (PUBREC) but not released.
     p.send(msg("k/two", QoS::ExactlyOnce, 500, "q2-unreleased".into()))
         .await;
@@ -268,6 +276,25 @@ async fn mqtt_sessions_and_inflight_qos1_qos2_survive_sigkill() {
             Some(1),
             "{id}: the unreleased QoS 2 message exactly once"
         );
+    }
+    // The retained message was kept across the restart.
+    let f = Filter {
+        filter: "status/#".into(),
+        qos: QoS::AtLeastOnce,
+        no_local: false,
+        retain_as_published: false,
+        retain_handling: 0,
+    };
+    p.send(Packet::Subscribe(Subscribe {
+        pkid: 2,
+        props: Properties::default(),
+        filters: vec![f],
+    }))
+    .await;
+    assert!(matches!(p.recv().await, Packet::SubAck(_)));
+    match p.recv().await {
+        Packet::Publish(m) => assert_eq!((&m.payload[..], m.retain), (&b"open"[..], true)),
+        other => panic!("expected the retained message, got {other:?}"),
     }
     server.kill().expect("SIGKILL");
     let _ = server.wait();
