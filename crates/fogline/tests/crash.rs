@@ -29,6 +29,8 @@ fn start(dir: &std::path::Path) -> Server {
             "mmap",
             "--listen",
             "127.0.0.1:0",
+            "--mqtt",
+            "127.0.0.1:0",
             "--config",
         ])
         .arg(dir.join("fogline.toml"))
