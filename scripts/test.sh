@@ -5,16 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# System packages: peers and clients the tests drive, C libraries the
-# comparison engines link (Hyperscan, librdkafka, libzmq).
-APT_PACKAGES=(
-  pkg-config
-  mosquitto mosquitto-clients
-  redis-server redis-tools
-  nats-server
-  rabbitmq-server
-  libhyperscan-dev librdkafka-dev libzmq3-dev
-)
+# System packages: clients the tests drive and C libraries the comparison
+# engines link (Hyperscan, librdkafka, libzmq).
+APT_PACKAGES=(pkg-config mosquitto-clients libhyperscan-dev librdkafka-dev libzmq3-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,6 +18,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# The peer systems the benchmark drivers are tested against (Mosquitto, Redis,
+# NATS, RabbitMQ, Kafka jars from Maven Central, ZeroMQ).
+./bench/peers/install.sh
 
 # Python clients used by the MQTT interoperability tests.
 python3 -c 'import paho.mqtt' 2>/dev/null || python3 -m pip install -q 'paho-mqtt>=2,<3'

@@ -33,8 +33,9 @@ pub struct SubArgs {
     /// Do not print records; with --json print the summary only.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Print one JSON summary at the end:
-    /// {"received","duplicates","gaps","out_of_order","latency_us":{"p50","p99","max"}}.
+    /// Print one JSON summary at the end: {"received","duplicates","gaps",
+    /// "out_of_order","latency_us":{"p50","p99","max"},"seconds","records_per_s"}
+    /// (seconds from the first to the last record received).
     #[arg(long)]
     pub json: bool,
 }
@@ -51,11 +52,16 @@ struct Tally {
     ledger: SubscriberLedger,
     highest: Option<u64>,
     latency: LatencyRecorder,
+    first: Option<std::time::Instant>,
+    last: Option<std::time::Instant>,
 }
 
 impl Tally {
     fn add(&mut self, payload: &[u8]) {
         self.received += 1;
+        let now = std::time::Instant::now();
+        self.first.get_or_insert(now);
+        self.last = Some(now);
         let Some(h) = fogline_bench::payload::decode(payload) else {
             return;
         };
@@ -76,8 +82,14 @@ impl Tally {
         self.ledger
             .settle(&[self.highest.map_or(0, |h| h + 1)], &mut d);
         let lat = self.latency.summary();
+        let secs = match (self.first, self.last) {
+            (Some(a), Some(b)) => (b - a).as_secs_f64(),
+            _ => 0.0,
+        };
         serde_json::json!({
             "received": self.received,
+            "seconds": secs,
+            "records_per_s": if secs > 0.0 { self.received as f64 / secs } else { 0.0 },
             "duplicates": d.duplicates,
             "gaps": d.lost,
             "out_of_order": d.reordered,
