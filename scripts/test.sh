@@ -28,5 +28,5 @@ python3 -c 'import paho.mqtt' 2>/dev/null || python3 -m pip install -q 'paho-mqt
 
 cargo fetch
 cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -- -D warnings
-cargo test --workspace
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+cargo test --workspace --all-features
