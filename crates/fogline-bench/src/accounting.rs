@@ -6,7 +6,7 @@
 //! from the same producer arrived before it. Invariant: `unique + duplicates + unexpected`
 //! equals the number of messages recorded.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What one arrival was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl SeqTracker {
 }
 
 /// Totals over every producer and subscriber of a run.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Delivery {
     /// Messages that should have arrived: sent x subscribers.
     pub expected: u64,

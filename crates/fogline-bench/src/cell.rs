@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::accounting::Delivery;
 use crate::driver::Durability;
@@ -10,7 +10,7 @@ use crate::latency::LatencySummary;
 use crate::procstat::ServerUsage;
 
 /// How fast each producer sends.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Rate {
     /// As fast as the system accepts.
@@ -29,7 +29,7 @@ impl std::fmt::Display for Rate {
 }
 
 /// The spacing of messages at a fixed rate.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pace {
     /// Exactly 1/rate apart (on a schedule, so delays do not accumulate).
@@ -40,7 +40,7 @@ pub enum Pace {
 }
 
 /// How much each producer sends.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Budget {
     /// This many messages.
@@ -50,7 +50,7 @@ pub enum Budget {
 }
 
 /// When the subscribers read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Reading {
     /// Live, while the producers send.
@@ -61,7 +61,7 @@ pub enum Reading {
 }
 
 /// Everything that defines one cell.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CellSpec {
     /// Label of the cell within its scenario (e.g. "1 KiB @ 60 Hz").
     pub label: String,
@@ -108,7 +108,7 @@ impl CellSpec {
 }
 
 /// What one run of a cell measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CellResult {
     /// The system's name.
     pub system: String,

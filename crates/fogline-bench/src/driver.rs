@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 
 /// How messages are kept and acknowledged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Durability {
     /// Fire and forget, in memory (the 000 and 002 matrices).

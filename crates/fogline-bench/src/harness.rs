@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cell::{Budget, CellResult, Rate, Reading};
 use crate::clock::utc_now_string;
@@ -34,7 +34,7 @@ pub struct HarnessOptions {
 }
 
 /// A cell that produced no measurement, and why.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Skipped {
     /// The system.
     pub system: String,
@@ -45,7 +45,7 @@ pub struct Skipped {
 }
 
 /// Where and how a run happened.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Meta {
     /// Scenario name.
     pub scenario: String,
@@ -66,7 +66,7 @@ pub struct Meta {
 }
 
 /// Everything a scenario run produced.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunReport {
     /// Where and how.
     pub meta: Meta,

@@ -1,7 +1,7 @@
 //! Latency recording in an HDR histogram (nanoseconds, 3 significant digits).
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The largest latency kept apart: one hour.
 const MAX_NS: u64 = 3_600_000_000_000;
@@ -69,7 +69,7 @@ impl LatencyRecorder {
 }
 
 /// Latency percentiles of a run, in microseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     /// Values recorded.
     pub count: u64,

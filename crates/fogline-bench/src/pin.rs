@@ -79,7 +79,7 @@ pub fn affinity(tid: u32) -> io::Result<Vec<usize>> {
 }
 
 /// Where the server and the load run; `None` on a single-core machine (nothing to separate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Placement {
     /// Core of the server (the broker under test).
     pub server_core: usize,

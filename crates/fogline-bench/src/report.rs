@@ -190,6 +190,10 @@ pub struct Ratio {
     pub best_peer: Option<(String, f64)>,
     /// fogline / best peer.
     pub ratio_best: Option<f64>,
+    /// The best broker (the best peer leaving out brokerless ZeroMQ, which has one hop less).
+    pub best_broker: Option<(String, f64)>,
+    /// fogline / best broker.
+    pub ratio_broker: Option<f64>,
     /// fogline / each peer.
     pub ratios: Vec<(String, f64)>,
 }
@@ -204,15 +208,20 @@ pub fn ratios(summaries: &[(CellSpec, Vec<Summary>)]) -> Vec<Ratio> {
         };
         let fv = fog.value(m);
         let peers: Vec<&Summary> = sums.iter().filter(|s| is_peer(&s.system)).collect();
-        let best = peers
-            .iter()
-            .copied()
-            .filter(|s| m == Metric::Throughput || s.loss_pct <= 1.0)
-            .filter(|s| s.value(m) > 0.0)
-            .fold(None::<&Summary>, |b, s| match b {
-                Some(b) if !m.better(s.value(m), b.value(m)) => Some(b),
-                _ => Some(s),
-            });
+        let best_of = |brokers_only: bool| {
+            peers
+                .iter()
+                .copied()
+                .filter(|s| !brokers_only || s.system != System::Zeromq.name())
+                .filter(|s| m == Metric::Throughput || s.loss_pct <= 1.0)
+                .filter(|s| s.value(m) > 0.0)
+                .fold(None::<&Summary>, |b, s| match b {
+                    Some(b) if !m.better(s.value(m), b.value(m)) => Some(b),
+                    _ => Some(s),
+                })
+        };
+        let best = best_of(false);
+        let broker = best_of(true);
         let ratio = |v: f64| if v > 0.0 { fv / v } else { f64::NAN };
         out.push(Ratio {
             cell: spec.label.clone(),
@@ -220,6 +229,8 @@ pub fn ratios(summaries: &[(CellSpec, Vec<Summary>)]) -> Vec<Ratio> {
             fogline: fv,
             best_peer: best.map(|b| (b.system.clone(), b.value(m))),
             ratio_best: best.map(|b| ratio(b.value(m))),
+            best_broker: broker.map(|b| (b.system.clone(), b.value(m))),
+            ratio_broker: broker.map(|b| ratio(b.value(m))),
             ratios: peers
                 .iter()
                 .map(|s| (s.system.clone(), ratio(s.value(m))))
@@ -278,7 +289,7 @@ pub fn markdown(report: &RunReport) -> String {
     let rs = ratios(&sums);
     if !rs.is_empty() {
         let _ = writeln!(s, "\n## fogline / peers\n");
-        let _ = writeln!(s, "Ratios are fogline's value divided by the peer's: above 1 is better for throughput, below 1 is better for latency.\n");
+        let _ = writeln!(s, "Ratios are fogline's value divided by the peer's: above 1 is better for throughput, below 1 is better for latency. Best latency is chosen among peers that lost at most 1 %; \"best broker\" leaves out brokerless ZeroMQ (one network hop instead of two).\n");
         let peers: Vec<String> = {
             let mut v: Vec<String> = Vec::new();
             for r in &rs {
@@ -292,27 +303,28 @@ pub fn markdown(report: &RunReport) -> String {
         };
         let _ = write!(
             s,
-            "| cell | metric | fogline | best peer | fogline / best |"
+            "| cell | metric | fogline | best peer | fogline / best | best broker | fogline / best broker |"
         );
         for p in &peers {
             let _ = write!(s, " / {p} |");
         }
         let _ = writeln!(s);
-        let _ = writeln!(s, "|{}", " --- |".repeat(5 + peers.len()));
+        let _ = writeln!(s, "|{}", " --- |".repeat(7 + peers.len()));
         for r in &rs {
-            let (bn, bv) = r
-                .best_peer
-                .clone()
-                .map_or(("-".into(), f64::NAN), |(n, v)| (n, v));
+            let pair = |x: &Option<(String, f64)>| x.clone().unwrap_or(("-".into(), f64::NAN));
+            let ratio = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
+            let (bn, bv) = pair(&r.best_peer);
+            let (kn, kv) = pair(&r.best_broker);
             let _ = write!(
                 s,
-                "| {} | {} | {} | {} {} | {} |",
+                "| {} | {} | {} | {bn} {} | {} | {kn} {} | {} |",
                 r.cell,
                 r.metric.title(),
                 num(r.fogline),
-                bn,
                 num(bv),
-                r.ratio_best.map_or("-".into(), |x| format!("{x:.2}")),
+                ratio(r.ratio_best),
+                num(kv),
+                ratio(r.ratio_broker),
             );
             for p in &peers {
                 let v = r.ratios.iter().find(|(n, _)| n == p).map(|(_, v)| *v);
@@ -377,6 +389,15 @@ pub fn markdown(report: &RunReport) -> String {
         }
     }
     s
+}
+
+/// Reads a `results.json` written by [`write_all`].
+///
+/// # Errors
+/// When the file cannot be read or is not a report.
+pub fn read_json(path: &Path) -> std::io::Result<RunReport> {
+    let text = std::fs::read_to_string(path)?;
+    serde_json::from_str(&text).map_err(std::io::Error::other)
 }
 
 /// Writes `results.json`, `summary.md` and (feature `plots`) the plots into `dir`.
@@ -466,6 +487,37 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("QUICK"));
+        let header = md
+            .lines()
+            .find(|l| l.starts_with("| cell | metric"))
+            .unwrap();
+        let sep = md.lines().find(|l| l.starts_with("| --- |")).unwrap();
+        let row = md.lines().find(|l| l.starts_with("| max | msg/s")).unwrap();
+        let cols = |l: &str| l.matches('|').count();
+        assert_eq!(cols(header), cols(sep));
+        assert_eq!(cols(header), cols(row));
+        let dir = tempfile::tempdir().unwrap();
+        let report = RunReport {
+            meta: crate::harness::Meta {
+                scenario: "t".into(),
+                source: "test".into(),
+                command: "c".into(),
+                date: "now".into(),
+                machine: "m".into(),
+                placement: None,
+                repetitions: 1,
+                fogline_version: "0".into(),
+            },
+            results: vec![result("fogline", &max, 1.0, 2.0, 3)],
+            skipped: vec![],
+        };
+        write_all(&report, dir.path()).unwrap();
+        let back = read_json(&dir.path().join("results.json")).unwrap();
+        assert_eq!(back.results[0].delivery, report.results[0].delivery);
+        assert_eq!(back.results[0].spec, report.results[0].spec);
+        assert!(std::fs::read_to_string(dir.path().join("summary.md"))
+            .unwrap()
+            .contains("| max | fogline |"));
     }
 
     #[test]

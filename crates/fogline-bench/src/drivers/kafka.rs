@@ -40,7 +40,9 @@ impl KafkaDriver {
 
     fn config(&self) -> ClientConfig {
         let mut c = ClientConfig::new();
-        c.set("bootstrap.servers", &self.bootstrap);
+        // Nagle off, as the broker has it: small requests go out at once.
+        c.set("bootstrap.servers", &self.bootstrap)
+            .set("socket.nagle.disable", "true");
         c
     }
 

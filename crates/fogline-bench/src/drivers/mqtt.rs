@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, Outgoing, Packet, QoS};
+use rumqttc::{AsyncClient, Event, EventLoop, MqttOptions, NetworkOptions, Outgoing, Packet, QoS};
 use tokio::sync::{mpsc, oneshot, Notify};
 
 use crate::driver::{Driver, DriverError, DriverResult, Durability, Publisher, Subscriber};
@@ -59,7 +59,13 @@ impl MqttDriver {
         let mut o = MqttOptions::new(id, self.host.clone(), self.port);
         o.set_max_packet_size(MAX_PACKET, MAX_PACKET);
         o.set_keep_alive(Duration::from_secs(30));
-        AsyncClient::new(o, 256)
+        let (client, mut el) = AsyncClient::new(o, 256);
+        // Nagle's algorithm would hold small packets (and QoS 1 acks) for up to a delayed-ACK
+        // period; every other client here writes immediately.
+        let mut net = NetworkOptions::new();
+        net.set_tcp_nodelay(true);
+        el.set_network_options(net);
+        (client, el)
     }
 }
 
@@ -118,6 +124,9 @@ impl Publisher for MqttPub {
         };
         loop {
             let acked = self.state.acks.notified();
+            tokio::pin!(acked);
+            // Registered before the check, so a notification in between is not lost.
+            acked.as_mut().enable();
             if done.load(Ordering::Acquire) >= self.sent {
                 return Ok(());
             }

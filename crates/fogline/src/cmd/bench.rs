@@ -18,7 +18,8 @@ use fogline_bench::{report, System};
 /// Run a benchmark scenario.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Scenario: core, seed000, seed002, seed003, seed004 (`list` prints them).
+    /// Scenario: core, seed000, seed002, seed003, seed004 (`list` prints them; `report`
+    /// rewrites the summary and plots of `--out DIR` from its results.json).
     pub scenario: String,
     /// The short variant (CI): shorter runs, fewer repetitions.
     #[arg(long)]
@@ -113,6 +114,20 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    if args.scenario == "report" {
+        let Some(dir) = &args.out else {
+            bail!("`fogline bench report` needs --out DIR (a folder with results.json)");
+        };
+        let rep = report::read_json(&dir.join("results.json"))
+            .with_context(|| format!("reading {}", dir.join("results.json").display()))?;
+        let notes =
+            report::write_all(&rep, dir).with_context(|| format!("writing {}", dir.display()))?;
+        println!("{}", report::markdown(&rep));
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+        return Ok(());
+    }
     let overrides = Overrides {
         size: args.size.as_deref().map(parse_size).transpose()?,
         rate: args.rate.as_deref().map(parse_rate).transpose()?,
@@ -184,7 +199,19 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let rep = rt.block_on(harness::run(&sc, &opts));
+    // Ctrl-C drops the run, and with it every started peer (each stops by pid on drop).
+    let rep = rt.block_on(async {
+        tokio::select! {
+            r = harness::run(&sc, &opts) => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    let Some(rep) = rep else {
+        if args.work_dir.is_none() {
+            let _ = std::fs::remove_dir_all(&work_dir);
+        }
+        bail!("interrupted; peers stopped, no results written");
+    };
     if args.work_dir.is_none() {
         // Our own temp folder; a folder the user named is kept for its logs.
         let _ = std::fs::remove_dir_all(&work_dir);
