@@ -23,6 +23,8 @@ use crate::errors::broker_code;
 
 /// Bytes read from the socket at a time (more for a large frame).
 const READ_CHUNK: usize = 64 * 1024;
+/// Largest write buffer kept between passes.
+const KEEP_WRITE_BUFFER: usize = 4 << 20;
 /// Bytes of deliveries taken from one subscription per writer pass.
 const DRAIN_BUDGET: usize = 256 * 1024;
 
@@ -388,7 +390,9 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, conn: Arc<Conn>) {
                 return;
             }
             out.clear();
-            if out.capacity() > 4 * READ_CHUNK {
+            // Keep a buffer sized for a busy connection (no regrowth per
+            // pass); give back what a burst of very large records grew.
+            if out.capacity() > KEEP_WRITE_BUFFER {
                 out = BytesMut::with_capacity(READ_CHUNK);
             }
         }
