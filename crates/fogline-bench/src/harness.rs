@@ -224,7 +224,7 @@ async fn start_peer(
 ) -> Result<RunningPeer, PeerError> {
     if !system.compiled_in() {
         return Err(PeerError::Missing(format!(
-            "{system}: driver not compiled in (build fogline with the default `peers` feature)"
+            "{system}: driver not compiled in (build fogline with `--features peers`)"
         )));
     }
     let env = opts.peers.clone();

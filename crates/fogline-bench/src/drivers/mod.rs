@@ -60,7 +60,7 @@ pub fn connect(
         #[allow(unreachable_patterns)]
         _ => Err(DriverError::Unsupported {
             system: system.name(),
-            what: "this build (driver not compiled in; build with the `peers` feature)",
+            what: "this build (driver not compiled in; build fogline with `--features peers`)",
         }),
     }
 }
