@@ -84,6 +84,17 @@ fn stdout(out: Output) -> String {
 async fn mosquitto_mqtt_4_3_every_qos_both_versions_and_mqtt_3_3_4_2_downgrade() {
     let s = TestServer::start(|_| {}).await;
     for v in ["mqttv311", "mqttv5"] {
+        // `sub` detects a new subscription by the count going up, so first let
+        // the previous round's clients finish disconnecting (their cleanup
+        // could otherwise cancel out the new subscription in the count).
+        let deadline = std::time::Instant::now() + WAIT;
+        while s.broker.subscription_count() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "old subscriptions linger"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         let topic = format!("mos/{v}");
         let filter = format!("{topic}/#");
         let sub2 = sub(
