@@ -19,7 +19,8 @@ pub struct ServeArgs {
     /// Native-protocol address (`HOST:PORT` or `unix:/PATH`); repeatable; replaces the file's list.
     #[arg(long, env = "FOGLINE_LISTEN", value_delimiter = ',')]
     pub listen: Vec<String>,
-    /// MQTT (TCP) address `HOST:PORT`; repeatable; replaces the file's `[mqtt] listen`.
+    /// MQTT (TCP) address `HOST:PORT`; repeatable; replaces the file's `[mqtt] listen`;
+    /// `off` serves no MQTT.
     #[arg(long = "mqtt", env = "FOGLINE_MQTT", value_delimiter = ',')]
     pub mqtt: Vec<String>,
     /// MQTT-over-WebSocket address `HOST:PORT`; repeatable; replaces the file's `[mqtt] ws_listen`.
@@ -47,16 +48,25 @@ impl ServeArgs {
             cfg.server.listen = self.listen.clone();
         }
         if !self.mqtt.is_empty() {
-            cfg.mqtt.listen = self.mqtt.clone();
+            cfg.mqtt.listen = without_off(&self.mqtt);
         }
         if !self.mqtt_ws.is_empty() {
-            cfg.mqtt.ws_listen = self.mqtt_ws.clone();
+            cfg.mqtt.ws_listen = without_off(&self.mqtt_ws);
         }
         if let Some(s) = self.storage {
             cfg.broker.storage = s;
         }
         Ok(cfg)
     }
+}
+
+/// A listener list where `off` means none.
+fn without_off(addrs: &[String]) -> Vec<String> {
+    addrs
+        .iter()
+        .filter(|a| a.as_str() != "off")
+        .cloned()
+        .collect()
 }
 
 /// Runs the server until SIGINT or SIGTERM.
@@ -120,5 +130,45 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = ctrl_c.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(mqtt: &[&str]) -> ServeArgs {
+        ServeArgs {
+            config: None,
+            data_dir: Some("d".into()),
+            listen: vec!["127.0.0.1:1".into()],
+            mqtt: mqtt.iter().map(|s| s.to_string()).collect(),
+            mqtt_ws: Vec::new(),
+            storage: Some(StorageMode::Memory),
+            threads: None,
+        }
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let cfg = args(&["127.0.0.1:2"]).config().expect("config");
+        assert_eq!(cfg.server.listen, vec!["127.0.0.1:1".to_string()]);
+        assert_eq!(cfg.mqtt.listen, vec!["127.0.0.1:2".to_string()]);
+        assert_eq!(cfg.broker.storage, StorageMode::Memory);
+        assert_eq!(cfg.broker.data_dir, PathBuf::from("d"));
+    }
+
+    #[test]
+    fn mqtt_off_serves_no_mqtt() {
+        assert!(args(&["off"])
+            .config()
+            .expect("config")
+            .mqtt
+            .listen
+            .is_empty());
+        assert!(
+            !args(&[]).config().expect("config").mqtt.listen.is_empty(),
+            "the default listens"
+        );
     }
 }
