@@ -118,8 +118,9 @@ impl Server {
         self.mqtt.ws_addrs()
     }
 
-    /// Serves until `shutdown` completes; then stops accepting and returns.
-    /// Acknowledged records are already stored by then.
+    /// Serves until `shutdown` completes; then stops accepting, closes the
+    /// native connections and returns. Acknowledged records are already
+    /// stored by then, and no native connection holds the broker any more.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let limits = Limits {
             max_frame: (self.broker.max_message() as u32).saturating_add(FRAME_SLACK),
@@ -127,18 +128,24 @@ impl Server {
         };
         let permits = Arc::new(Semaphore::new(self.config.server.max_connections.max(1)));
         let keepalive = self.config.server.tcp_keepalive;
+        let (stop, stopped) = tokio::sync::watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();
         for l in self.listeners {
             let broker = self.broker.clone();
             let permits = permits.clone();
-            tasks.spawn(accept_loop(l, broker, permits, limits, keepalive));
+            let stopped = stopped.clone();
+            tasks.spawn(accept_loop(l, broker, permits, limits, keepalive, stopped));
         }
-        tasks.spawn(self.mqtt.run());
+        let mqtt = tokio::spawn(self.mqtt.run());
         let retention = tokio::spawn(retention_loop(self.broker.clone()));
         shutdown.await;
         tracing::info!("shutting down");
-        tasks.abort_all();
+        let _ = stop.send(true);
+        while tasks.join_next().await.is_some() {}
+        mqtt.abort();
         retention.abort();
+        let _ = mqtt.await;
+        let _ = retention.await;
     }
 }
 
@@ -147,45 +154,68 @@ fn is_socket(m: &std::fs::Metadata) -> bool {
     m.file_type().is_socket()
 }
 
+/// One accepted socket of either kind.
+enum Accepted {
+    Tcp(tokio::net::TcpStream),
+    Unix(tokio::net::UnixStream),
+}
+
+impl Listener {
+    async fn accept(&self) -> std::io::Result<Accepted> {
+        match self {
+            Listener::Tcp(t) => t.accept().await.map(|(s, _)| Accepted::Tcp(s)),
+            Listener::Unix(u, _) => u.accept().await.map(|(s, _)| Accepted::Unix(s)),
+        }
+    }
+}
+
+/// Accepts until `stopped` turns true, then closes every connection it
+/// started (their tasks live in `conns`, so none outlives the server).
 async fn accept_loop(
     l: Listener,
     broker: Broker,
     permits: Arc<Semaphore>,
     limits: Limits,
     keepalive: Duration,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
 ) {
+    let mut conns = tokio::task::JoinSet::new();
     loop {
-        let Ok(permit) = permits.clone().acquire_owned().await else {
-            return;
+        while conns.try_join_next().is_some() {}
+        let permit = tokio::select! {
+            _ = stopped.wait_for(|s| *s) => break,
+            p = permits.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let accepted = tokio::select! {
+            _ = stopped.wait_for(|s| *s) => break,
+            a = l.accept() => a,
         };
         let broker = broker.clone();
-        match &l {
-            Listener::Tcp(t) => match t.accept().await {
-                Ok((sock, peer)) => {
-                    let _ = sock.set_nodelay(true);
-                    let ka = socket2::TcpKeepalive::new()
-                        .with_time(keepalive)
-                        .with_interval(keepalive);
-                    let _ = socket2::SockRef::from(&sock).set_tcp_keepalive(&ka);
-                    tracing::debug!(%peer, "connection");
-                    tokio::spawn(async move {
-                        connection::serve(sock, broker, limits).await;
-                        drop(permit);
-                    });
-                }
-                Err(e) => accept_failed(e).await,
-            },
-            Listener::Unix(u, _) => match u.accept().await {
-                Ok((sock, _)) => {
-                    tokio::spawn(async move {
-                        connection::serve(sock, broker, limits).await;
-                        drop(permit);
-                    });
-                }
-                Err(e) => accept_failed(e).await,
-            },
+        match accepted {
+            Ok(Accepted::Tcp(sock)) => {
+                let _ = sock.set_nodelay(true);
+                let ka = socket2::TcpKeepalive::new()
+                    .with_time(keepalive)
+                    .with_interval(keepalive);
+                let _ = socket2::SockRef::from(&sock).set_tcp_keepalive(&ka);
+                conns.spawn(async move {
+                    connection::serve(sock, broker, limits).await;
+                    drop(permit);
+                });
+            }
+            Ok(Accepted::Unix(sock)) => {
+                conns.spawn(async move {
+                    connection::serve(sock, broker, limits).await;
+                    drop(permit);
+                });
+            }
+            Err(e) => accept_failed(e).await,
         }
     }
+    conns.shutdown().await;
 }
 
 /// Accept errors (out of file descriptors, aborted handshakes) are
