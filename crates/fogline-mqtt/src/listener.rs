@@ -91,8 +91,9 @@ impl MqttServer {
         self.ws.iter().filter_map(|l| l.local_addr().ok()).collect()
     }
 
-    /// Accepts and serves connections until the returned future is dropped.
-    pub async fn run(self) {
+    /// Accepts and serves connections until `stop` completes; then closes
+    /// every connection and returns once none holds the broker any more.
+    pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) {
         let mut tasks = tokio::task::JoinSet::new();
         for l in self.tcp {
             tasks.spawn(accept_loop(l, self.shared.clone(), false));
@@ -100,7 +101,20 @@ impl MqttServer {
         for l in self.ws {
             tasks.spawn(accept_loop(l, self.shared.clone(), true));
         }
-        while tasks.join_next().await.is_some() {}
+        drop(self.shared);
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                next = tasks.join_next() => if next.is_none() { break },
+            }
+        }
+        tasks.shutdown().await;
+    }
+
+    /// Accepts and serves connections until the returned future is dropped.
+    pub async fn run(self) {
+        self.run_until(std::future::pending()).await;
     }
 }
 
@@ -119,16 +133,20 @@ async fn bind_all(addrs: &[String]) -> Result<Vec<TcpListener>, MqttError> {
     Ok(out)
 }
 
+/// Connection tasks live in a `JoinSet` owned by the loop, so cancelling
+/// the loop (shutdown) ends them too.
 async fn accept_loop(l: TcpListener, shared: Arc<Shared>, websocket: bool) {
+    let mut conns = tokio::task::JoinSet::new();
     loop {
+        while conns.try_join_next().is_some() {}
         match l.accept().await {
             Ok((sock, peer)) => {
                 let _ = sock.set_nodelay(true);
                 tracing::debug!(%peer, websocket, "MQTT connection");
                 if websocket {
-                    tokio::spawn(crate::ws::serve(sock, shared.clone()));
+                    conns.spawn(crate::ws::serve(sock, shared.clone()));
                 } else {
-                    tokio::spawn(crate::connection::serve(sock, shared.clone()));
+                    conns.spawn(crate::connection::serve(sock, shared.clone()));
                 }
             }
             Err(e) => {

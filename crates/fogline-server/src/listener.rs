@@ -136,15 +136,17 @@ impl Server {
             let stopped = stopped.clone();
             tasks.spawn(accept_loop(l, broker, permits, limits, keepalive, stopped));
         }
-        let mqtt = tokio::spawn(self.mqtt.run());
+        let mut mqtt_stopped = stopped.clone();
+        let mqtt = tokio::spawn(self.mqtt.run_until(async move {
+            let _ = mqtt_stopped.wait_for(|s| *s).await;
+        }));
         let retention = tokio::spawn(retention_loop(self.broker.clone()));
         shutdown.await;
         tracing::info!("shutting down");
         let _ = stop.send(true);
         while tasks.join_next().await.is_some() {}
-        mqtt.abort();
-        retention.abort();
         let _ = mqtt.await;
+        retention.abort();
         let _ = retention.await;
     }
 }

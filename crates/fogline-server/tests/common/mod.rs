@@ -33,7 +33,23 @@ impl TestServer {
         cfg.broker.data_dir = dir.path().to_path_buf();
         cfg.broker.storage = fogline_broker::StorageMode::Memory;
         tune(&mut cfg);
-        let server = Server::bind(cfg).await.expect("server binds");
+        // A server stopped just before may still be releasing its logs'
+        // directory locks (its last tasks end asynchronously): retry briefly.
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let server = loop {
+            match Server::bind(cfg.clone()).await {
+                Ok(s) => break s,
+                Err(fogline_server::ServerError::Broker(
+                    fogline_broker::BrokerError::Storage {
+                        source: fogline_log::LogError::Locked(_),
+                        ..
+                    },
+                )) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("server binds: {e}"),
+            }
+        };
         let addr = server.local_addrs()[0].clone();
         let broker = server.broker().clone();
         let (tx, rx) = oneshot::channel();
