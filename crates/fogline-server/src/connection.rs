@@ -124,34 +124,43 @@ impl Conn {
     }
 }
 
-/// Serves one connection until either side closes it. Reader and writer run
-/// in this one task, so dropping the future (server shutdown) ends both at
-/// once; the [`Closer`] then releases what the connection held.
+/// Serves one connection until either side closes it. Dropping the future
+/// (server shutdown) closes the connection just the same.
 pub(crate) async fn serve<S>(socket: S, broker: Broker, limits: Limits)
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     let conn = Conn::new(broker, limits);
-    let _closer = Closer { conn: conn.clone() };
     let (rd, wr) = tokio::io::split(socket);
-    let reader = async {
-        if let Err(e) = read_loop(rd, &conn).await {
-            tracing::debug!(origin = conn.origin, error = %e, "connection read ended");
-        }
-        conn.close();
+    let mut closer = Closer {
+        conn: conn.clone(),
+        writer: Some(tokio::spawn(write_loop(wr, conn.clone()))),
     };
-    tokio::join!(reader, write_loop(wr, conn.clone()));
+    if let Err(e) = read_loop(rd, &conn).await {
+        tracing::debug!(origin = conn.origin, error = %e, "connection read ended");
+    }
+    conn.close();
+    if let Some(writer) = closer.writer.take() {
+        if let Err(e) = writer.await {
+            tracing::warn!(error = %e, "connection writer task failed");
+        }
+    }
 }
 
-/// Ends what a connection started, whether it closed or was dropped: its
-/// subscriptions and its consumers (whose tasks see the close and stop).
+/// Ends everything a connection started, whether it closed or was dropped:
+/// the writer, its subscriptions and its consumers (whose tasks see the
+/// close and stop), so nothing keeps the broker alive after it.
 struct Closer {
     conn: Arc<Conn>,
+    writer: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for Closer {
     fn drop(&mut self) {
         self.conn.close();
+        if let Some(w) = self.writer.take() {
+            w.abort();
+        }
         cleanup(&self.conn);
     }
 }
