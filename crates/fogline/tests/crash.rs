@@ -5,56 +5,28 @@
 //! Runs 20 kill/restart rounds on one data directory (so recovery also sees
 //! many segments and earlier torn tails); `FOGLINE_CRASH_ROUNDS=100` runs more.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod support;
+
+use std::ffi::OsStr;
 use std::time::Duration;
 
 use bytes::BytesMut;
 use fogline_wire::{Frame, RecordBlock, StartPosition};
+use support::Served;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 const FILLER: usize = 100;
 
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-fn start(dir: &std::path::Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fogline"))
-        .args([
-            "serve",
-            "--storage",
-            "mmap",
-            "--listen",
-            "127.0.0.1:0",
-            "--mqtt",
-            "127.0.0.1:0",
-            "--config",
-        ])
-        .arg(dir.join("fogline.toml"))
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .env("FOGLINE_LOG", "warn")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("fogline serve starts");
-    let stderr = child.stderr.take().expect("stderr piped");
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("server prints its address")
-            .expect("readable stderr");
-        if let Some(rest) = line.split(" serving on ").nth(1) {
-            break rest.split_whitespace().next().expect("address").to_string();
-        }
-    };
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, addr }
+fn start(dir: &std::path::Path) -> Served {
+    let config = dir.join("fogline.toml");
+    let data = dir.join("data");
+    support::serve([
+        OsStr::new("--config"),
+        config.as_os_str(),
+        OsStr::new("--data-dir"),
+        data.as_os_str(),
+    ])
 }
 
 fn payload(round: u32, seq: u64) -> Vec<u8> {
@@ -221,7 +193,7 @@ async fn acknowledged_records_survive_sigkill() {
     for round in 0..rounds {
         let mut server = start(dir.path());
         // The stream holds every earlier round's acknowledged records.
-        let seen = read_back(&server.addr).await;
+        let seen = read_back(&server.native).await;
         for (r, &acked) in acked_per_round.iter().enumerate() {
             let got = seen.get(r).copied().unwrap_or(0);
             assert!(
@@ -233,7 +205,7 @@ async fn acknowledged_records_survive_sigkill() {
         state ^= state >> 7;
         state ^= state << 17;
         let kill_after = Duration::from_millis(30 + state % 250);
-        let addr = server.addr.clone();
+        let addr = server.native.clone();
         let producer = tokio::spawn(async move { publish_until_killed(&addr, round).await });
         tokio::time::sleep(kill_after).await;
         server.child.kill().expect("SIGKILL");
@@ -242,7 +214,7 @@ async fn acknowledged_records_survive_sigkill() {
         acked_per_round.push(acked);
     }
     let server = start(dir.path());
-    let seen = read_back(&server.addr).await;
+    let seen = read_back(&server.native).await;
     let mut server = server;
     let _ = server.child.kill();
     let _ = server.child.wait();

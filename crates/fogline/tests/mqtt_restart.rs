@@ -5,9 +5,9 @@
 //! once (MQTT-4.3.3, MQTT-4.4.0-1, MQTT-3.1.2-4/5 with session state kept
 //! across the restart), and a retained message survives as well.
 
+mod support;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -19,37 +19,9 @@ use tokio::net::TcpStream;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-fn start(dir: &std::path::Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fogline"))
-        .args([
-            "serve",
-            "--storage",
-            "mmap",
-            "--listen",
-            "127.0.0.1:0",
-            "--mqtt",
-            "127.0.0.1:0",
-            "--data-dir",
-        ])
-        .arg(dir)
-        .env("FOGLINE_LOG", "warn")
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("fogline serve starts");
-    let stderr = child.stderr.take().expect("stderr piped");
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("server prints its MQTT address")
-            .expect("readable stderr");
-        if let Some(rest) = line.strip_prefix("MQTT on ") {
-            break rest.split(',').next().expect("address").trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    (child, addr)
+fn start(dir: &std::path::Path) -> (std::process::Child, String) {
+    let served = support::serve([std::ffi::OsStr::new("--data-dir"), dir.as_os_str()]);
+    (served.child, served.mqtt)
 }
 
 struct Mqtt {
