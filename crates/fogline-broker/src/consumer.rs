@@ -71,7 +71,12 @@ pub struct Consumer {
     ack_timeout: Option<Duration>,
     max_inflight: usize,
     stored_floor: Option<u64>,
+    saved_at: Option<Instant>,
 }
+
+/// Least time between two position writes caused by acks (a write is a
+/// file create and rename; closing the consumer always writes).
+const SAVE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Bytes read from the log per poll, so one fetch stays bounded.
 const READ_BYTES: usize = 4 << 20;
@@ -106,6 +111,7 @@ impl Consumer {
             ack_timeout: opts.ack_timeout,
             max_inflight: opts.max_inflight.max(1),
             stored_floor: stored,
+            saved_at: None,
         })
     }
 
@@ -286,7 +292,21 @@ impl Consumer {
         }
         self.stream.store_floor(name, floor)?;
         self.stored_floor = Some(floor);
+        self.saved_at = Some(Instant::now());
         Ok(())
+    }
+
+    /// [`Consumer::save`], at most once per `SAVE_INTERVAL`: for the ack
+    /// path, so a busy consumer does not write its position on every ack.
+    /// A crash may then redeliver what was acked since (at least once).
+    ///
+    /// # Errors
+    /// As [`Consumer::save`].
+    pub fn save_if_due(&mut self, now: Instant) -> Result<(), BrokerError> {
+        match self.saved_at {
+            Some(t) if now < t + SAVE_INTERVAL => Ok(()),
+            _ => self.save(),
+        }
     }
 
     /// Waits until new records may be available, the earliest pending record

@@ -112,7 +112,7 @@ pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
             if let Some(slot) = slot(conn, consumer_id) {
                 let mut c = slot.consumer.lock();
                 c.ack(&offsets);
-                if let Err(e) = c.save() {
+                if let Err(e) = c.save_if_due(Instant::now()) {
                     drop(c);
                     conn.error(u64::from(consumer_id), broker_code(&e), e.to_string());
                 }
