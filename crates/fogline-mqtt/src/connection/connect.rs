@@ -79,18 +79,30 @@ async fn read_first<R: AsyncRead + Unpin>(
     }
 }
 
-async fn refuse<W: AsyncWrite + Unpin>(wr: &mut W, version: Version, v4: u8, v5: u8, text: &str) {
+async fn refuse<W: AsyncWrite + Unpin>(wr: &mut W, c: &Connect, v4: u8, v5: u8, text: &str) {
+    let version = c.version;
     let mut props = Properties::default();
-    if version == Version::V5 {
+    if version == Version::V5 && !text.is_empty() {
         props.reason_string = Some(text.into());
     }
-    let ack = ConnAck {
+    let mut ack = ConnAck {
         session_present: false, // [MQTT-3.2.2-4] / [MQTT-3.2.2-6]
         code: if version == Version::V5 { v5 } else { v4 },
         props,
     };
     let mut out = BytesMut::new();
-    if codec::encode(&Packet::ConnAck(ack), version, &mut out).is_ok() {
+    let limit = c
+        .props
+        .maximum_packet_size
+        .map_or(usize::MAX, |m| m as usize);
+    if codec::encode(&Packet::ConnAck(ack.clone()), version, &mut out).is_ok() && out.len() > limit
+    {
+        // No reason string past the client's Maximum Packet Size [MQTT-3.2.2-19].
+        out.clear();
+        ack.props.reason_string = None;
+        let _ = codec::encode(&Packet::ConnAck(ack), version, &mut out);
+    }
+    if !out.is_empty() {
         let _ = wr.write_all(&out).await;
     }
 }
@@ -106,7 +118,7 @@ async fn handshake<W: AsyncWrite + Unpin>(
     if c.props.auth_method.is_some() {
         refuse(
             wr,
-            v,
+            &c,
             0x05,
             0x8C,
             "enhanced authentication is not supported",
@@ -117,10 +129,16 @@ async fn handshake<W: AsyncWrite + Unpin>(
     let mut assigned = None;
     let client_id = if c.client_id.is_empty() {
         if v == Version::V4 && !c.clean_start {
-            refuse(wr, v, 0x02, 0x85, "").await; // [MQTT-3.1.3-8]
+            refuse(wr, &c, 0x02, 0x85, "").await; // [MQTT-3.1.3-8]
             return None;
         }
-        let id = format!("fogline-{}", ASSIGNED.fetch_add(1, Ordering::Relaxed));
+        // Never the id of an existing session [MQTT-3.2.2-16] (a client may have chosen it).
+        let id = loop {
+            let id = format!("fogline-{}", ASSIGNED.fetch_add(1, Ordering::Relaxed));
+            if !shared.sessions.lock().contains_key(&id) {
+                break id;
+            }
+        };
         assigned = Some(Str::from(id.as_str()));
         id
     } else {
@@ -132,13 +150,16 @@ async fn handshake<W: AsyncWrite + Unpin>(
             .authenticate(&client_id, c.username.as_deref(), c.password.as_deref())
     {
         tracing::info!(client = client_id, error = %e, "MQTT connection refused");
-        refuse(wr, v, 0x05, 0x87, "not authorized").await;
+        refuse(wr, &c, 0x05, 0x87, "not authorized").await;
         return None;
     }
     let will = match &c.will {
         Some(w) => {
             if fogline_wire::validate_topic(&w.topic).is_err() {
-                refuse(wr, v, 0x02, 0x90, "invalid will topic").await;
+                // 3.1.1 has no code for it: close without CONNACK [MQTT-3.1.4-1].
+                if v == Version::V5 {
+                    refuse(wr, &c, 0x02, 0x90, "invalid will topic").await;
+                }
                 return None;
             }
             let p = codec::Publish {

@@ -92,7 +92,9 @@ impl Conn {
                 // 3.1.1 cannot refuse a PUBLISH: close instead [MQTT-3.3.5-2].
                 return Err(End::error(0x80, e.to_string()));
             }
-            Err(BrokerError::MessageTooLarge { .. }) => 0x95,
+            // Over the broker's message limit: 0x97 (quota exceeded); 0x95 is no
+            // PUBACK/PUBREC reason code [MQTT-3.4.2-1], [MQTT-3.5.2-1].
+            Err(BrokerError::MessageTooLarge { .. }) => 0x97,
             Err(_) => 0x80,
         };
         let mut ack = Ack::ok(p.pkid);

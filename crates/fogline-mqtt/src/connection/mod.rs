@@ -152,6 +152,11 @@ impl Conn {
         if let (Some((reason, text)), Version::V5) = (reason, self.version) {
             self.out.clear();
             self.send(&Packet::Disconnect(Disconnect::with_reason(reason, text)));
+            if self.out.len() > self.client_max_packet {
+                // No reason string past the client's Maximum Packet Size [MQTT-3.14.2-3].
+                self.out.clear();
+                self.send(&Packet::Disconnect(Disconnect::with_reason(reason, "")));
+            }
             let _ = tokio::time::timeout(Duration::from_secs(1), wr.write_all(&self.out)).await;
         }
         let _ = tokio::time::timeout(Duration::from_secs(1), wr.shutdown()).await;

@@ -1,0 +1,177 @@
+//! Reason codes and limits: what the server says when it refuses, and that
+//! what it says fits the client's limits.
+
+mod common;
+
+use bytes::BytesMut;
+use common::*;
+use fogline_mqtt::codec::{self, Packet, Properties, Version};
+
+fn encoded_len(p: &Packet, v: Version) -> usize {
+    let mut b = BytesMut::new();
+    codec::encode(p, v, &mut b).expect("encode");
+    b.len()
+}
+
+/// A reason string that would take a CONNACK or DISCONNECT past the
+/// client's Maximum Packet Size is left out; the reason code stays.
+#[tokio::test]
+async fn mqtt_3_2_2_19_and_3_14_2_3_reason_strings_stay_within_the_client_maximum_packet_size() {
+    let s = TestServer::start(|_| {}).await;
+    const MAX: u32 = 24;
+    // CONNACK refusal (enhanced authentication is not offered).
+    let mut c = connect_packet(Version::V5, "tiny-auth", true);
+    c.props.maximum_packet_size = Some(MAX);
+    c.props.auth_method = Some("SCRAM-SHA-1".into());
+    let (raw, ack) = Raw::connect(&s.mqtt, c).await;
+    assert_eq!(ack.code, 0x8C);
+    assert!(encoded_len(&Packet::ConnAck(ack), Version::V5) <= MAX as usize);
+    drop(raw);
+    // Server DISCONNECT (topic alias 0 is out of range).
+    let mut c = connect_packet(Version::V5, "tiny", true);
+    c.props.maximum_packet_size = Some(MAX);
+    let (mut raw, _) = Raw::connect(&s.mqtt, c).await;
+    let mut p = publish("t", b"x", QoS::AtMostOnce, 0);
+    p.props.topic_alias = Some(0);
+    raw.send(&Packet::Publish(p)).await;
+    let got = raw.expect_close().await;
+    match got.last() {
+        Some(d @ Packet::Disconnect(inner)) => {
+            assert_eq!(inner.reason, 0x94);
+            assert!(encoded_len(d, Version::V5) <= MAX as usize, "{d:?}");
+        }
+        other => panic!("expected DISCONNECT 0x94, got {other:?}"),
+    }
+    // With room for it, the reason string is sent.
+    let (mut raw, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "roomy", true)).await;
+    let mut p = publish("t", b"x", QoS::AtMostOnce, 0);
+    p.props.topic_alias = Some(0);
+    raw.send(&Packet::Publish(p)).await;
+    let got = raw.expect_close().await;
+    assert!(
+        matches!(got.last(), Some(Packet::Disconnect(d)) if d.props.reason_string.is_some()),
+        "{got:?}"
+    );
+    s.stop().await;
+}
+
+/// A message over the broker's size limit is refused with a code from the
+/// PUBACK / PUBREC sets (0x97 quota exceeded), and the connection goes on.
+#[tokio::test]
+async fn mqtt_3_4_2_1_and_3_5_2_1_refusals_use_puback_and_pubrec_reason_codes() {
+    let s = TestServer::start(|c| c.broker.max_message_bytes = bytesize::ByteSize::kib(1)).await;
+    const PUBACK_CODES: [u8; 9] = [0x00, 0x10, 0x80, 0x83, 0x87, 0x90, 0x91, 0x97, 0x99];
+    let (mut raw, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "big", true)).await;
+    let big = vec![7u8; 4096];
+    raw.send(&Packet::Publish(publish("big", &big, QoS::AtLeastOnce, 1)))
+        .await;
+    match raw.recv().await {
+        Some(Packet::PubAck(a)) => {
+            assert!(
+                a.reason >= 0x80 && PUBACK_CODES.contains(&a.reason),
+                "{a:?}"
+            )
+        }
+        other => panic!("expected PUBACK, got {other:?}"),
+    }
+    raw.send(&Packet::Publish(publish("big", &big, QoS::ExactlyOnce, 2)))
+        .await;
+    match raw.recv().await {
+        Some(Packet::PubRec(a)) => {
+            assert!(
+                a.reason >= 0x80 && PUBACK_CODES.contains(&a.reason),
+                "{a:?}"
+            )
+        }
+        other => panic!("expected PUBREC, got {other:?}"),
+    }
+    // A refused QoS 2 id is free again [MQTT-4.3.3-9].
+    raw.send(&Packet::Publish(publish("big", b"ok", QoS::ExactlyOnce, 2)))
+        .await;
+    assert!(matches!(raw.recv().await, Some(Packet::PubRec(a)) if a.reason == 0));
+    s.stop().await;
+}
+
+/// An assigned client identifier is never one a session already uses,
+/// even when a client picked a name of the server's pattern.
+#[tokio::test]
+async fn mqtt_3_2_2_16_an_assigned_client_id_is_not_used_by_any_other_session() {
+    let s = TestServer::start(|_| {}).await;
+    let anon = || {
+        let mut c = connect_packet(Version::V5, "", true);
+        c.props.session_expiry = Some(300);
+        c
+    };
+    let (_first, ack) = Raw::connect(&s.mqtt, anon()).await;
+    let id = ack.props.assigned_client_id.expect("an assigned id");
+    let n: u64 = id
+        .strip_prefix("fogline-")
+        .and_then(|n| n.parse().ok())
+        .expect("fogline-N");
+    let mut taken = vec![id.to_string()];
+    let mut holders = Vec::new();
+    for k in n + 1..=n + 20 {
+        let name = format!("fogline-{k}");
+        let mut c = connect_packet(Version::V5, &name, true);
+        c.props.session_expiry = Some(300);
+        holders.push(Raw::connect(&s.mqtt, c).await.0);
+        taken.push(name);
+    }
+    let (_second, ack) = Raw::connect(&s.mqtt, anon()).await;
+    let id = ack.props.assigned_client_id.expect("an assigned id");
+    assert!(!taken.contains(&id.to_string()), "{id} is in use");
+    // The holders were not taken over.
+    for h in &mut holders {
+        h.sync().await;
+    }
+    s.stop().await;
+}
+
+/// 3.1.1: a will topic with a wildcard makes the CONNECT invalid: the
+/// connection closes without CONNACK. 5.0 answers CONNACK 0x90.
+#[tokio::test]
+async fn mqtt_3_1_4_1_an_invalid_will_topic_closes_v311_without_connack() {
+    let s = TestServer::start(|_| {}).await;
+    for v in [Version::V4, Version::V5] {
+        let mut c = connect_packet(v, "bad-will", true);
+        c.will = Some(Will {
+            topic: "wills/+".into(),
+            payload: bytes::Bytes::from_static(b"x"),
+            qos: QoS::AtMostOnce,
+            retain: false,
+            props: Properties::default(),
+        });
+        let mut raw = Raw::open(&s.mqtt, v).await;
+        raw.send(&Packet::Connect(Box::new(c))).await;
+        let got = raw.expect_close().await;
+        match v {
+            Version::V4 => assert!(got.is_empty(), "{got:?}"),
+            Version::V5 => assert!(
+                matches!(got.as_slice(), [Packet::ConnAck(a)] if a.code == 0x90 && !a.session_present),
+                "{got:?}"
+            ),
+        }
+    }
+    s.stop().await;
+}
+
+/// No Local on a shared subscription is a protocol error (DISCONNECT 0x82).
+#[tokio::test]
+async fn mqtt_3_8_3_4_no_local_on_a_shared_subscription_is_a_protocol_error() {
+    let s = TestServer::start(|_| {}).await;
+    let (mut raw, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "nl", true)).await;
+    let mut f = filter("$share/g/nl", QoS::AtMostOnce);
+    f.no_local = true;
+    raw.send(&Packet::Subscribe(Subscribe {
+        pkid: 1,
+        props: Properties::default(),
+        filters: vec![f],
+    }))
+    .await;
+    let got = raw.expect_close().await;
+    assert!(
+        matches!(got.last(), Some(Packet::Disconnect(d)) if d.reason == 0x82),
+        "{got:?}"
+    );
+    s.stop().await;
+}
