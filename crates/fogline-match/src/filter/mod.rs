@@ -16,6 +16,8 @@ pub(crate) mod avx2;
 pub(crate) mod avx512;
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod neon;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod table_x86;
 
 use std::mem::MaybeUninit;
 
@@ -161,7 +163,7 @@ impl Simd {
         let imp = match simd {
             Simd::Scalar => Impl::Scalar,
             #[cfg(target_arch = "x86_64")]
-            Simd::Table if table::has_x86_features() => Impl::TableX86,
+            Simd::Table if table_x86::has_x86_features() => Impl::TableX86,
             Simd::Table => Impl::Table,
             #[cfg(target_arch = "x86_64")]
             Simd::Avx2 if has_avx2() => Impl::Avx2,
@@ -213,7 +215,7 @@ pub(crate) fn run(
         #[cfg(target_arch = "x86_64")]
         Impl::Avx512 => unsafe { avx512::filter(t, hay, from, to, flood_from, c) },
         #[cfg(target_arch = "x86_64")]
-        Impl::TableX86 => unsafe { table::filter_x86(t, hay, from, to, flood_from, c) },
+        Impl::TableX86 => unsafe { table_x86::filter_x86(t, hay, from, to, flood_from, c) },
         #[cfg(target_arch = "aarch64")]
         Impl::Neon => neon::filter(t, hay, from, to, flood_from, c),
         Impl::Table => table::filter(t, hay, from, to, flood_from, c),
