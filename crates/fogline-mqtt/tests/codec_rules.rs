@@ -183,7 +183,7 @@ fn mqtt_2_2_2_1_v5_no_properties_is_a_property_length_of_zero() {
     b.clear();
     encode(&Packet::PubAck(a), Version::V5, &mut b).expect("encodes");
     assert!(
-        &b[..] == [0x40, 3, 0, 9, 0x97] || &b[..] == [0x40, 4, 0, 9, 0x97, 0],
+        b[..] == [0x40, 3, 0, 9, 0x97] || b[..] == [0x40, 4, 0, 9, 0x97, 0],
         "{b:02x?}"
     );
 }
