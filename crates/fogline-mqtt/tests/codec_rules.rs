@@ -76,15 +76,20 @@ fn mqtt_3_1_2_14_will_qos_3_is_malformed() {
 
 #[test]
 fn mqtt_3_1_2_18_to_22_user_name_and_password_follow_their_flags() {
+    // (5.0 numbers these MQTT-3.1.2-16 to 3.1.2-19.)
+    for v in [Version::V4, Version::V5] {
+        // User name flag set but no user name in the payload [MQTT-3.1.2-19].
+        assert!(refused(&connect(v, 0x02 | 0x80, &[]), v));
+        // Password flag set without the password [MQTT-3.1.2-21].
+        assert!(refused(&connect(v, 0x02 | 0x80 | 0x40, &[0, 1, b'u']), v));
+        // Fields the flags do not announce are trailing bytes [MQTT-3.1.2-18], [MQTT-3.1.2-20].
+        assert!(refused(&connect(v, 0x02, &[0, 1, b'u']), v));
+    }
+    // 3.1.1 only: a password without a user name [MQTT-3.1.2-22].
     let v = Version::V4;
-    // User name flag set but no user name in the payload [MQTT-3.1.2-19].
-    assert!(refused(&connect(v, 0x02 | 0x80, &[]), v));
-    // Password flag set without the password [MQTT-3.1.2-21].
-    assert!(refused(&connect(v, 0x02 | 0x80 | 0x40, &[0, 1, b'u']), v));
-    // 3.1.1: a password without a user name [MQTT-3.1.2-22].
     assert!(refused(&connect(v, 0x02 | 0x40, &[0, 1, b'p']), v));
-    // Fields present that the flags do not announce are trailing bytes [MQTT-3.1.2-18], [MQTT-3.1.2-20].
-    assert!(refused(&connect(v, 0x02, &[0, 1, b'u']), v));
+    let v = Version::V5;
+    assert!(dec(&connect(v, 0x02 | 0x40, &[0, 1, b'p']), v).is_ok_and(|p| p.is_some()));
 }
 
 #[test]
@@ -139,8 +144,12 @@ fn mqtt_3_10_3_2_an_unsubscribe_without_a_filter_is_refused() {
 }
 
 #[test]
-fn mqtt_3_14_1_1_and_3_15_1_1_disconnect_and_auth_reserved_flags_are_malformed() {
+fn mqtt_3_10_1_1_3_14_1_1_and_3_15_1_1_unsubscribe_disconnect_and_auth_reserved_flags_are_malformed(
+) {
     assert!(refused(&[0xE1, 0], Version::V4));
+    // UNSUBSCRIBE needs flags 0010 [MQTT-3.10.1-1].
+    assert!(dec(&[0xA2, 5, 0, 1, 0, 1, b'a'], Version::V4).is_ok_and(|p| p.is_some()));
+    assert!(refused(&[0xA0, 5, 0, 1, 0, 1, b'a'], Version::V4));
     assert!(refused(&[0xE2, 0], Version::V5));
     assert!(refused(&[0xF1, 0], Version::V5));
 }

@@ -42,7 +42,9 @@ async fn mqtt_4_3_2_5_and_4_3_3_12_a_packet_id_is_new_again_after_its_flow_ends(
             assert!(matches!(p.recv().await, Some(Packet::PubComp(a)) if a.pkid == 9));
         }
         for want in [b"a", b"b", b"c", b"d"] {
-            assert_eq!(&sub.expect_publish().await.payload[..], want, "{v:?}");
+            let got = sub.expect_publish().await;
+            assert_eq!(&got.payload[..], want, "{v:?}");
+            assert!(!got.dup, "[MQTT-3.3.1-3] DUP is not forwarded");
         }
         sub.expect_silence(200).await;
     }

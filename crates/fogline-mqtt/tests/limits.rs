@@ -175,3 +175,37 @@ async fn mqtt_3_8_3_4_no_local_on_a_shared_subscription_is_a_protocol_error() {
     );
     s.stop().await;
 }
+
+/// A Response Topic with wildcards (in a PUBLISH or a will) is refused, so
+/// the server never forwards one.
+#[tokio::test]
+async fn mqtt_3_3_2_14_a_response_topic_with_wildcards_is_refused() {
+    let s = TestServer::start(|_| {}).await;
+    let (mut sub, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "rt-s", true)).await;
+    sub.subscribe(1, vec![filter("rt/#", QoS::AtMostOnce)])
+        .await;
+    let (mut raw, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "rt-p", true)).await;
+    let mut p = publish("rt/q", b"?", QoS::AtMostOnce, 0);
+    p.props.response_topic = Some("rt/replies/+".into());
+    raw.send(&Packet::Publish(p)).await;
+    let got = raw.expect_close().await;
+    assert!(
+        matches!(got.last(), Some(Packet::Disconnect(d)) if d.reason == 0x82),
+        "{got:?}"
+    );
+    let mut c = connect_packet(Version::V5, "rt-w", true);
+    c.will = Some(Will {
+        topic: "rt/will".into(),
+        payload: bytes::Bytes::from_static(b"x"),
+        qos: QoS::AtMostOnce,
+        retain: false,
+        props: Properties {
+            response_topic: Some("rt/#".into()),
+            ..Properties::default()
+        },
+    });
+    let (_raw, ack) = Raw::connect(&s.mqtt, c).await;
+    assert_eq!(ack.code, 0x82);
+    sub.expect_silence(300).await;
+    s.stop().await;
+}

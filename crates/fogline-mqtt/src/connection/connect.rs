@@ -162,6 +162,10 @@ async fn handshake<W: AsyncWrite + Unpin>(
                 }
                 return None;
             }
+            if super::inbound::invalid_response_topic(&w.props) {
+                refuse(wr, &c, 0x02, 0x82, "invalid will response topic").await; // [MQTT-3.3.2-14]
+                return None;
+            }
             let p = codec::Publish {
                 dup: false,
                 qos: w.qos,

@@ -63,6 +63,10 @@ impl Conn {
         if fogline_wire::validate_topic(&topic).is_err() {
             return Err(End::error(0x90, "invalid topic name")); // [MQTT-3.3.2-2]
         }
+        if invalid_response_topic(&p.props) {
+            // Never forwarded with wildcards [MQTT-3.3.2-14].
+            return Err(End::error(0x82, "invalid response topic"));
+        }
         if p.qos == QoS::ExactlyOnce {
             let st = self.session.state.lock();
             if st.qos2_in.contains(&p.pkid) {
@@ -335,6 +339,14 @@ impl Conn {
             will: d.reason == 0x04,
         }
     }
+}
+
+/// A Response Topic that is no valid topic name (wildcards, empty).
+pub(super) fn invalid_response_topic(props: &crate::codec::Properties) -> bool {
+    props
+        .response_topic
+        .as_ref()
+        .is_some_and(|t| fogline_wire::validate_topic(t).is_err())
 }
 
 fn invalid_filter(v: Version) -> u8 {
