@@ -30,6 +30,43 @@ pub(crate) fn scan<S: Sink>(
     min_end: usize,
     sink: &mut S,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if imp == Impl::TableX86 {
+        // SAFETY: `TableX86` is only chosen when the CPU has these features.
+        return unsafe { scan_x86(imp, t, hay, lo, hi, min_end, sink) };
+    }
+    scan_with(imp, t, hay, lo, hi, min_end, sink);
+}
+
+/// `scan` compiled with the x86 features of the table filter, so that verification gets the
+/// `popcnt` instruction (the short-pattern index counts bits at every candidate) and BMI.
+///
+/// # Safety
+/// The CPU must support BMI1, BMI2, AVX2 and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi1,bmi2,avx2,popcnt")]
+unsafe fn scan_x86<S: Sink>(
+    imp: Impl,
+    t: &Tables,
+    hay: &[u8],
+    lo: usize,
+    hi: usize,
+    min_end: usize,
+    sink: &mut S,
+) {
+    scan_with(imp, t, hay, lo, hi, min_end, sink);
+}
+
+#[inline(always)]
+fn scan_with<S: Sink>(
+    imp: Impl,
+    t: &Tables,
+    hay: &[u8],
+    lo: usize,
+    hi: usize,
+    min_end: usize,
+    sink: &mut S,
+) {
     let mut c = Cands::new();
     let mut pos = lo;
     let mut flood_from = lo;
@@ -49,6 +86,7 @@ pub(crate) fn scan<S: Sink>(
 }
 
 /// Verifies the candidates of one round (`pos..end`).
+#[inline(always)]
 fn verify_round<S: Sink>(
     t: &Tables,
     hay: &[u8],

@@ -83,7 +83,7 @@ impl Short {
     }
 
     /// Reports every 2- or 3-byte pattern starting at `s` (and ending at or after `min_end`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn verify<S: Sink>(&self, hay: &[u8], s: usize, min_end: usize, sink: &mut S) {
         if s + 2 > hay.len() {
             return;
@@ -99,10 +99,14 @@ impl Short {
             self.at[r as usize + 1] as usize,
         );
         // The input word at `s`, zero-padded past the end (entries check their length).
-        let mut v = [0u8; 4];
-        let n = (hay.len() - s).min(4);
-        v[..n].copy_from_slice(&hay[s..s + n]);
-        let raw = u32::from_le_bytes(v);
+        let raw = match hay[s..].first_chunk::<4>() {
+            Some(w) => u32::from_le_bytes(*w),
+            None => {
+                let mut v = [0u8; 4];
+                v[..hay.len() - s].copy_from_slice(&hay[s..]);
+                u32::from_le_bytes(v)
+            }
+        };
         let folded = fold_u32(raw);
         for e in &self.entries[a..b] {
             let x = if e.nocase { folded } else { raw };

@@ -8,8 +8,9 @@
 //!   bytes starts with it.
 //! - `pair2` has one byte per *raw* bigram `w = b0 | b1 << 8`, folding built in, for the
 //!   strided table filter: bits `A0`, `B1`, `C2`, `D3` say that some long pattern has the bigram
-//!   at offset 0, 1, 2 or 3 (`E1`, `H3`: the same for 4-byte patterns, see `A0`); `short1` has
-//!   one bit per raw bigram, the "short" bit of `filt12`.
+//!   at offset 0, 1, 2 or 3 (`E1`, `H3`: the same for 4-byte patterns, see `A0`); bit `S` is
+//!   the "short" bit of `filt12` (the filter looks up every position when the set has short
+//!   patterns, every even one otherwise).
 //! - `filt3` has one bit per hash of the folded first four bytes of every long pattern.
 //! - Every long pattern is verified in exactly one trie node, every 2- or 3-byte one in one
 //!   `short` entry, every 1-byte one in `one`, so a candidate position reports each matching
@@ -60,7 +61,6 @@ pub(crate) struct Node {
 pub(crate) struct Tables {
     pub filt12: Box<[u32]>,
     pub pair2: Box<[u8]>,
-    pub short1: Box<[u64]>,
     /// The 2- and 3-byte patterns.
     pub short: Short,
     /// Whether any 2- or 3-byte pattern exists (else the short filter is skipped).
@@ -310,8 +310,7 @@ impl Tables {
         let runs = Runs::build(src, &b.stored);
         let max_len = b.stored.iter().map(Vec::len).max().unwrap_or(0);
         Tables {
-            pair2: raw_pairs(&at_offset),
-            short1: raw_short(&filt12),
+            pair2: raw_pairs(&at_offset, &filt12),
             short,
             has_short: !short_empty,
             has_one,
@@ -337,7 +336,6 @@ impl Tables {
         use std::mem::size_of_val;
         size_of_val(&*self.filt12)
             + size_of_val(&*self.pair2)
-            + size_of_val(&*self.short1)
             + self.short.heap_bytes()
             + size_of_val(&*self.filt3)
             + size_of_val(&*self.one)
@@ -367,20 +365,17 @@ pub(crate) const D3: u8 = 4;
 pub(crate) const E1: u8 = 16;
 pub(crate) const H3: u8 = 32;
 
-/// The strided filter's table, indexed by raw bigram (folding built in).
-fn raw_pairs(at_offset: &[u8]) -> Box<[u8]> {
-    (0..65536usize)
-        .map(|raw| at_offset[folded_pair(raw)])
-        .collect()
-}
+/// Bit of the strided filter's table: a 2- or 3-byte pattern starts with the bigram.
+pub(crate) const S: u8 = 64;
 
-/// One bit per raw bigram: the short bit of `filt12`.
-fn raw_short(filt12: &[u32]) -> Box<[u64]> {
-    let mut t = vec![0u64; 65536 / 64];
-    for raw in 0..65536usize {
-        let w = folded_pair(raw);
-        let bit = (filt12[w >> 4] >> ((w & 15) * 2)) & 1;
-        t[raw >> 6] |= u64::from(bit) << (raw & 63);
-    }
-    t.into_boxed_slice()
+/// The strided filter's table, indexed by raw bigram (folding built in): the bits of
+/// `at_offset` and the short bit of `filt12`.
+fn raw_pairs(at_offset: &[u8], filt12: &[u32]) -> Box<[u8]> {
+    (0..65536usize)
+        .map(|raw| {
+            let w = folded_pair(raw);
+            let short = (filt12[w >> 4] >> ((w & 15) * 2)) & 1 != 0;
+            at_offset[w] | if short { S } else { 0 }
+        })
+        .collect()
 }

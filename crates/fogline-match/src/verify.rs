@@ -34,7 +34,7 @@ fn entries<S: Sink>(t: &Tables, node: u32, hay: &[u8], s: usize, min_end: usize,
 }
 
 /// Reports every pattern of at least 4 bytes that starts at `s`.
-#[inline]
+#[inline(always)]
 pub(crate) fn long<S: Sink>(t: &Tables, hay: &[u8], s: usize, min_end: usize, sink: &mut S) {
     if s + 4 > hay.len() {
         return;
@@ -57,13 +57,13 @@ pub(crate) fn long<S: Sink>(t: &Tables, hay: &[u8], s: usize, min_end: usize, si
 }
 
 /// Reports every pattern of 2 or 3 bytes that starts at `s`.
-#[inline]
+#[inline(always)]
 pub(crate) fn short<S: Sink>(t: &Tables, hay: &[u8], s: usize, min_end: usize, sink: &mut S) {
     t.short.verify(hay, s, min_end, sink);
 }
 
 /// Reports the 1-byte patterns at every start in `from..to`.
-#[inline]
+#[inline(always)]
 pub(crate) fn one_bytes<S: Sink>(t: &Tables, hay: &[u8], from: usize, to: usize, sink: &mut S) {
     if sink.counts_only() {
         // Counting needs only how many patterns each byte matches.

@@ -24,7 +24,7 @@ use std::mem::MaybeUninit;
 
 use super::{scalar, Cands, Stop, CHUNK};
 use crate::fold::{fold_u32, read_u32};
-use crate::tables::{f3_index, Tables};
+use crate::tables::{f3_index, Tables, S};
 
 pub(crate) const BLOCK: usize = 64;
 /// Table entries one block's pair tests read: bigrams at offsets `0, 2, ..., 66`.
@@ -53,14 +53,6 @@ const SPREAD: [u16; 256] = {
     t
 };
 
-/// The raw bigram `blk[d] | blk[d + 1] << 8`, as one 2-byte load.
-#[inline(always)]
-fn bigram(blk: &[u8; BLOCK + 4], d: usize) -> u16 {
-    assert!(d + 2 <= blk.len());
-    // SAFETY: `d + 2 <= blk.len()` (checked above; with constant `d` the check folds away).
-    unsafe { blk.as_ptr().add(d).cast::<u16>().read_unaligned().to_le() }
-}
-
 /// Filters `from..to` (portable build).
 pub(crate) fn filter(
     t: &Tables,
@@ -81,6 +73,9 @@ pub(crate) trait Extract {
     /// Bit `s` is set when start `s` of the block passes the pair test; `tab` holds the
     /// block's entries `0..34`.
     fn starts(tab: &[u8; ENTRIES]) -> u64;
+    /// Bit `s` is set when position `s` of the block may start a short pattern: bit `S` of
+    /// entry `s / 2` of `even` (`s` even) or of `odd` (`s` odd).
+    fn shorts(even: &[u8; ENTRIES], odd: &[u8; BLOCK / 2]) -> u64;
     /// Filter-3 hashes of the folded 4-byte windows at offsets 0..64 of `blk`; false when
     /// this build has no vector version.
     fn hashes(blk: &[u8; BLOCK + 4], shift: u32, out: &mut [u32; BLOCK]) -> bool;
@@ -126,6 +121,15 @@ impl Extract for Portable {
     }
 
     #[inline(always)]
+    fn shorts(even: &[u8; ENTRIES], odd: &[u8; BLOCK / 2]) -> u64 {
+        let mut m = 0u64;
+        for (k, (&e, &o)) in even.iter().zip(odd).enumerate() {
+            m |= u64::from(e & S != 0) << (2 * k) | u64::from(o & S != 0) << (2 * k + 1);
+        }
+        m
+    }
+
+    #[inline(always)]
     fn hashes(_: &[u8; BLOCK + 4], _: u32, _: &mut [u32; BLOCK]) -> bool {
         false
     }
@@ -153,10 +157,7 @@ pub(crate) fn filter_with<X: Extract>(
     flood_from: usize,
     c: &mut Cands,
 ) -> Stop {
-    let (Ok(pair), Ok(short)) = (
-        <&[u8; 65536]>::try_from(&*t.pair2),
-        <&[u64; 1024]>::try_from(&*t.short1),
-    ) else {
+    let Ok(pair) = <&[u8; 65536]>::try_from(&*t.pair2) else {
         return scalar::filter(t, hay, from, to, flood_from, c);
     };
     // Blocks start at even positions, so every shift in the pair tests is a constant.
@@ -190,13 +191,14 @@ pub(crate) fn filter_with<X: Extract>(
     // bounds on the real input).
     let entries = BLOCK / 2 * blocks + 2;
     let mut tab = [MaybeUninit::<u8>::uninit(); ROUND_ENTRIES];
-    let direct = ((hay.len() - i0) / 2).min(entries);
-    lookups(pair, &hay[i0..i0 + 2 * direct], &mut tab[..direct]);
-    for (k, o) in tab[..entries].iter_mut().enumerate().skip(direct) {
-        *o = MaybeUninit::new(padded_entry(pair, hay, i0 + 2 * k));
-    }
-    // SAFETY: entries `0..entries` were all written just above.
-    let tab: &[u8] = unsafe { std::slice::from_raw_parts(tab.as_ptr().cast(), entries) };
+    let tab = lookup_all(pair, hay, i0, &mut tab[..entries]);
+    // With short patterns the odd positions are looked up too (their bit `S`).
+    let mut odd = [MaybeUninit::<u8>::uninit(); CHUNK / 2];
+    let odd = if t.has_short {
+        lookup_all(pair, hay, i0 + 1, &mut odd[..BLOCK / 2 * blocks])
+    } else {
+        &[]
+    };
     // Phase 3: the pair tests of every block, then filter 3 and the short patterns.
     let keep_of = |b: usize| {
         let count = (stop.stop - i0 - b * BLOCK).min(BLOCK);
@@ -212,17 +214,13 @@ pub(crate) fn filter_with<X: Extract>(
             let Some(e) = tab[b * BLOCK / 2..].first_chunk::<ENTRIES>() else {
                 break;
             };
+            let Some(o) = odd[b * BLOCK / 2..].first_chunk::<{ BLOCK / 2 }>() else {
+                break;
+            };
             let keep = keep_of(b);
-            block::<X>(
-                t,
-                short,
-                hay,
-                X::starts(e) & keep,
-                i0 + b * BLOCK,
-                from,
-                keep,
-                c,
-            );
+            let i = i0 + b * BLOCK;
+            let smask = X::shorts(e, o) & keep;
+            block::<X>(t, hay, X::starts(e) & keep, smask, i, from, c);
         }
         return stop;
     }
@@ -241,9 +239,28 @@ pub(crate) fn filter_with<X: Extract>(
         n += usize::from(masks[n] != 0);
     }
     for (&m, &b) in masks[..n].iter().zip(&at[..n]) {
-        block::<X>(t, short, hay, m, i0 + b as usize * BLOCK, from, u64::MAX, c);
+        block::<X>(t, hay, m, 0, i0 + b as usize * BLOCK, from, c);
     }
     stop
+}
+
+/// Fills `out[k]` with the table byte of the bigram at `hay[at + 2k..]` and returns it as
+/// initialised. Bigrams reaching past the input use zero bytes there; padding can only add
+/// candidates, which verification rejects (it checks bounds on the real input).
+#[inline(always)]
+fn lookup_all<'a>(
+    pair: &[u8; 65536],
+    hay: &[u8],
+    at: usize,
+    out: &'a mut [MaybeUninit<u8>],
+) -> &'a [u8] {
+    let direct = (hay.len().saturating_sub(at) / 2).min(out.len());
+    lookups(pair, &hay[at..at + 2 * direct], &mut out[..direct]);
+    for (k, o) in out.iter_mut().enumerate().skip(direct) {
+        *o = MaybeUninit::new(padded_entry(pair, hay, at + 2 * k));
+    }
+    // SAFETY: every element of `out` was written just above.
+    unsafe { std::slice::from_raw_parts(out.as_ptr().cast(), out.len()) }
 }
 
 /// `out[k]` = the table byte of the bigram at `src[2k..2k + 2]`; `src.len() == 2 * out.len()`.
@@ -265,47 +282,29 @@ fn lookups(pair: &[u8; 65536], src: &[u8], out: &mut [MaybeUninit<u8>]) {
     }
 }
 
-/// The short-pattern bits of the 64 positions of `blk` (not inlined: inside the filter loop
-/// the compiler hoisted all the loads and spilled them).
-#[inline(never)]
-fn short_mask(short: &[u64; 1024], blk: &[u8; BLOCK + 4]) -> u64 {
-    let bit = |j: usize| {
-        let w = usize::from(bigram(blk, j));
-        (short[w >> 6] >> (w & 63)) & 1
-    };
-    let mut smask = 0u64;
-    for q in 0..8 {
-        let mut w = 0u64;
-        for r in (0..8).rev() {
-            w = (w << 1) | bit(8 * q + r);
-        }
-        smask |= w << (8 * q);
-    }
-    smask
-}
-
-/// Pushes the candidates of the 64 positions starting at `i`: the short ones (only positions
-/// set in `keep`) and those of `lmask` (the pair test's) that pass filter 3.
+/// Pushes the candidates of the 64 positions starting at `i`: those of `smask` (short
+/// patterns) and those of `lmask` (the pair test's) that pass filter 3.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn block<X: Extract>(
     t: &Tables,
-    short: &[u64; 1024],
     hay: &[u8],
     mut lmask: u64,
+    mut smask: u64,
     i: usize,
     from: usize,
-    keep: u64,
     c: &mut Cands,
 ) {
     debug_assert_eq!(i & 1, 0);
     let rel = (i - from) as u32;
+    while smask != 0 {
+        c.push_short(rel + smask.trailing_zeros());
+        smask &= smask - 1;
+    }
     if i + BLOCK + 3 > hay.len() {
         // Near the end some windows are not in `hay`.
         lmask &= (1u64 << (hay.len().saturating_sub(i + 3)).min(63)) - 1;
     }
-    let dense = lmask.count_ones() > VECTOR_HASH_FROM;
-    if !t.has_short && !dense {
+    if lmask.count_ones() <= VECTOR_HASH_FROM {
         filter3_each(t, hay, lmask, i, rel, c);
         return;
     }
@@ -318,27 +317,18 @@ fn block<X: Extract>(
             &pad
         }
     };
-    if t.has_short {
-        let mut smask = short_mask(short, blk) & keep;
-        while smask != 0 {
-            c.push_short(rel + smask.trailing_zeros());
-            smask &= smask - 1;
-        }
-    }
     // Filter 3. Text passes the bigram pairs often; then hashing all 64 windows at once with
     // vectors is cheaper than folding and hashing each candidate.
-    if dense {
-        // Initialised only here: zeroing it for every block cost a `memset` call per block.
-        let mut hashes = [0u32; BLOCK];
-        if X::hashes(blk, t.f3_shift, &mut hashes) {
-            while lmask != 0 {
-                let j = lmask.trailing_zeros();
-                lmask &= lmask - 1;
-                let h = hashes[j as usize] as usize;
-                c.push_long_if(rel + j, t.filt3[h >> 5] & (1 << (h & 31)) != 0);
-            }
-            return;
+    // Initialised only here: zeroing it for every block cost a `memset` call per block.
+    let mut hashes = [0u32; BLOCK];
+    if X::hashes(blk, t.f3_shift, &mut hashes) {
+        while lmask != 0 {
+            let j = lmask.trailing_zeros();
+            lmask &= lmask - 1;
+            let h = hashes[j as usize] as usize;
+            c.push_long_if(rel + j, t.filt3[h >> 5] & (1 << (h & 31)) != 0);
         }
+        return;
     }
     filter3_each(t, hay, lmask, i, rel, c);
 }

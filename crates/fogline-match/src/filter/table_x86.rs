@@ -7,6 +7,8 @@
 //!   operations of the SWAR version.
 //! - Filter 3 on text: the 64 windows are folded and hashed at once (the window shuffle of
 //!   V-PATCH Figure 2.2); only the bit tests stay scalar.
+//! - Short-pattern bits: bit `S` of the even and odd entries, moved to the top bit of each
+//!   byte, taken out and interleaved the same way.
 //! - Flood test: one 32-byte compare.
 
 use std::arch::x86_64::*;
@@ -46,6 +48,20 @@ impl Extract for Avx2 {
     fn starts(tab: &[u8; ENTRIES]) -> u64 {
         // SAFETY: only reached from `filter_x86`, which requires AVX2 and BMI2.
         unsafe { starts_avx2(tab) }
+    }
+
+    #[inline(always)]
+    fn shorts(even: &[u8; ENTRIES], odd: &[u8; BLOCK / 2]) -> u64 {
+        // SAFETY: only reached from `filter_x86`, which requires AVX2 and BMI2; both arrays
+        // have at least 32 bytes.
+        unsafe {
+            let bit = |p: *const u8| {
+                let v = _mm256_loadu_si256(p.cast());
+                u64::from(_mm256_movemask_epi8(_mm256_slli_epi16::<1>(v)) as u32)
+            };
+            _pdep_u64(bit(even.as_ptr()), 0x5555_5555_5555_5555)
+                | _pdep_u64(bit(odd.as_ptr()), 0xaaaa_aaaa_aaaa_aaaa)
+        }
     }
 
     #[inline(always)]
@@ -159,7 +175,7 @@ mod tests {
     }
 
     #[test]
-    fn vector_pair_tests_equal_the_swar_ones() {
+    fn vector_pair_and_short_tests_equal_the_portable_ones() {
         if !has_x86_features() {
             return;
         }
@@ -176,6 +192,9 @@ mod tests {
                 *e = x;
             }
             assert_eq!(Avx2::starts(&tab), Portable::starts(&tab), "{tab:?}");
+            let mut odd = [0u8; BLOCK / 2];
+            odd.iter_mut().for_each(|o| *o = rng(&mut seed) as u8 & 127);
+            assert_eq!(Avx2::shorts(&tab, &odd), Portable::shorts(&tab, &odd));
         }
     }
 
