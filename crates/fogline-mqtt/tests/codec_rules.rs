@@ -196,3 +196,34 @@ fn mqtt_2_2_2_1_v5_no_properties_is_a_property_length_of_zero() {
         "{b:02x?}"
     );
 }
+
+#[test]
+fn mqtt_3_1_3_4_3_1_3_11_3_8_3_1_3_10_3_1_every_string_field_must_be_utf8() {
+    let bad = [0xC3u8, 0x28];
+    let v = Version::V4;
+    // Client id, then will topic, then user name.
+    let mut id = vec![0x10, 14, 0, 4, b'M', b'Q', b'T', b'T', 4, 0x02, 0, 60, 0, 2];
+    id.extend_from_slice(&bad);
+    assert!(refused(&id, v), "client id");
+    let mut w = vec![0, 2];
+    w.extend_from_slice(&bad);
+    w.extend_from_slice(&[0, 1, b'm']);
+    assert!(refused(&connect(v, 0x02 | 0x04, &w), v), "will topic");
+    let mut u = vec![0, 2];
+    u.extend_from_slice(&bad);
+    assert!(refused(&connect(v, 0x02 | 0x80, &u), v), "user name");
+    // SUBSCRIBE and UNSUBSCRIBE filters.
+    assert!(
+        refused(&[0x82, 7, 0, 1, 0, 2, bad[0], bad[1], 0], v),
+        "subscribe"
+    );
+    assert!(
+        refused(&[0xA2, 6, 0, 1, 0, 2, bad[0], bad[1]], v),
+        "unsubscribe"
+    );
+    // v5 Response Topic (0x08) and Content Type (0x03).
+    for id in [0x08u8, 0x03] {
+        let p = [0x30, 10, 0, 1, b'a', 5, id, 0, 2, bad[0], bad[1], b'x'];
+        assert!(refused(&p, Version::V5), "property {id:#x}");
+    }
+}
