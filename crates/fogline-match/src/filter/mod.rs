@@ -102,6 +102,15 @@ impl Cands {
         )
     }
 
+    /// The next free short slot, for whole-vector stores of up to 64 positions (a block): a
+    /// round has at most `CHUNK` positions and blocks start at most one position after it, so
+    /// fewer than `CHUNK - 64 + 2` candidates precede a block. Add what was written with `grow`.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn spare_short(&mut self) -> *mut u32 {
+        assert!(self.nshort + 64 <= CHUNK + SLACK);
+        self.short[self.nshort..].as_mut_ptr().cast()
+    }
+
     /// Records `ns` and `nl` elements written through `spare`.
     ///
     /// # Safety

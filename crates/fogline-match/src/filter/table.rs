@@ -76,6 +76,8 @@ pub(crate) trait Extract {
     /// Bit `s` is set when position `s` of the block may start a short pattern: bit `S` of
     /// entry `s / 2` of `even` (`s` even) or of `odd` (`s` odd).
     fn shorts(even: &[u8; ENTRIES], odd: &[u8; BLOCK / 2]) -> u64;
+    /// Pushes `rel + j` for every bit `j` of `smask` as short candidates, in order.
+    fn push_shorts(c: &mut Cands, rel: u32, smask: u64);
     /// Filter-3 hashes of the folded 4-byte windows at offsets 0..64 of `blk`; false when
     /// this build has no vector version.
     fn hashes(blk: &[u8; BLOCK + 4], shift: u32, out: &mut [u32; BLOCK]) -> bool;
@@ -127,6 +129,14 @@ impl Extract for Portable {
             m |= u64::from(e & S != 0) << (2 * k) | u64::from(o & S != 0) << (2 * k + 1);
         }
         m
+    }
+
+    #[inline(always)]
+    fn push_shorts(c: &mut Cands, rel: u32, mut smask: u64) {
+        while smask != 0 {
+            c.push_short(rel + smask.trailing_zeros());
+            smask &= smask - 1;
+        }
     }
 
     #[inline(always)]
@@ -289,16 +299,15 @@ fn block<X: Extract>(
     t: &Tables,
     hay: &[u8],
     mut lmask: u64,
-    mut smask: u64,
+    smask: u64,
     i: usize,
     from: usize,
     c: &mut Cands,
 ) {
     debug_assert_eq!(i & 1, 0);
     let rel = (i - from) as u32;
-    while smask != 0 {
-        c.push_short(rel + smask.trailing_zeros());
-        smask &= smask - 1;
+    if smask != 0 {
+        X::push_shorts(c, rel, smask);
     }
     if i + BLOCK + 3 > hay.len() {
         // Near the end some windows are not in `hay`.

@@ -65,6 +65,12 @@ impl Extract for Avx2 {
     }
 
     #[inline(always)]
+    fn push_shorts(c: &mut Cands, rel: u32, smask: u64) {
+        // SAFETY: only reached from `filter_x86`, which requires AVX2 and POPCNT.
+        unsafe { push_mask(c, rel, smask) }
+    }
+
+    #[inline(always)]
     fn hashes(blk: &[u8; BLOCK + 4], shift: u32, out: &mut [u32; BLOCK]) -> bool {
         // SAFETY: only reached from `filter_x86`, which requires AVX2.
         unsafe { hashes_avx2(blk, shift, out) };
@@ -108,6 +114,48 @@ unsafe fn starts_avx2(tab: &[u8; ENTRIES]) -> u64 {
     let e = _mm256_movemask_epi8(_mm256_slli_epi16::<6>(even)) as u32;
     let o = _mm256_movemask_epi8(_mm256_slli_epi16::<7>(odd)) as u32;
     _pdep_u64(u64::from(e), 0x5555_5555_5555_5555) | _pdep_u64(u64::from(o), 0xaaaa_aaaa_aaaa_aaaa)
+}
+
+/// `SET_BITS[b]`: the positions of the set bits of `b`, in increasing order, then zeros.
+const SET_BITS: [[u8; 8]; 256] = {
+    let mut t = [[0u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut k, mut n) = (0, 0);
+        while k < 8 {
+            if b >> k & 1 == 1 {
+                t[b][n] = k as u8;
+                n += 1;
+            }
+            k += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Appends `rel + j` for every set bit `j` of `mask` to the short candidates: per byte of the
+/// mask, one table row widened to eight lanes and stored whole (the slots past the set bits are
+/// overwritten later or never read), the count advanced by the byte's popcount. No branch per
+/// bit: in text a third of the positions are short candidates and the bit loop mispredicted its
+/// exit at every block.
+///
+/// # Safety
+/// The CPU must support AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn push_mask(c: &mut Cands, rel: u32, mask: u64) {
+    // The last store starts at most 56 slots in and writes 8.
+    let ps = c.spare_short();
+    let mut n = 0usize;
+    for q in 0..8 {
+        let byte = (mask >> (8 * q)) as u8;
+        let row = _mm_loadl_epi64(SET_BITS[usize::from(byte)].as_ptr().cast());
+        let base = _mm256_set1_epi32((rel + 8 * q) as i32);
+        let lanes = _mm256_add_epi32(_mm256_cvtepu8_epi32(row), base);
+        _mm256_storeu_si256(ps.add(n).cast(), lanes);
+        n += byte.count_ones() as usize;
+    }
+    c.grow(n, 0);
 }
 
 /// Lane `j` of a shuffled row holds bytes `j..j + 4` (`vpshufb` works per 128-bit half, so the
