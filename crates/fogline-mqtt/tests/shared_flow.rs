@@ -102,3 +102,28 @@ async fn mqtt_4_7_3_1_topic_names_and_filters_are_at_least_one_character() {
     }
     s.stop().await;
 }
+
+/// A shared message whose member's session ends before it reconnects is
+/// not sent to another member.
+#[tokio::test]
+async fn mqtt_4_8_2_5_a_shared_message_dies_with_its_members_session() {
+    let s = TestServer::start(|_| {}).await;
+    let share = "$share/grp2/sd";
+    let mut short = connect_packet(Version::V5, "sd-1", true);
+    short.props.session_expiry = Some(1);
+    let (mut m1, _) = Raw::connect(&s.mqtt, short).await;
+    m1.subscribe(1, vec![filter(share, QoS::AtLeastOnce)]).await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "sd-p", true)).await;
+    p.publish_qos1(publish("sd", b"orphan", QoS::AtLeastOnce, 1))
+        .await;
+    assert_eq!(&m1.expect_publish().await.payload[..], b"orphan");
+    let (mut m2, _) = Raw::connect(&s.mqtt, member("sd-2")).await;
+    m2.subscribe(1, vec![filter(share, QoS::AtLeastOnce)]).await;
+    drop(m1);
+    m2.expect_silence(2000).await; // the session of sd-1 expires meanwhile
+                                   // The group still delivers to m2: the silence was not a dead subscription.
+    p.publish_qos1(publish("sd", b"next", QoS::AtLeastOnce, 2))
+        .await;
+    assert_eq!(&m2.expect_publish().await.payload[..], b"next");
+    s.stop().await;
+}

@@ -1,0 +1,78 @@
+//! MQTT over WebSocket on raw frames: packets split across frames and
+//! several in one frame, the `mqtt` subprotocol, text frames refused.
+
+mod common;
+
+use bytes::BytesMut;
+use common::*;
+use fogline_mqtt::codec::{self, Packet, Version};
+use futures_util::{SinkExt, StreamExt};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+fn bytes_of(packets: &[Packet]) -> Vec<u8> {
+    let mut b = BytesMut::new();
+    for p in packets {
+        codec::encode(p, Version::V4, &mut b).expect("encode");
+    }
+    b.to_vec()
+}
+
+#[tokio::test]
+async fn mqtt_6_0_0_2_packets_need_not_align_with_frames_and_6_0_0_1_text_frames_close() {
+    let s = TestServer::start(|c| c.mqtt.ws_listen = vec!["127.0.0.1:0".into()]).await;
+    let url = format!("ws://127.0.0.1:{}/mqtt", s.ws_port.expect("ws port"));
+    let mut req = url.as_str().into_client_request().expect("request");
+    req.headers_mut()
+        .insert("Sec-WebSocket-Protocol", "mqtt".parse().expect("header"));
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", s.ws_port.expect("ws port")))
+        .await
+        .expect("tcp");
+    let (mut ws, resp) = tokio_tungstenite::client_async(req, tcp).await.expect("ws");
+    assert_eq!(
+        resp.headers()
+            .get("Sec-WebSocket-Protocol")
+            .and_then(|v| v.to_str().ok()),
+        Some("mqtt"),
+        "[MQTT-6.0.0-4]"
+    );
+    // CONNECT in two frames, then two PINGREQs in one frame.
+    let connect = bytes_of(&[Packet::Connect(Box::new(connect_packet(
+        Version::V4,
+        "ws-raw",
+        true,
+    )))]);
+    let (a, b) = connect.split_at(5);
+    ws.send(Message::Binary(a.to_vec().into()))
+        .await
+        .expect("send");
+    ws.send(Message::Binary(b.to_vec().into()))
+        .await
+        .expect("send");
+    ws.send(Message::Binary(
+        bytes_of(&[Packet::PingReq, Packet::PingReq]).into(),
+    ))
+    .await
+    .expect("send");
+    let mut got = BytesMut::new();
+    let mut packets = Vec::new();
+    while packets.len() < 3 {
+        match tokio::time::timeout(WAIT, ws.next()).await {
+            Ok(Some(Ok(Message::Binary(data)))) => got.extend_from_slice(&data),
+            other => panic!("expected binary frames, got {other:?}"),
+        }
+        while let Some(p) = codec::decode(&mut got, Version::V4, usize::MAX).expect("decode") {
+            packets.push(p);
+        }
+    }
+    assert!(matches!(packets[0], Packet::ConnAck(ref a) if a.code == 0));
+    assert!(matches!(packets[1..], [Packet::PingResp, Packet::PingResp]));
+    // A text frame closes the connection.
+    ws.send(Message::Text("hello".into())).await.expect("send");
+    match tokio::time::timeout(WAIT, ws.next()).await {
+        Ok(None) | Ok(Some(Err(_))) | Ok(Some(Ok(Message::Close(_)))) => {}
+        Ok(Some(Ok(m))) => panic!("expected the connection to close, got {m:?}"),
+        Err(_) => panic!("the connection stayed open after a text frame"),
+    }
+    s.stop().await;
+}
