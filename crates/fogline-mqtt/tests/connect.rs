@@ -253,7 +253,7 @@ async fn mqtt_3_1_3_5_credentials_go_to_the_authentication_hook() {
 }
 
 #[tokio::test]
-async fn v5_enhanced_authentication_is_refused_with_0x8c() {
+async fn mqtt_4_12_0_1_v5_enhanced_authentication_is_refused_with_0x8c() {
     let s = TestServer::start(|_| {}).await;
     let mut c = connect_packet(Version::V5, "auth", true);
     c.props = Properties {

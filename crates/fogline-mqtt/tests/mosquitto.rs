@@ -186,7 +186,7 @@ async fn mosquitto_mqtt_3_3_1_retained_messages_replace_and_delete() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mosquitto_persistent_session_receives_qos1_messages_sent_while_offline() {
+async fn mosquitto_mqtt_3_1_2_5_persistent_session_receives_qos1_messages_sent_while_offline() {
     let s = TestServer::start(|_| {}).await;
     for v in ["mqttv311", "mqttv5"] {
         let id = format!("offline-{v}");
@@ -212,7 +212,7 @@ async fn mosquitto_persistent_session_receives_qos1_messages_sent_while_offline(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mosquitto_v5_user_properties_and_content_type_pass_through() {
+async fn mosquitto_mqtt_3_3_2_17_and_3_3_2_20_v5_user_properties_and_content_type_pass_through() {
     let s = TestServer::start(|_| {}).await;
     let out = sub(
         &s,

@@ -34,12 +34,14 @@ async fn scenario(version: &str, websocket: bool) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn paho_v311_qos_retained_persistent_session_will_shared() {
+async fn paho_v311_qos_mqtt_4_3_retained_mqtt_3_3_1_5_persistent_session_mqtt_3_1_2_5_will_mqtt_3_1_2_8_shared(
+) {
     scenario("311", false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn paho_v5_qos_properties_retained_persistent_session_will_shared() {
+async fn paho_v5_qos_mqtt_4_3_properties_mqtt_3_3_2_17_retained_mqtt_3_3_1_5_persistent_session_mqtt_3_1_2_23_will_mqtt_3_1_2_8_shared_mqtt_4_8_2(
+) {
     scenario("5", false).await;
 }
 

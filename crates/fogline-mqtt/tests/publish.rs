@@ -293,7 +293,7 @@ async fn mqtt_3_3_2_5_expired_messages_are_not_delivered_and_3_3_2_6_expiry_coun
 }
 
 #[tokio::test]
-async fn v5_properties_are_forwarded_unaltered() {
+async fn mqtt_3_3_2_4_15_16_17_18_20_v5_properties_are_forwarded_unaltered() {
     let s = TestServer::start(|_| {}).await;
     let mut sub = subscriber(&s, Version::V5, "s", true, "props", QoS::AtMostOnce).await;
     let (mut pubr, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "p", true)).await;

@@ -18,7 +18,7 @@ mod v4 {
     }
 
     #[tokio::test]
-    async fn rumqttc_v311_qos1_and_qos2_arrive_in_order_exactly_once() {
+    async fn rumqttc_v311_mqtt_4_6_0_6_and_4_3_3_qos1_and_qos2_arrive_in_order_exactly_once() {
         let s = TestServer::start(|_| {}).await;
         let (sub, mut sub_loop) = client("rq-sub", s.port);
         sub.subscribe("rq/#", QoS::ExactlyOnce)
@@ -102,7 +102,7 @@ mod v5 {
     }
 
     #[tokio::test]
-    async fn rumqttc_v5_user_properties_and_persistent_session() {
+    async fn rumqttc_v5_mqtt_3_3_2_17_user_properties_and_4_4_0_1_persistent_session() {
         let s = TestServer::start(|_| {}).await;
         let (sub, mut sub_loop) = client("r5-sub", s.port, true);
         sub.subscribe("r5/#", QoS::AtLeastOnce)
