@@ -10,13 +10,15 @@
 //! - Otherwise, when `x` is not an ASCII letter (so "matches `x`" means "equals `x`" for every
 //!   pattern): the pure patterns with `len <= R` match, and among the others only those with
 //!   `r == R` can, and only when their byte `r` matches `hay[e]`, the first byte after the run.
-//!   Those are found by binary search on `(r, folded byte r)` and compared from offset `r` on.
+//!
+//! So a run costs a few operations whatever its length: the starts with `R >= m_x` are counted
+//! per pure pattern in one step; of the last starts, each pure pattern matches at those with
+//! `R >= len` (one range per pattern), and the other candidates are exactly the tails keyed by
+//! the byte after the run with `r` in the range of `R` left, one binary search per run.
 //!
 //! Invariants: `pure[x]` is sorted by length; for non-letter `x`, `keys[tails_at[x]..]` (up to
-//! the next byte's start) is sorted, and `entries[k]` is the pattern of `keys[k] = r << 8 |
-//! fold(pattern[r])`; `by_run[by_run_at[x] + r]` is the first of those keys with leading run
-//! `r` (relative to `tails_at[x]`), for `r` in `0..=m_x`, so a lookup is an index plus a short
-//! search among the patterns with that `r`.
+//! the next byte's start) is sorted, and `entries[k]` is the pattern of `keys[k] =
+//! fold(pattern[r]) << 24 | r`.
 
 use crate::fold::fold;
 use crate::sink::Sink;
@@ -35,9 +37,6 @@ pub(crate) struct Runs {
     /// Per input byte (and one past the last): start of its tails in `keys` / `entries`.
     tails_at: Box<[u32]>,
     keys: Box<[u32]>,
-    /// Per input byte: start of its `m_x + 2` offsets in `by_run`.
-    by_run_at: Box<[u32]>,
-    by_run: Box<[u32]>,
     entries: Box<[Entry]>,
     arena: Box<[u8]>,
 }
@@ -94,25 +93,16 @@ impl Runs {
         }
         let (mut tails_at, mut keys, mut entries, mut arena) =
             (Vec::with_capacity(257), Vec::new(), Vec::new(), Vec::new());
-        let (mut by_run_at, mut by_run) = (Vec::with_capacity(256), Vec::new());
         for (x, list) in tail_lists.into_iter().enumerate() {
             tails_at.push(keys.len() as u32);
-            by_run_at.push(by_run.len() as u32);
             if !caseless_byte(x as u8) {
                 continue;
             }
             let mut keyed: Vec<(u32, usize)> = list
                 .into_iter()
-                .map(|(r, i)| (r << 8 | u32::from(fold(stored[i][r as usize])), i))
+                .map(|(r, i)| (u32::from(fold(stored[i][r as usize])) << 24 | r, i))
                 .collect();
             keyed.sort_unstable();
-            let mut k = 0;
-            for r in 0..=m[x] + 1 {
-                while k < keyed.len() && keyed[k].0 >> 8 < r {
-                    k += 1;
-                }
-                by_run.push(k as u32);
-            }
             for (key, i) in keyed {
                 keys.push(key);
                 entries.push(Entry {
@@ -131,8 +121,6 @@ impl Runs {
             pure: pure.into_boxed_slice(),
             tails_at: tails_at.into_boxed_slice(),
             keys: keys.into_boxed_slice(),
-            by_run_at: by_run_at.into_boxed_slice(),
-            by_run: by_run.into_boxed_slice(),
             entries: entries.into_boxed_slice(),
             arena: arena.into_boxed_slice(),
         }
@@ -145,8 +133,6 @@ impl Runs {
             + size_of_val(&*self.pure)
             + size_of_val(&*self.tails_at)
             + size_of_val(&*self.keys)
-            + size_of_val(&*self.by_run_at)
-            + size_of_val(&*self.by_run)
             + size_of_val(&*self.entries)
             + size_of_val(&*self.arena)
     }
@@ -188,42 +174,54 @@ impl Runs {
             return full_last.max(s);
         }
         let stop = e.min(end);
-        let keys = &self.keys
-            [self.tails_at[usize::from(x)] as usize..self.tails_at[usize::from(x) + 1] as usize];
-        let base = self.tails_at[usize::from(x)] as usize;
+        let lo = full_last.max(s);
+        if lo >= stop {
+            return stop;
+        }
+        // Starts `lo..stop`: each pure pattern where it still fits (`start + len <= e`).
+        for &(id, len) in pure {
+            let Some(last) = e.checked_sub(len as usize) else {
+                break;
+            };
+            if last < lo {
+                break;
+            }
+            sink.flood(&[(id, len)], lo, last.min(stop - 1), min_end);
+        }
         // The byte after the run, as the keys store it; none when the run ends the input (then
         // only pure patterns can match).
-        let after = hay.get(e).map(|&b| u32::from(fold(b)));
-        for start in full_last.max(s)..stop {
-            let r = e - start;
-            for &(id, len) in pure.iter().take_while(|&&(_, len)| len as usize <= r) {
-                let end_at = start + len as usize;
-                if end_at >= min_end {
-                    sink.emit(id, end_at);
-                }
+        let Some(&after) = hay.get(e) else {
+            return stop;
+        };
+        let (a, z) = (
+            self.tails_at[usize::from(x)] as usize,
+            self.tails_at[usize::from(x) + 1] as usize,
+        );
+        let keys = &self.keys[a..z];
+        // Tails with `r = e - start` for a start in `lo..stop`.
+        let key = |r: usize| u32::from(fold(after)) << 24 | r as u32;
+        let first = keys.partition_point(|&k| k < key(e - (stop - 1)));
+        let last = keys.partition_point(|&k| k <= key(e - lo));
+        for (t, &k) in self.entries[a + first..a + last]
+            .iter()
+            .zip(&keys[first..last])
+        {
+            let r = (k & 0x00ff_ffff) as usize;
+            let start = e - r;
+            let len = t.len as usize;
+            let end_at = start + len;
+            if end_at < min_end || end_at > hay.len() {
+                continue;
             }
-            let Some(after) = after else { continue };
-            let key = (r as u32) << 8 | after;
-            let runs = &self.by_run[self.by_run_at[usize::from(x)] as usize + r..];
-            let group = &keys[runs[0] as usize..runs[1] as usize];
-            let a = runs[0] as usize + group.partition_point(|&k| k < key);
-            let b = a + keys[a..runs[1] as usize].partition_point(|&k| k == key);
-            for t in &self.entries[base + a..base + b] {
-                let len = t.len as usize;
-                let end_at = start + len;
-                if end_at < min_end || end_at > hay.len() {
-                    continue;
-                }
-                let pat = &self.arena[t.off as usize + r..t.off as usize + len];
-                let h = &hay[e..end_at];
-                let same = if t.nocase {
-                    crate::fold::eq_folded(h, pat)
-                } else {
-                    crate::fold::eq_exact(h, pat)
-                };
-                if same {
-                    sink.emit(t.id, end_at);
-                }
+            let pat = &self.arena[t.off as usize + r..t.off as usize + len];
+            let h = &hay[e..end_at];
+            let same = if t.nocase {
+                crate::fold::eq_folded(h, pat)
+            } else {
+                crate::fold::eq_exact(h, pat)
+            };
+            if same {
+                sink.emit(t.id, end_at);
             }
         }
         stop
