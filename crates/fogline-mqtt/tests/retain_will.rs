@@ -102,3 +102,41 @@ async fn mqtt_3_1_3_10_will_user_properties_keep_their_order() {
     assert_eq!(got.props.content_type.as_deref(), Some("text/plain"));
     s.stop().await;
 }
+
+/// 5.0: only DISCONNECT 0x00 deletes the will; 0x04 and an error reason
+/// (here 0x80) publish it.
+#[tokio::test]
+async fn mqtt_3_1_2_8_and_3_14_4_3_only_a_normal_disconnect_deletes_the_will() {
+    let s = TestServer::start(|_| {}).await;
+    let (mut watcher, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "wd", true)).await;
+    watcher
+        .subscribe(1, vec![filter("wills4/#", QoS::AtMostOnce)])
+        .await;
+    for (reason, published) in [(0x00, false), (0x04, true), (0x80, true)] {
+        let mut c = connect_packet(Version::V5, "wdp", true);
+        c.will = Some(Will {
+            topic: "wills4/x".into(),
+            payload: bytes::Bytes::from_static(b"bye"),
+            qos: QoS::AtMostOnce,
+            retain: false,
+            props: Properties::default(),
+        });
+        let (mut client, _) = Raw::connect(&s.mqtt, c).await;
+        client
+            .send(&fogline_mqtt::codec::Packet::Disconnect(Disconnect {
+                reason,
+                props: Properties::default(),
+            }))
+            .await;
+        if published {
+            assert_eq!(
+                &watcher.expect_publish().await.payload[..],
+                b"bye",
+                "{reason:#x}"
+            );
+        } else {
+            watcher.expect_silence(300).await;
+        }
+    }
+    s.stop().await;
+}

@@ -335,8 +335,10 @@ impl Conn {
             st.expiry = e.min(self.shared.config.max_session_expiry);
             session.journal_session(&self.shared, &st);
         }
+        // Only 0x00 (normal disconnection) deletes the will; 0x04 and the
+        // error codes keep it [MQTT-3.1.2-8], [MQTT-3.14.4-3].
         End::Client {
-            will: d.reason == 0x04,
+            will: d.reason != 0x00,
         }
     }
 }

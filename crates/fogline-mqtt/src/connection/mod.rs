@@ -33,7 +33,7 @@ const READ_CHUNK: usize = 64 * 1024;
 /// Why a connection ends.
 #[derive(Debug)]
 pub(crate) enum End {
-    /// The client sent DISCONNECT; `will` when it asked for the will (0x04).
+    /// The client sent DISCONNECT; `will` unless its reason was 0x00.
     Client { will: bool },
     /// The socket closed or failed.
     Lost,
