@@ -41,7 +41,9 @@
 //! The active (last) segment is preallocated to `segment_bytes` (`set_len` plus
 //! `posix_fallocate`, so a full disk fails the roll with an error instead of raising SIGBUS on
 //! a write through the mapping) and written through the mapping; the first zero `len` (or
-//! fewer than four bytes left) ends the data.
+//! fewer than four bytes left) ends the data. The writer faults pages in 1 MiB ahead of itself
+//! (`MADV_POPULATE_WRITE`): one call instead of 256 page faults, which took about 10% (file)
+//! and 20% (memory) of a server's CPU time for 100 kB records.
 //! When a record does not fit, the segment is sealed: its file is cut to its data length and
 //! its sparse index is written to `BASE.idx` (format in the `index` module: summary, entries
 //! of `(offset - base, position, timestamp)` every 4 KiB of records, CRC). A record larger than

@@ -103,6 +103,24 @@ impl RecordBlock {
         }
     }
 
+    /// A block of one record, in one allocation of the exact size.
+    ///
+    /// # Errors
+    /// [`WireError::TooLong`] if a field overflows its length field.
+    pub fn single(
+        timestamp: u64,
+        headers: &[u8],
+        payload: &[u8],
+    ) -> Result<RecordBlock, WireError> {
+        // 8-byte timestamp and two 4-byte lengths.
+        let mut buf = BytesMut::with_capacity(16 + headers.len() + payload.len());
+        put_record(&mut buf, timestamp, headers, payload)?;
+        Ok(RecordBlock {
+            count: 1,
+            bytes: buf.freeze(),
+        })
+    }
+
     /// A block built from `(timestamp, headers, payload)` triples.
     ///
     /// # Errors

@@ -208,3 +208,16 @@ fn pop_front_walks_blocks_and_leaves_valid_rest() {
     assert_eq!(stored.pop_front().unwrap().topic, "u");
     assert_eq!(stored.pop_front(), None);
 }
+
+#[test]
+fn a_single_record_block_equals_the_general_encoding() {
+    for (ts, h, p) in [
+        (0u64, &b""[..], &b""[..]),
+        (7, b"\x00\x01k\x00\x01v", &[9u8; 300][..]),
+    ] {
+        let one = RecordBlock::single(ts, h, p).unwrap();
+        let general = RecordBlock::from_records([(ts, h, p)]).unwrap();
+        assert_eq!(one.as_bytes(), general.as_bytes());
+        assert_eq!(one.count(), 1);
+    }
+}
