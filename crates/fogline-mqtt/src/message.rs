@@ -18,6 +18,8 @@
 //! protocol acknowledges publishes. Header values that are not UTF-8 cannot
 //! be user properties and are left out when delivering over MQTT.
 
+use std::sync::OnceLock;
+
 use bytes::Bytes;
 use fogline_wire::{Headers, HeadersBuilder, RecordBlock, Str, WireError};
 
@@ -102,6 +104,26 @@ impl Message {
     /// A header that overflows its length field.
     pub fn headers(&self) -> Result<Bytes, WireError> {
         let p = &self.props;
+        if !self.retain
+            && p.payload_format.is_none()
+            && p.content_type.is_none()
+            && p.response_topic.is_none()
+            && p.correlation_data.is_none()
+            && p.message_expiry.is_none()
+            && p.user.is_empty()
+        {
+            // The common message carries its QoS only: share one encoding per level.
+            static PLAIN: OnceLock<[Bytes; 3]> = OnceLock::new();
+            let plain = PLAIN.get_or_init(|| {
+                [b'0', b'1', b'2'].map(|q| {
+                    HeadersBuilder::new()
+                        .add(key::QOS, [q])
+                        .finish()
+                        .unwrap_or_default()
+                })
+            });
+            return Ok(plain[self.qos as usize].clone());
+        }
         let mut h = HeadersBuilder::new().add(key::QOS, [b'0' + self.qos as u8]);
         if self.retain {
             h = h.add(key::RETAIN, "1");
@@ -133,7 +155,7 @@ impl Message {
     /// A field that overflows its length.
     pub fn to_block(&self) -> Result<RecordBlock, WireError> {
         let headers = self.headers()?;
-        RecordBlock::from_records([(0u64, &headers[..], &self.payload[..])])
+        RecordBlock::single(0, &headers, &self.payload)
     }
 
     /// The message a broker record stands for. `received` is the record's
@@ -242,6 +264,24 @@ mod tests {
         let m = Message::from_record("t".into(), h, Bytes::new(), 0);
         assert_eq!(m.qos, QoS::AtLeastOnce);
         assert_eq!(m.props.user, vec![(Str::from("type"), Str::from("drone"))]);
+    }
+
+    #[test]
+    fn plain_messages_share_the_headers_the_builder_would_make() {
+        for q in [QoS::AtMostOnce, QoS::AtLeastOnce, QoS::ExactlyOnce] {
+            let mut m = Message::from_record("t".into(), Bytes::new(), Bytes::new(), 1);
+            m.qos = q;
+            let built = HeadersBuilder::new()
+                .add(key::QOS, [b'0' + q as u8])
+                .finish()
+                .unwrap();
+            assert_eq!(m.headers().unwrap(), built);
+            let back = Message::from_record("t".into(), built, Bytes::new(), 1);
+            assert_eq!(back.qos, q);
+            m.retain = true;
+            let with_retain = Headers::parse(m.headers().unwrap()).unwrap();
+            assert!(with_retain.iter().any(|(k, _)| k.as_str() == key::RETAIN));
+        }
     }
 
     #[test]
