@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cell::{Budget, CellResult, Rate, Reading};
 use crate::clock::utc_now_string;
-use crate::driver::Driver;
+use crate::driver::{Driver, Durability};
 use crate::drivers;
 use crate::peers::{PeerEnv, PeerError, RunningPeer};
 use crate::pin::Placement;
@@ -157,19 +157,29 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                 continue;
             }
         };
-        let driver = match drivers::connect(system, &peer.addr, scenario.durability) {
-            Ok(d) => d,
-            Err(e) => {
-                skipped.push(Skipped {
-                    system: system.name().into(),
-                    cell: "*".into(),
-                    reason: e.to_string(),
-                });
-                bar.inc(scenario.cells.len() as u64 * u64::from(scenario.repetitions));
-                continue;
-            }
-        };
+        // One driver per durability the cells ask for (the MQTT scenario mixes QoS 0 and 1
+        // on one broker).
+        let mut by_durability: Vec<(Durability, Arc<dyn Driver>)> = Vec::new();
         for cell in &scenario.cells {
+            let known = by_durability.iter().find(|(d, _)| *d == cell.durability);
+            let driver = match known {
+                Some((_, d)) => d.clone(),
+                None => match drivers::connect(system, &peer.addr, cell.durability) {
+                    Ok(d) => {
+                        by_durability.push((cell.durability, d.clone()));
+                        d
+                    }
+                    Err(e) => {
+                        skipped.push(Skipped {
+                            system: system.name().into(),
+                            cell: cell.label.clone(),
+                            reason: e.to_string(),
+                        });
+                        bar.inc(u64::from(scenario.repetitions));
+                        continue;
+                    }
+                },
+            };
             if cell.reading == Reading::Replay && !system.keeps_log() {
                 skipped.push(Skipped {
                     system: system.name().into(),
@@ -206,7 +216,7 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
             }
         }
         bar.set_message(format!("{system}: stopping"));
-        drop(driver);
+        drop(by_durability);
         tokio::task::spawn_blocking(move || drop(peer)).await.ok();
     }
     bar.finish_and_clear();

@@ -7,6 +7,7 @@
 //! | `seed002` | 002 "Quantitative Comparison" | 22 B at max rate, 1 -> 1 and 1 -> 4 |
 //! | `seed003` | 003 ch. 4 | (a) 100-1000 producers x 60 msgs at ~1 s; (b) 1 B - 10 kB; (c) 100 MB of 1 kB |
 //! | `seed004` | 004 sec. V-A1 | single-producer acknowledged throughput, persistence on |
+//! | `mqtt` | issue 4 | MQTT QoS 0 and 1, 256 B and 1 KiB, max rate and 1 kHz: fogline vs Mosquitto |
 //!
 //! `--quick` shrinks durations, counts and repetitions so a scenario runs in minutes (CI).
 
@@ -17,7 +18,7 @@ use crate::driver::Durability;
 use crate::system::System;
 
 /// The names of every scenario.
-pub const NAMES: [&str; 5] = ["core", "seed000", "seed002", "seed003", "seed004"];
+pub const NAMES: [&str; 6] = ["core", "seed000", "seed002", "seed003", "seed004", "mqtt"];
 
 /// A scenario: cells, repetitions, durability and the systems it compares.
 #[derive(Debug, Clone)]
@@ -257,6 +258,34 @@ fn seed004(quick: bool) -> Scenario {
     }
 }
 
+/// Issue 4's MQTT benchmark: the same MQTT client (rumqttc) against fogline's MQTT listener
+/// and Mosquitto, QoS 0 (volatile cells) and QoS 1 (persistent cells: every PUBLISH is
+/// acknowledged). Both brokers run in their persistent configuration (fogline `mmap`,
+/// Mosquitto `persistence true`), as a device fleet would deploy them; fogline's native
+/// protocol runs alongside for reference.
+fn mqtt(quick: bool) -> Scenario {
+    let secs = if quick { 2.0 } else { 10.0 };
+    let mut cells = Vec::new();
+    for (qos, durability) in [(0, Durability::Volatile), (1, Durability::Persistent)] {
+        for size in [256, KIB] {
+            for rate in [Rate::Max, Rate::Hz(1000.0)] {
+                let label = format!("QoS {qos} {} @ {rate}", size_label(size));
+                let mut c = CellSpec::new(label, size, rate, timed(rate, secs));
+                c.durability = durability;
+                cells.push(c);
+            }
+        }
+    }
+    Scenario {
+        name: "mqtt".into(),
+        source: "issue 4: MQTT QoS 0 and QoS 1 throughput and latency, fogline vs Mosquitto",
+        cells,
+        repetitions: if quick { 1 } else { 5 },
+        durability: Durability::Persistent,
+        systems: vec![System::FoglineMqtt, System::Mosquitto, System::Fogline],
+    }
+}
+
 /// The scenario `name`, quick or full, with `o` applied; `None` for an unknown name.
 pub fn build(name: &str, quick: bool, o: &Overrides) -> Option<Scenario> {
     let mut s = match name {
@@ -265,6 +294,7 @@ pub fn build(name: &str, quick: bool, o: &Overrides) -> Option<Scenario> {
         "seed002" => seed002(quick),
         "seed003" => seed003(quick),
         "seed004" => seed004(quick),
+        "mqtt" => mqtt(quick),
         _ => return None,
     };
     if quick {
@@ -348,6 +378,19 @@ mod tests {
         let c = &s.cells[0];
         assert_eq!((c.size, c.rate, c.subscribers), (1000, Rate::Hz(50.0), 4));
         assert_eq!(c.budget, Budget::Messages(100));
+    }
+
+    #[test]
+    fn mqtt_mixes_qos_0_and_1_cells_on_persistent_brokers() {
+        let s = build("mqtt", false, &Overrides::default()).unwrap();
+        assert_eq!(s.cells.len(), 8);
+        assert_eq!(s.durability, Durability::Persistent);
+        let qos1 = s
+            .cells
+            .iter()
+            .filter(|c| c.durability == Durability::Persistent);
+        assert_eq!(qos1.count(), 4);
+        assert!(s.cells[0].label.starts_with("QoS 0 256 B @ max"));
     }
 
     #[test]

@@ -36,7 +36,7 @@ enum Command {
     Detect(cmd::detect::DetectArgs),
     /// Match a pattern set against packets or a file with one engine; report matches and GB/s.
     Match(cmd::matching::MatchArgs),
-    /// Benchmark fogline against its peers (scenarios core, seed000, seed002, seed003, seed004).
+    /// Benchmark fogline against its peers (scenarios core, seed000, seed002, seed003, seed004, mqtt).
     Bench(cmd::bench::BenchArgs),
 }
 

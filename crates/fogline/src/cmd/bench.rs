@@ -18,7 +18,7 @@ use fogline_bench::{report, System};
 /// Run a benchmark scenario.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Scenario: core, seed000, seed002, seed003, seed004 (`list` prints them; `report`
+    /// Scenario: core, seed000, seed002, seed003, seed004, mqtt (`list` prints them; `report`
     /// rewrites the summary and plots of `--out DIR` from its results.json).
     pub scenario: String,
     /// The short variant (CI): shorter runs, fewer repetitions.
