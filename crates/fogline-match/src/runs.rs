@@ -228,16 +228,62 @@ impl Runs {
     }
 }
 
-/// The end of the run of `hay[pos]` that starts at `pos`.
+/// The end of the run of `hay[pos]` that starts at `pos`: 32 bytes per step while the run
+/// lasts (zero padding in real traffic runs for kilobytes), then the first differing byte from
+/// the lowest set bit of a word difference.
 pub(crate) fn run_end(hay: &[u8], pos: usize) -> usize {
+    use crate::fold::read_u64;
     let x = hay[pos];
     let w = u64::from(x) * 0x0101_0101_0101_0101;
     let mut e = pos;
-    while e + 8 <= hay.len() && crate::fold::read_u64(hay, e) == w {
+    while e + 32 <= hay.len() {
+        let d = (read_u64(hay, e) ^ w)
+            | (read_u64(hay, e + 8) ^ w)
+            | (read_u64(hay, e + 16) ^ w)
+            | (read_u64(hay, e + 24) ^ w);
+        if d != 0 {
+            break;
+        }
+        e += 32;
+    }
+    while e + 8 <= hay.len() {
+        let d = read_u64(hay, e) ^ w;
+        if d != 0 {
+            return e + (d.trailing_zeros() / 8) as usize;
+        }
         e += 8;
     }
     while e < hay.len() && hay[e] == x {
         e += 1;
     }
     e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_end;
+
+    #[test]
+    fn run_end_finds_the_first_other_byte() {
+        for len in 0..100 {
+            for at in 0..len {
+                let mut hay = vec![7u8; len];
+                hay[at] = 8;
+                for pos in 0..len {
+                    let want = if hay[pos] == 8 {
+                        pos + 1
+                    } else if pos < at {
+                        at
+                    } else {
+                        len
+                    };
+                    assert_eq!(
+                        run_end(&hay, pos),
+                        want,
+                        "len {len} other at {at} from {pos}"
+                    );
+                }
+            }
+        }
+    }
 }

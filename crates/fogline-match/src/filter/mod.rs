@@ -111,6 +111,13 @@ impl Cands {
         self.short[self.nshort..].as_mut_ptr().cast()
     }
 
+    /// As `spare_short`, for long candidates.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn spare_long(&mut self) -> *mut u32 {
+        assert!(self.nlong + 64 <= CHUNK + SLACK);
+        self.long[self.nlong..].as_mut_ptr().cast()
+    }
+
     /// Records `ns` and `nl` elements written through `spare`.
     ///
     /// # Safety

@@ -76,8 +76,8 @@ pub(crate) trait Extract {
     /// Bit `s` is set when position `s` of the block may start a short pattern: bit `S` of
     /// entry `s / 2` of `even` (`s` even) or of `odd` (`s` odd).
     fn shorts(even: &[u8; ENTRIES], odd: &[u8; BLOCK / 2]) -> u64;
-    /// Pushes `rel + j` for every bit `j` of `smask` as short candidates, in order.
-    fn push_shorts(c: &mut Cands, rel: u32, smask: u64);
+    /// Pushes `rel + j` for every bit `j` of `mask` as short (or long) candidates, in order.
+    fn push(c: &mut Cands, rel: u32, mask: u64, long: bool);
     /// Filter-3 hashes of the folded 4-byte windows at offsets 0..64 of `blk`; false when
     /// this build has no vector version.
     fn hashes(blk: &[u8; BLOCK + 4], shift: u32, out: &mut [u32; BLOCK]) -> bool;
@@ -132,10 +132,14 @@ impl Extract for Portable {
     }
 
     #[inline(always)]
-    fn push_shorts(c: &mut Cands, rel: u32, mut smask: u64) {
-        while smask != 0 {
-            c.push_short(rel + smask.trailing_zeros());
-            smask &= smask - 1;
+    fn push(c: &mut Cands, rel: u32, mut mask: u64, long: bool) {
+        while mask != 0 {
+            if long {
+                c.push_long(rel + mask.trailing_zeros());
+            } else {
+                c.push_short(rel + mask.trailing_zeros());
+            }
+            mask &= mask - 1;
         }
     }
 
@@ -307,7 +311,7 @@ fn block<X: Extract>(
     debug_assert_eq!(i & 1, 0);
     let rel = (i - from) as u32;
     if smask != 0 {
-        X::push_shorts(c, rel, smask);
+        X::push(c, rel, smask, false);
     }
     if i + BLOCK + 3 > hay.len() {
         // Near the end some windows are not in `hay`.
@@ -331,12 +335,16 @@ fn block<X: Extract>(
     // Initialised only here: zeroing it for every block cost a `memset` call per block.
     let mut hashes = [0u32; BLOCK];
     if X::hashes(blk, t.f3_shift, &mut hashes) {
+        // The passing positions as a mask first: the filter-3 loads are then independent of
+        // each other instead of chained through the candidate count.
+        let mut pass = 0u64;
         while lmask != 0 {
             let j = lmask.trailing_zeros();
             lmask &= lmask - 1;
             let h = hashes[j as usize] as usize;
-            c.push_long_if(rel + j, t.filt3[h >> 5] & (1 << (h & 31)) != 0);
+            pass |= u64::from((t.filt3[h >> 5] >> (h & 31)) & 1) << j;
         }
+        X::push(c, rel, pass, true);
         return;
     }
     filter3_each(t, hay, lmask, i, rel, c);

@@ -65,9 +65,9 @@ impl Extract for Avx2 {
     }
 
     #[inline(always)]
-    fn push_shorts(c: &mut Cands, rel: u32, smask: u64) {
+    fn push(c: &mut Cands, rel: u32, mask: u64, long: bool) {
         // SAFETY: only reached from `filter_x86`, which requires AVX2 and POPCNT.
-        unsafe { push_mask(c, rel, smask) }
+        unsafe { push_mask(c, rel, mask, long) }
     }
 
     #[inline(always)]
@@ -134,7 +134,7 @@ const SET_BITS: [[u8; 8]; 256] = {
     t
 };
 
-/// Appends `rel + j` for every set bit `j` of `mask` to the short candidates: per byte of the
+/// Appends `rel + j` for every set bit `j` of `mask` to the short (or long) candidates: per byte of the
 /// mask, one table row widened to eight lanes and stored whole (the slots past the set bits are
 /// overwritten later or never read), the count advanced by the byte's popcount. No branch per
 /// bit: in text a third of the positions are short candidates and the bit loop mispredicted its
@@ -143,9 +143,13 @@ const SET_BITS: [[u8; 8]; 256] = {
 /// # Safety
 /// The CPU must support AVX2 and POPCNT.
 #[target_feature(enable = "avx2,popcnt")]
-unsafe fn push_mask(c: &mut Cands, rel: u32, mask: u64) {
+unsafe fn push_mask(c: &mut Cands, rel: u32, mask: u64, long: bool) {
     // The last store starts at most 56 slots in and writes 8.
-    let ps = c.spare_short();
+    let ps = if long {
+        c.spare_long()
+    } else {
+        c.spare_short()
+    };
     let mut n = 0usize;
     for q in 0..8 {
         let byte = (mask >> (8 * q)) as u8;
@@ -155,7 +159,11 @@ unsafe fn push_mask(c: &mut Cands, rel: u32, mask: u64) {
         _mm256_storeu_si256(ps.add(n).cast(), lanes);
         n += byte.count_ones() as usize;
     }
-    c.grow(n, 0);
+    if long {
+        c.grow(0, n);
+    } else {
+        c.grow(n, 0);
+    }
 }
 
 /// Lane `j` of a shuffled row holds bytes `j..j + 4` (`vpshufb` works per 128-bit half, so the
