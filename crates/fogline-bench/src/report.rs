@@ -198,12 +198,12 @@ pub struct Ratio {
     pub ratios: Vec<(String, f64)>,
 }
 
-/// The ratios fogline / peer for every cell fogline ran in.
-pub fn ratios(summaries: &[(CellSpec, Vec<Summary>)]) -> Vec<Ratio> {
+/// The ratios `subject` (fogline or fogline-mqtt) / peer for every cell the subject ran in.
+pub fn ratios(summaries: &[(CellSpec, Vec<Summary>)], subject: System) -> Vec<Ratio> {
     let mut out = Vec::new();
     for (spec, sums) in summaries {
         let m = Metric::of(spec);
-        let Some(fog) = sums.iter().find(|s| s.system == System::Fogline.name()) else {
+        let Some(fog) = sums.iter().find(|s| s.system == subject.name()) else {
             continue;
         };
         let fv = fog.value(m);
@@ -286,57 +286,8 @@ pub fn markdown(report: &RunReport) -> String {
             "- QUICK run: shortened durations and repetitions; indicative only"
         );
     }
-    let rs = ratios(&sums);
-    if !rs.is_empty() {
-        let _ = writeln!(s, "\n## fogline / peers\n");
-        let _ = writeln!(s, "Ratios are fogline's value divided by the peer's: above 1 is better for throughput, below 1 is better for latency. Best latency is chosen among peers that lost at most 1 %; \"best broker\" leaves out brokerless ZeroMQ (one network hop instead of two).\n");
-        let peers: Vec<String> = {
-            let mut v: Vec<String> = Vec::new();
-            for r in &rs {
-                for (p, _) in &r.ratios {
-                    if !v.contains(p) {
-                        v.push(p.clone());
-                    }
-                }
-            }
-            v
-        };
-        let _ = write!(
-            s,
-            "| cell | metric | fogline | best peer | fogline / best | best broker | fogline / best broker |"
-        );
-        for p in &peers {
-            let _ = write!(s, " / {p} |");
-        }
-        let _ = writeln!(s);
-        let _ = writeln!(s, "|{}", " --- |".repeat(7 + peers.len()));
-        for r in &rs {
-            let pair = |x: &Option<(String, f64)>| x.clone().unwrap_or(("-".into(), f64::NAN));
-            let ratio = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
-            let (bn, bv) = pair(&r.best_peer);
-            let (kn, kv) = pair(&r.best_broker);
-            let _ = write!(
-                s,
-                "| {} | {} | {} | {bn} {} | {} | {kn} {} | {} |",
-                r.cell,
-                r.metric.title(),
-                num(r.fogline),
-                num(bv),
-                ratio(r.ratio_best),
-                num(kv),
-                ratio(r.ratio_broker),
-            );
-            for p in &peers {
-                let v = r.ratios.iter().find(|(n, _)| n == p).map(|(_, v)| *v);
-                let _ = write!(
-                    s,
-                    " {} |",
-                    v.filter(|x| x.is_finite())
-                        .map_or("-".into(), |x| format!("{x:.2}"))
-                );
-            }
-            let _ = writeln!(s);
-        }
+    for subject in [System::Fogline, System::FoglineMqtt] {
+        ratio_table(&mut s, &ratios(&sums, subject), subject);
     }
     let _ = writeln!(s, "\n## Results\n");
     let _ = writeln!(s, "| cell | system | msg/s | MB/s | p50 us | p99 us | loss % | dup | reord | server CPU % | server RSS MiB | disk MB | note |");
@@ -416,6 +367,63 @@ pub fn write_all(report: &RunReport, dir: &Path) -> std::io::Result<Vec<String>>
     Ok(notes)
 }
 
+/// The Markdown table of `rs`, the ratios of `subject` to each peer.
+fn ratio_table(s: &mut String, rs: &[Ratio], subject: System) {
+    if rs.is_empty() {
+        return;
+    }
+    let f = subject.name();
+    let _ = writeln!(s, "\n## {f} / peers\n");
+    let _ = writeln!(s, "Ratios are {f}'s value divided by the peer's: above 1 is better for throughput, below 1 is better for latency. Best latency is chosen among peers that lost at most 1 %; \"best broker\" leaves out brokerless ZeroMQ (one network hop instead of two).\n");
+    let peers: Vec<String> = {
+        let mut v: Vec<String> = Vec::new();
+        for r in rs {
+            for (p, _) in &r.ratios {
+                if !v.contains(p) {
+                    v.push(p.clone());
+                }
+            }
+        }
+        v
+    };
+    let _ = write!(
+        s,
+        "| cell | metric | {f} | best peer | {f} / best | best broker | {f} / best broker |"
+    );
+    for p in &peers {
+        let _ = write!(s, " / {p} |");
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "|{}", " --- |".repeat(7 + peers.len()));
+    for r in rs {
+        let pair = |x: &Option<(String, f64)>| x.clone().unwrap_or(("-".into(), f64::NAN));
+        let ratio = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
+        let (bn, bv) = pair(&r.best_peer);
+        let (kn, kv) = pair(&r.best_broker);
+        let _ = write!(
+            s,
+            "| {} | {} | {} | {bn} {} | {} | {kn} {} | {} |",
+            r.cell,
+            r.metric.title(),
+            num(r.fogline),
+            num(bv),
+            ratio(r.ratio_best),
+            num(kv),
+            ratio(r.ratio_broker),
+        );
+        for p in &peers {
+            let v = r.ratios.iter().find(|(n, _)| n == p).map(|(_, v)| *v);
+            let _ = write!(
+                s,
+                " {} |",
+                v.filter(|x| x.is_finite())
+                    .map_or("-".into(), |x| format!("{x:.2}"))
+            );
+        }
+        let _ = writeln!(s);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,11 +471,17 @@ mod tests {
             // Fastest, but lost most messages: not eligible as best latency.
             result("nats", &hz, 0.0, 10.0, 60),
         ];
-        let r = ratios(&summarise(&rs));
+        let r = ratios(&summarise(&rs), System::Fogline);
         assert_eq!(r[0].best_peer, Some(("nats".into(), 200.0)));
         assert_eq!(r[0].ratio_best, Some(1.5));
         assert_eq!(r[1].best_peer, Some(("redis".into(), 100.0)));
         assert_eq!(r[1].ratio_best, Some(0.5));
+        let mut with_mqtt = rs.clone();
+        with_mqtt.push(result("fogline-mqtt", &max, 400.0, 0.0, 0));
+        let m = ratios(&summarise(&with_mqtt), System::FoglineMqtt);
+        assert_eq!(m.len(), 1, "only cells fogline-mqtt ran in");
+        assert_eq!(m[0].ratio_best, Some(2.0));
+        assert!(m[0].ratios.iter().all(|(p, _)| p != "fogline"));
         let md = markdown(&RunReport {
             meta: crate::harness::Meta {
                 scenario: "t-quick".into(),
