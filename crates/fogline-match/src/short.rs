@@ -115,9 +115,7 @@ impl Short {
         let folded = fold(x);
         for e in &self.three[a3 as usize..z3 as usize] {
             let v = if e.nocase { folded } else { x };
-            if v == e.byte {
-                sink.emit(e.id, s + 3);
-            }
+            sink.emit_if(e.id, s + 3, v == e.byte);
         }
     }
 }

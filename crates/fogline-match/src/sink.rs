@@ -8,6 +8,15 @@ pub(crate) trait Sink {
     /// One match of pattern `id` ending at `end`.
     fn emit(&mut self, id: u32, end: usize);
 
+    /// One match of pattern `id` ending at `end` if `hit`; counting adds `hit` without a branch
+    /// (the outcome of comparisons in match-dense text is not predictable).
+    #[inline(always)]
+    fn emit_if(&mut self, id: u32, end: usize, hit: bool) {
+        if hit {
+            self.emit(id, end);
+        }
+    }
+
     /// Whether only the number of matches is wanted (then `add` replaces `emit`).
     fn counts_only(&self) -> bool {
         false
@@ -61,6 +70,11 @@ impl Sink for Counter {
     #[inline(always)]
     fn emit(&mut self, _id: u32, _end: usize) {
         self.count += 1;
+    }
+
+    #[inline(always)]
+    fn emit_if(&mut self, _id: u32, _end: usize, hit: bool) {
+        self.count += u64::from(hit);
     }
 
     fn emit_all(&mut self, ids: &[u32], _end: usize) {

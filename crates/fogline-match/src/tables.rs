@@ -77,6 +77,8 @@ pub(crate) struct Tables {
     /// `one_count` as bytes when every count fits (else empty), for the vector counter.
     pub one_count8: Box<[u8]>,
     pub entries: Box<[Entry]>,
+    /// Per entry of `entries`: its first (up to) eight stored bytes, little-endian, zero-padded.
+    pub heads: Box<[u64]>,
     pub arena: Box<[u8]>,
     pub nodes: Box<[Node]>,
     pub map: NodeMap,
@@ -321,6 +323,7 @@ impl Tables {
             one_ids: one_ids.into_boxed_slice(),
             one_count,
             one_count8,
+            heads: b.entries.iter().map(|e| head(&b.arena, e)).collect(),
             entries: b.entries.into_boxed_slice(),
             arena: b.arena.into_boxed_slice(),
             nodes: b.nodes.into_boxed_slice(),
@@ -343,12 +346,21 @@ impl Tables {
             + size_of_val(&*self.one_count)
             + size_of_val(&*self.one_count8)
             + size_of_val(&*self.entries)
+            + size_of_val(&*self.heads)
             + size_of_val(&*self.arena)
             + size_of_val(&*self.nodes)
             + self.map.heap_bytes()
             + self.runs.heap_bytes()
             + size_of_val(&*self.empty_ids)
     }
+}
+
+/// The first (up to) eight stored bytes of `e`, little-endian, zero-padded.
+fn head(arena: &[u8], e: &Entry) -> u64 {
+    let bytes = &arena[e.off as usize..][..(e.len as usize).min(8)];
+    let mut w = [0u8; 8];
+    w[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(w)
 }
 
 fn folded_pair(raw: usize) -> usize {

@@ -3,18 +3,48 @@
 //! chunks (long patterns), the direct 2-byte index of `short` (2- and 3-byte patterns) and the
 //! 1-byte table.
 
-use crate::fold::{eq_exact, eq_folded, fold_u32, read_u32};
+use crate::fold::{eq_exact, eq_folded, fold_u32, fold_u64, read_u32};
 use crate::sink::Sink;
-use crate::tables::{Entry, Tables, LONG_ROOT};
+use crate::tables::{Tables, LONG_ROOT};
 
+/// The input word at `s` (zero bytes past the end), raw and folded.
 #[inline(always)]
-fn check(t: &Tables, e: &Entry, hay: &[u8], s: usize) -> bool {
+fn words_at(hay: &[u8], s: usize) -> (u64, u64) {
+    let raw = match hay.get(s..).and_then(|h| h.first_chunk::<8>()) {
+        Some(w) => u64::from_le_bytes(*w),
+        None => {
+            let mut w = [0u8; 8];
+            let rest = hay.get(s..).unwrap_or_default();
+            w[..rest.len()].copy_from_slice(rest);
+            u64::from_le_bytes(w)
+        }
+    };
+    (raw, fold_u64(raw))
+}
+
+/// Whether entry `k` matches at `s`: its first eight bytes against the input word (one masked
+/// compare, no loop, no branch per byte), then the rest, if any.
+#[inline(always)]
+fn check(t: &Tables, k: usize, hay: &[u8], s: usize, (raw, folded): (u64, u64)) -> bool {
+    let e = &t.entries[k];
     let len = e.len as usize;
     if s + len > hay.len() {
         return false;
     }
-    let pat = &t.arena[e.off as usize..e.off as usize + len];
-    let h = &hay[s..s + len];
+    let word = if e.nocase { folded } else { raw };
+    let mask = if len >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * len)) - 1
+    };
+    if (word ^ t.heads[k]) & mask != 0 {
+        return false;
+    }
+    if len <= 8 {
+        return true;
+    }
+    let pat = &t.arena[e.off as usize + 8..e.off as usize + len];
+    let h = &hay[s + 8..s + len];
     if e.nocase {
         eq_folded(h, pat)
     } else {
@@ -25,10 +55,11 @@ fn check(t: &Tables, e: &Entry, hay: &[u8], s: usize) -> bool {
 #[inline(always)]
 fn entries<S: Sink>(t: &Tables, node: u32, hay: &[u8], s: usize, min_end: usize, sink: &mut S) {
     let n = &t.nodes[node as usize];
-    for e in &t.entries[n.start as usize..n.end as usize] {
-        let end = s + e.len as usize;
-        if end >= min_end && check(t, e, hay, s) {
-            sink.emit(e.id, end);
+    let words = words_at(hay, s);
+    for k in n.start as usize..n.end as usize {
+        let end = s + t.entries[k].len as usize;
+        if end >= min_end {
+            sink.emit_if(t.entries[k].id, end, check(t, k, hay, s, words));
         }
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! fogline-match-bench [--data DIR] [--out DIR] [--reps N] [--sets a,b] [--inputs a,b] [--engines a,b]
+//!                     [--modes per-packet,whole]
 //! ```
 //!
 //! Pattern sets: `et2017_all`, `et2017_fast`, `et2017_fast4` (files in `DIR/patterns`). Inputs:
@@ -23,6 +24,7 @@ struct Args {
     sets: Vec<String>,
     inputs: Vec<String>,
     engines: Vec<EngineKind>,
+    modes: Vec<Mode>,
 }
 
 fn list(v: &str) -> Vec<String> {
@@ -40,6 +42,7 @@ fn parse() -> Result<Args, String> {
         sets: list("et2017_fast4,et2017_fast,et2017_all"),
         inputs: list("corpus_http,corpus_all,random"),
         engines: EngineKind::all(),
+        modes: vec![Mode::PerPacket, Mode::Whole],
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -54,6 +57,16 @@ fn parse() -> Result<Args, String> {
                 a.engines = list(&val()?)
                     .iter()
                     .map(|s| EngineKind::parse(s).map_err(|e| e.to_string()))
+                    .collect::<Result<_, _>>()?
+            }
+            "--modes" => {
+                a.modes = list(&val()?)
+                    .iter()
+                    .map(|m| match m.as_str() {
+                        "per-packet" => Ok(Mode::PerPacket),
+                        "whole" => Ok(Mode::Whole),
+                        _ => Err(format!("unknown mode {m} (per-packet, whole)")),
+                    })
                     .collect::<Result<_, _>>()?
             }
             _ => return Err(format!("unknown argument {flag}")),
@@ -84,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let inp = input(&a.data, name)?;
         for set in &a.sets {
             let pats = load_patterns(&a.data.join("patterns").join(format!("{set}.tsv")))?;
-            for mode in [Mode::PerPacket, Mode::Whole] {
+            for &mode in &a.modes {
                 for row in run_cell(&a.engines, set, &pats, &inp, mode, a.reps)? {
                     eprintln!(
                         "{:<18} {:<13} {:<12} {:<10?} {:>10} matches {:>8.3} GB/s build {:>8.1} ms",
