@@ -105,12 +105,12 @@ impl Runs {
             keyed.sort_unstable();
             for (key, i) in keyed {
                 keys.push(key);
-                entries.push(Entry {
-                    id: src[i].id,
-                    off: arena.len() as u32,
-                    len: stored[i].len() as u32,
-                    nocase: src[i].nocase,
-                });
+                entries.push(Entry::new(
+                    src[i].id,
+                    &stored[i],
+                    arena.len(),
+                    src[i].nocase,
+                ));
                 arena.extend_from_slice(&stored[i]);
             }
         }

@@ -44,6 +44,24 @@ pub(crate) struct Entry {
     pub off: u32,
     pub len: u32,
     pub nocase: bool,
+    /// The first (up to) eight stored bytes, little-endian, zero-padded.
+    pub head: u64,
+}
+
+impl Entry {
+    /// The entry of pattern `id` whose stored bytes (folded when `nocase`) are at `off`.
+    pub(crate) fn new(id: u32, stored: &[u8], off: usize, nocase: bool) -> Entry {
+        let mut w = [0u8; 8];
+        let n = stored.len().min(8);
+        w[..n].copy_from_slice(&stored[..n]);
+        Entry {
+            id,
+            off: off as u32,
+            len: stored.len() as u32,
+            nocase,
+            head: u64::from_le_bytes(w),
+        }
+    }
 }
 
 /// A trie node: the entries verified here, and whether children on the next four bytes exist.
@@ -77,10 +95,8 @@ pub(crate) struct Tables {
     /// `one_count` as bytes when every count fits (else empty), for the vector counter.
     pub one_count8: Box<[u8]>,
     pub entries: Box<[Entry]>,
-    /// Per entry of `entries`: its first (up to) eight stored bytes, little-endian, zero-padded.
-    pub heads: Box<[u64]>,
     pub arena: Box<[u8]>,
-    pub nodes: Box<[Node]>,
+    /// The long-pattern trie (nodes and edges in one table).
     pub map: NodeMap,
     /// What can match inside runs of one byte (see `runs`).
     pub runs: Runs,
@@ -95,10 +111,6 @@ fn byte_matches(p: u8, nocase: bool, x: u8) -> bool {
     } else {
         p == x
     }
-}
-
-fn key(parent: u32, chunk: u32) -> u64 {
-    (u64::from(parent) << 32) | u64::from(chunk)
 }
 
 /// Folded little-endian `u32` of `bytes[at..at + 4]`.
@@ -122,19 +134,15 @@ struct Build<'a> {
     entries: Vec<Entry>,
     arena: Vec<u8>,
     nodes: Vec<Node>,
-    keys: Vec<(u64, u32)>,
+    /// Trie edges: `(parent node, folded chunk, child node)`.
+    edges: Vec<(u32, u32, u32)>,
 }
 
 impl Build<'_> {
     fn entry(&mut self, i: usize) -> Entry {
-        let off = self.arena.len() as u32;
+        let off = self.arena.len();
         self.arena.extend_from_slice(&self.stored[i]);
-        Entry {
-            id: self.src[i].id,
-            off,
-            len: self.stored[i].len() as u32,
-            nocase: self.src[i].nocase,
-        }
+        Entry::new(self.src[i].id, &self.stored[i], off, self.src[i].nocase)
     }
 
     /// Adds a node at `depth` holding `group` (all at least `depth` bytes long, sharing their
@@ -183,7 +191,7 @@ impl Build<'_> {
             }
             let members = keyed[at..end].iter().map(|&(_, i)| i).collect();
             let child = self.node(depth + 4, members);
-            self.keys.push((key(parent, chunk), child));
+            self.edges.push((parent, chunk, child));
             at = end;
         }
     }
@@ -208,7 +216,7 @@ impl Tables {
             entries: Vec::new(),
             arena: Vec::new(),
             nodes: Vec::new(),
-            keys: Vec::new(),
+            edges: Vec::new(),
         };
         let mut filt12 = vec![0u32; 65536 * 2 / 32];
         let set12 = |f: &mut [u32], w: usize, bit: usize| f[w >> 4] |= 1 << ((w & 15) * 2 + bit);
@@ -323,11 +331,9 @@ impl Tables {
             one_ids: one_ids.into_boxed_slice(),
             one_count,
             one_count8,
-            heads: b.entries.iter().map(|e| head(&b.arena, e)).collect(),
             entries: b.entries.into_boxed_slice(),
             arena: b.arena.into_boxed_slice(),
-            nodes: b.nodes.into_boxed_slice(),
-            map: NodeMap::new(&b.keys),
+            map: NodeMap::new(&b.edges, &b.nodes, LONG_ROOT),
             runs,
             empty_ids: empty_ids.into_boxed_slice(),
             max_len,
@@ -346,21 +352,11 @@ impl Tables {
             + size_of_val(&*self.one_count)
             + size_of_val(&*self.one_count8)
             + size_of_val(&*self.entries)
-            + size_of_val(&*self.heads)
             + size_of_val(&*self.arena)
-            + size_of_val(&*self.nodes)
             + self.map.heap_bytes()
             + self.runs.heap_bytes()
             + size_of_val(&*self.empty_ids)
     }
-}
-
-/// The first (up to) eight stored bytes of `e`, little-endian, zero-padded.
-fn head(arena: &[u8], e: &Entry) -> u64 {
-    let bytes = &arena[e.off as usize..][..(e.len as usize).min(8)];
-    let mut w = [0u8; 8];
-    w[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(w)
 }
 
 fn folded_pair(raw: usize) -> usize {

@@ -4,8 +4,9 @@
 //! 1-byte table.
 
 use crate::fold::{eq_exact, eq_folded, fold_u32, fold_u64, read_u32};
+use crate::map::ROOT;
 use crate::sink::Sink;
-use crate::tables::{Tables, LONG_ROOT};
+use crate::tables::{Entry, Tables};
 
 /// The input word at `s` (zero bytes past the end), raw and folded.
 #[inline(always)]
@@ -22,11 +23,10 @@ fn words_at(hay: &[u8], s: usize) -> (u64, u64) {
     (raw, fold_u64(raw))
 }
 
-/// Whether entry `k` matches at `s`: its first eight bytes against the input word (one masked
+/// Whether `e` matches at `s`: its first eight bytes against the input word (one masked
 /// compare, no loop, no branch per byte), then the rest, if any.
 #[inline(always)]
-fn check(t: &Tables, k: usize, hay: &[u8], s: usize, (raw, folded): (u64, u64)) -> bool {
-    let e = &t.entries[k];
+fn check(t: &Tables, e: &Entry, hay: &[u8], s: usize, (raw, folded): (u64, u64)) -> bool {
     let len = e.len as usize;
     if s + len > hay.len() {
         return false;
@@ -37,7 +37,7 @@ fn check(t: &Tables, k: usize, hay: &[u8], s: usize, (raw, folded): (u64, u64)) 
     } else {
         (1u64 << (8 * len)) - 1
     };
-    if (word ^ t.heads[k]) & mask != 0 {
+    if (word ^ e.head) & mask != 0 {
         return false;
     }
     if len <= 8 {
@@ -52,38 +52,28 @@ fn check(t: &Tables, k: usize, hay: &[u8], s: usize, (raw, folded): (u64, u64)) 
     }
 }
 
-#[inline(always)]
-fn entries<S: Sink>(t: &Tables, node: u32, hay: &[u8], s: usize, min_end: usize, sink: &mut S) {
-    let n = &t.nodes[node as usize];
-    let words = words_at(hay, s);
-    for k in n.start as usize..n.end as usize {
-        let end = s + t.entries[k].len as usize;
-        if end >= min_end {
-            sink.emit_if(t.entries[k].id, end, check(t, k, hay, s, words));
-        }
-    }
-}
-
 /// Reports every pattern of at least 4 bytes that starts at `s`.
 #[inline(always)]
 pub(crate) fn long<S: Sink>(t: &Tables, hay: &[u8], s: usize, min_end: usize, sink: &mut S) {
-    if s + 4 > hay.len() {
-        return;
-    }
-    let mut parent = LONG_ROOT;
-    let mut chunk = fold_u32(read_u32(hay, s));
-    loop {
-        let Some(node) = t.map.get((u64::from(parent) << 32) | u64::from(chunk)) else {
+    let mut parent = ROOT;
+    let mut depth = 0;
+    while s + depth + 4 <= hay.len() {
+        let chunk = fold_u32(read_u32(hay, s + depth));
+        let Some(node) = t.map.get(parent, chunk) else {
             return;
         };
-        entries(t, node, hay, s, min_end, sink);
-        let n = &t.nodes[node as usize];
-        let next = s + n.depth as usize;
-        if !n.split || next + 4 > hay.len() {
+        depth += 4;
+        let words = words_at(hay, s);
+        for e in &t.entries[node.start as usize..node.end as usize] {
+            let end = s + e.len as usize;
+            if end >= min_end {
+                sink.emit_if(e.id, end, check(t, e, hay, s, words));
+            }
+        }
+        if !node.split {
             return;
         }
-        parent = node;
-        chunk = fold_u32(read_u32(hay, next));
+        parent = node.slot;
     }
 }
 
