@@ -20,6 +20,7 @@ use tokio::sync::Notify;
 
 use crate::consumers::{self, ConsumerSlot};
 use crate::errors::broker_code;
+use crate::outbuf::{OutBuf, SHARE_MIN};
 
 /// Bytes read from the socket at a time (more for a large frame).
 const READ_CHUNK: usize = 64 * 1024;
@@ -360,14 +361,14 @@ fn subscribe(conn: &Arc<Conn>, sub_id: u32, flags: u8, filter: &str) {
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, conn: Arc<Conn>) {
-    let mut out = BytesMut::with_capacity(READ_CHUNK);
+    let mut out = OutBuf::with_capacity(READ_CHUNK);
     let mut batches = Vec::new();
     let mut subs: Vec<(u32, Arc<Subscription>)> = Vec::new();
     loop {
         let notified = conn.waker.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        std::mem::swap(&mut out, &mut *conn.replies.lock());
+        std::mem::swap(&mut out.buf, &mut *conn.replies.lock());
         subs.clear();
         subs.extend(conn.subs.lock().iter().cloned());
         let mut more = false;
@@ -381,18 +382,35 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, conn: Arc<Conn>) {
                 let mut dropped = u32::try_from(drained.dropped).unwrap_or(u32::MAX);
                 for b in batches.drain(..) {
                     let flags = if b.priority { FLAG_HIGH_PRIORITY } else { 0 };
-                    let res = fogline_wire::encode_deliver(
-                        &mut out,
-                        *sub_id,
-                        flags,
-                        b.timestamp,
-                        std::mem::take(&mut dropped),
-                        b.topic.as_str(),
-                        b.count(),
-                        b.records.as_bytes(),
-                    );
-                    if let Err(e) = res {
-                        tracing::error!(error = %e, "cannot encode a delivery");
+                    let block = b.records.as_bytes();
+                    let share = block.len() >= SHARE_MIN;
+                    let res = if share {
+                        fogline_wire::encode_deliver_header(
+                            &mut out.buf,
+                            *sub_id,
+                            flags,
+                            b.timestamp,
+                            std::mem::take(&mut dropped),
+                            b.topic.as_str(),
+                            b.count(),
+                            block.len(),
+                        )
+                    } else {
+                        fogline_wire::encode_deliver(
+                            &mut out.buf,
+                            *sub_id,
+                            flags,
+                            b.timestamp,
+                            std::mem::take(&mut dropped),
+                            b.topic.as_str(),
+                            b.count(),
+                            block,
+                        )
+                    };
+                    match res {
+                        Ok(()) if share => out.push_shared(block.clone()),
+                        Ok(()) => {}
+                        Err(e) => tracing::error!(error = %e, "cannot encode a delivery"),
                     }
                 }
                 if drained.closed == Some(fogline_broker::queue::CloseReason::SlowConsumer) {
@@ -400,23 +418,22 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, conn: Arc<Conn>) {
                     let msg = format!("subscription {sub_id} could not keep up and was closed");
                     let _ = fogline_wire::encode(
                         &Frame::error(u64::from(*sub_id), ErrorCode::SlowConsumer, msg.as_str()),
-                        &mut out,
+                        &mut out.buf,
                     );
                 }
                 more |= !sub.queue().is_empty();
             }
         }
         if !out.is_empty() {
-            if let Err(e) = wr.write_all(&out).await {
+            if let Err(e) = out.write_to(&mut wr).await {
                 tracing::debug!(origin = conn.origin, error = %e, "write failed");
                 conn.close();
                 return;
             }
-            out.clear();
             // Keep a buffer sized for a busy connection (no regrowth per
             // pass); give back what a burst of very large records grew.
-            if out.capacity() > KEEP_WRITE_BUFFER {
-                out = BytesMut::with_capacity(READ_CHUNK);
+            if out.buf.capacity() > KEEP_WRITE_BUFFER {
+                out.buf = BytesMut::with_capacity(READ_CHUNK);
             }
         }
         if slow {

@@ -15,6 +15,7 @@ mod connection;
 mod consumers;
 mod errors;
 mod listener;
+mod outbuf;
 pub mod streams;
 
 pub use config::{Config, ConfigError, ServerConfig, DEFAULT_CONFIG};

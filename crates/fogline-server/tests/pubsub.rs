@@ -25,6 +25,37 @@ async fn records_arrive_in_publish_order_per_topic() {
     srv.stop().await;
 }
 
+/// Large record blocks go to the socket uncopied (vectored writes) between small frames
+/// encoded into the write buffer; the subscriber must see every byte in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_and_small_records_interleave_intact() {
+    let srv = TestServer::start(|_| {}).await;
+    let mut sub = Raw::connect(&srv.addr).await;
+    sub.subscribe(1, "cam/#", 0).await;
+    let mut publ = Raw::connect(&srv.addr).await;
+    let sizes = [10usize, 40_000, 3, 300_000, 33_000, 1, 1 << 20, 64];
+    let payloads: Vec<Vec<u8>> = (0..40)
+        .map(|i| {
+            let n = sizes[i % sizes.len()];
+            (0..n).map(|k| (k * 31 + i) as u8).collect()
+        })
+        .collect();
+    for (i, p) in payloads.iter().enumerate() {
+        let topic = if i % 2 == 0 { "cam/a" } else { "cam/b" };
+        publ.publish(topic, &[p.as_slice()], 0, 0).await;
+    }
+    let got = collect(&mut sub, 1, payloads.len()).await;
+    assert_eq!(got.len(), payloads.len());
+    for (i, (g, want)) in got.iter().zip(&payloads).enumerate() {
+        assert!(
+            g[..] == want[..],
+            "record {i} of {} bytes differs",
+            want.len()
+        );
+    }
+    srv.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wildcards_follow_mqtt_rules() {
     let srv = TestServer::start(|_| {}).await;

@@ -46,7 +46,8 @@ pub use frame::{
 };
 pub use headers::{Headers, HeadersBuilder, HeadersIter};
 pub use records::{
-    encode_deliver, encode_publish_header, Record, RecordBlock, RecordBlockWriter, RecordIter,
+    encode_deliver, encode_deliver_header, encode_publish_header, Record, RecordBlock,
+    RecordBlockWriter, RecordIter,
 };
 pub use stored::{
     encode_records, RecordsWriter, StoredBlock, StoredIter, StoredRecord, StoredRecordRef,

@@ -311,8 +311,39 @@ pub fn encode_deliver(
     count: u32,
     block: &[u8],
 ) -> Result<(), WireError> {
+    buf.reserve(4 + 24 + topic.len() + block.len());
+    encode_deliver_header(
+        buf,
+        sub_id,
+        flags,
+        batch_timestamp,
+        dropped,
+        topic,
+        count,
+        block.len(),
+    )?;
+    buf.put_slice(block);
+    Ok(())
+}
+
+/// Writes a `Deliver` frame up to its record block, which the caller sends next, `block_len`
+/// bytes (a large block can then go to the socket from where it is, uncopied).
+///
+/// # Errors
+/// As [`encode_deliver`] (nothing is written).
+#[allow(clippy::too_many_arguments)] // mirrors the frame's fields one to one
+pub fn encode_deliver_header(
+    buf: &mut BytesMut,
+    sub_id: u32,
+    flags: u8,
+    batch_timestamp: u64,
+    dropped: u32,
+    topic: &str,
+    count: u32,
+    block_len: usize,
+) -> Result<(), WireError> {
     let frame_start = buf.len();
-    let body = 1 + 4 + 1 + 8 + 4 + 2 + topic.len() + 4 + block.len();
+    let body = 1 + 4 + 1 + 8 + 4 + 2 + topic.len() + 4 + block_len;
     let len = u32::try_from(body).map_err(|_| WireError::TooLong {
         field: "deliver frame",
         len: body,
@@ -323,7 +354,7 @@ pub fn encode_deliver(
             len: topic.len(),
         });
     }
-    buf.reserve(4 + body);
+    buf.reserve(4 + body - block_len);
     buf.put_u32_le(len);
     buf.put_u8(kind::DELIVER);
     buf.put_u32_le(sub_id);
@@ -333,7 +364,6 @@ pub fn encode_deliver(
     buf.put_u16_le(topic.len() as u16);
     buf.put_slice(topic.as_bytes());
     buf.put_u32_le(count);
-    buf.put_slice(block);
-    debug_assert_eq!(buf.len() - frame_start, 4 + body);
+    debug_assert_eq!(buf.len() - frame_start, 4 + body - block_len);
     Ok(())
 }
