@@ -7,7 +7,7 @@
 //! is the one it was computed under.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use fogline_log::RecoveryReport;
@@ -42,6 +42,9 @@ pub struct Subscription {
     filter: String,
     origin: u64,
     opts: SubscribeOptions,
+    /// `opts.no_local`, changeable while the subscription lives (MQTT 5 replaces a
+    /// subscription's options in place, without losing what is queued: MQTT-3.8.4-3).
+    no_local: AtomicBool,
     queue: Arc<SubQueue>,
 }
 
@@ -64,6 +67,16 @@ impl Subscription {
     /// The options it was made with.
     pub fn options(&self) -> &SubscribeOptions {
         &self.opts
+    }
+
+    /// Whether batches from the subscriber's own origin are skipped now.
+    pub fn no_local(&self) -> bool {
+        self.no_local.load(Ordering::Relaxed)
+    }
+
+    /// Changes no-local for batches published from now on; what is queued stays queued.
+    pub fn set_no_local(&self, on: bool) {
+        self.no_local.store(on, Ordering::Relaxed);
     }
 }
 
@@ -239,7 +252,7 @@ impl Broker {
         stats.batches_in.fetch_add(1, Ordering::Relaxed);
         let batch = Arc::new(batch);
         for sub in &route.subs {
-            if sub.opts.no_local && sub.origin == batch.origin {
+            if sub.no_local() && sub.origin == batch.origin {
                 continue;
             }
             self.offer(sub, &batch).await;
@@ -369,6 +382,7 @@ impl Broker {
             id: self.inner.next_id.fetch_add(1, Ordering::Relaxed),
             filter: filter.to_string(),
             origin,
+            no_local: AtomicBool::new(opts.no_local),
             opts,
             queue: Arc::new(SubQueue::new(limits, waker)),
         });

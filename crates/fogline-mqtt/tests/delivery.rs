@@ -67,6 +67,40 @@ async fn mqtt_3_8_4_3_and_3_8_4_4_resubscribing_replaces_and_resends_retained() 
     s.stop().await;
 }
 
+/// Re-subscribing with another No Local option replaces the subscription's
+/// options in place: messages queued for it while the client is behind
+/// (receive maximum 1, session queue of 1, the rest waiting in the broker's
+/// subscription queue) all arrive, in order.
+#[tokio::test]
+async fn mqtt_3_8_4_4_changing_no_local_loses_no_queued_message() {
+    let s = TestServer::start(|c| c.mqtt.max_queued = 1).await;
+    let mut c = connect_packet(Version::V5, "nlq", true);
+    c.props.receive_maximum = Some(1);
+    let (mut sub, _) = Raw::connect(&s.mqtt, c).await;
+    sub.subscribe(1, vec![filter("nlq/#", QoS::AtLeastOnce)])
+        .await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "nlqp", true)).await;
+    for i in 0..6u16 {
+        let body = format!("m{i}");
+        p.publish_qos1(publish("nlq/a", body.as_bytes(), QoS::AtLeastOnce, i + 1))
+            .await;
+    }
+    let first = sub.expect_publish().await;
+    let mut nl = filter("nlq/#", QoS::AtLeastOnce);
+    nl.no_local = true;
+    sub.subscribe(2, vec![nl]).await;
+    let mut got = vec![String::from_utf8_lossy(&first.payload).into_owned()];
+    sub.send(&Packet::PubAck(Ack::ok(first.pkid))).await;
+    while got.len() < 6 {
+        let m = sub.expect_publish().await;
+        got.push(String::from_utf8_lossy(&m.payload).into_owned());
+        sub.send(&Packet::PubAck(Ack::ok(m.pkid))).await;
+    }
+    assert_eq!(got, ["m0", "m1", "m2", "m3", "m4", "m5"]);
+    sub.expect_silence(300).await;
+    s.stop().await;
+}
+
 /// A Server Keep Alive in CONNACK is the keep-alive the server enforces.
 #[tokio::test]
 async fn mqtt_3_2_2_21_and_3_1_2_22_the_server_keep_alive_is_enforced() {

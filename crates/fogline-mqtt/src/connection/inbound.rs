@@ -250,33 +250,30 @@ impl Conn {
                 sub_id,
             };
             let is_new = match st.subs.get_mut(&key) {
-                // [MQTT-3.8.4-3] replace the options; the flow of messages goes on.
-                Some(e) if e.rec.no_local == rec.no_local => {
+                // [MQTT-3.8.4-3] replace the options in place: what the old subscription
+                // queued is delivered, nothing is lost [MQTT-3.8.4-4].
+                Some(e) => {
+                    e.sub.set_no_local(rec.no_local);
                     e.rec = rec.clone();
                     false
                 }
-                existing => {
-                    let had = existing.is_some();
-                    match self.shared.broker_subscribe(&session, &rec) {
-                        Ok(sub) => {
-                            if let Some(old) = st.subs.insert(
-                                key.clone(),
-                                SubEntry {
-                                    sub,
-                                    rec: rec.clone(),
-                                },
-                            ) {
-                                self.shared.broker.unsubscribe(&old.sub);
-                            }
-                            !had
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, "subscribe failed");
-                            codes.push(0x80);
-                            continue;
-                        }
+                None => match self.shared.broker_subscribe(&session, &rec) {
+                    Ok(sub) => {
+                        st.subs.insert(
+                            key.clone(),
+                            SubEntry {
+                                sub,
+                                rec: rec.clone(),
+                            },
+                        );
+                        true
                     }
-                }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "subscribe failed");
+                        codes.push(0x80);
+                        continue;
+                    }
+                },
             };
             codes.push(f.qos as u8); // [MQTT-3.9.3-1] granted QoS, in order
             let send_retained = group.is_none()
