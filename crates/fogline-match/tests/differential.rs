@@ -94,6 +94,42 @@ fn haystack() -> impl Strategy<Value = Vec<u8>> {
     .prop_map(|segs| segs.concat())
 }
 
+/// Inputs of several filter rounds (a round is 1,024 positions), so that rounds, blocks and
+/// floods meet at every kind of edge.
+fn long_haystack() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(
+        prop_oneof![
+            4 => prop::collection::vec(byte(), 0..300),
+            1 => (byte(), 20..700usize).prop_map(|(b, n)| vec![b; n]),
+        ],
+        4..14,
+    )
+    .prop_map(|segs| segs.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// Sets with and without short patterns (the table filter takes different paths), inputs
+    /// crossing round edges, stream cuts around them.
+    #[test]
+    fn inputs_of_many_rounds_agree(
+        set in prop::collection::vec(pattern(), 1..24),
+        only_long in any::<bool>(),
+        hay in long_haystack(),
+        shift in 0..70usize,
+    ) {
+        let p: Vec<Pat> = set
+            .into_iter()
+            .filter(|(b, _)| !only_long || b.len() >= 4)
+            .enumerate()
+            .map(|(i, (b, nc))| (i as u32, b, nc))
+            .collect();
+        let cuts = [1024 - shift, 1024 + shift, 2047, 2048 + shift, 3000];
+        check(&p, &hay, &cuts).map_err(TestCaseError::fail)?;
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
