@@ -72,6 +72,8 @@ fn scan_with<S: Sink>(
     let mut flood_from = lo;
     while pos < hi {
         let to = hi.min(pos + CHUNK);
+        // The round after next: the next one was asked for by the previous round.
+        prefetch_round(hay, to + PREFETCH_AHEAD);
         c.clear();
         let stop = filter::run(imp, t, hay, pos, to, flood_from, &mut c);
         verify_round(t, hay, pos, stop.stop, min_end, &c, sink);
@@ -83,6 +85,33 @@ fn scan_with<S: Sink>(
             pos = t.runs.region(hay, pos, hi, min_end, 0, sink);
         }
     }
+}
+
+/// How far past the end of the current round the input is prefetched: the round after next.
+const PREFETCH_AHEAD: usize = CHUNK;
+
+/// Asks the CPU to load the input of a round starting at `from` (its 64-byte lines), so that in
+/// a large buffer a later round's bytes arrive while this one is filtered. On the benchmark
+/// machine the hardware prefetcher did not keep up with the filter: on 40 MB of random input
+/// this took the table filter from 1.26 to 0.80 cycles per byte. (Prefetching the first rounds
+/// of a small buffer when its scan starts did not help: they are needed at once.)
+#[inline(always)]
+fn prefetch_round(hay: &[u8], from: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let end = hay.len().min(from + CHUNK);
+        let mut at = from;
+        while at < end {
+            // SAFETY: `at < hay.len()`; a prefetch has no other effect.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(hay.as_ptr().add(at).cast());
+            }
+            at += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (hay, from);
 }
 
 /// Verifies the candidates of one round (`pos..end`).
