@@ -57,6 +57,18 @@ struct State {
     dropped_unreported: u64,
     dropped_total: u64,
     closed: Option<CloseReason>,
+    /// Publishers inside `wait_for_space`: a drain wakes them only when there are any
+    /// (counted under this lock, so a wake-up is never missed).
+    space_waiters: usize,
+}
+
+/// Un-counts a waiting publisher however its wait ends (including being dropped).
+struct SpaceWaiter<'a>(&'a SubQueue);
+
+impl Drop for SpaceWaiter<'_> {
+    fn drop(&mut self) {
+        self.0.state.lock().space_waiters -= 1;
+    }
 }
 
 /// What [`SubQueue::drain`] took.
@@ -157,8 +169,9 @@ impl SubQueue {
         st.bytes -= taken;
         let dropped = std::mem::take(&mut st.dropped_unreported);
         let closed = if st.records == 0 { st.closed } else { None };
+        let wake = out.len() > before && st.space_waiters > 0;
         drop(st);
-        if out.len() > before {
+        if wake {
             self.space.notify_waiters();
         }
         Drained { dropped, closed }
@@ -185,12 +198,14 @@ impl SubQueue {
             let notified = self.space.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            {
-                let st = self.state.lock();
+            let _waiter = {
+                let mut st = self.state.lock();
                 if st.closed.is_some() || self.fits(&st, batch.count() as usize, batch.weight()) {
                     return true;
                 }
-            }
+                st.space_waiters += 1;
+                SpaceWaiter(self)
+            };
             if tokio::time::timeout_at(deadline, notified).await.is_err() {
                 return false;
             }

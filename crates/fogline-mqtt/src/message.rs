@@ -62,6 +62,19 @@ pub struct Message {
     pub received: u64,
 }
 
+/// The header blocks of a message with no properties, by QoS level.
+fn plain_headers() -> &'static [Bytes; 3] {
+    static PLAIN: OnceLock<[Bytes; 3]> = OnceLock::new();
+    PLAIN.get_or_init(|| {
+        [b'0', b'1', b'2'].map(|q| {
+            HeadersBuilder::new()
+                .add(key::QOS, [q])
+                .finish()
+                .unwrap_or_default()
+        })
+    })
+}
+
 impl Message {
     /// The message a PUBLISH carries (topic already resolved from aliases).
     pub fn from_publish(p: &Publish, topic: Str, received: u64) -> Message {
@@ -113,16 +126,7 @@ impl Message {
             && p.user.is_empty()
         {
             // The common message carries its QoS only: share one encoding per level.
-            static PLAIN: OnceLock<[Bytes; 3]> = OnceLock::new();
-            let plain = PLAIN.get_or_init(|| {
-                [b'0', b'1', b'2'].map(|q| {
-                    HeadersBuilder::new()
-                        .add(key::QOS, [q])
-                        .finish()
-                        .unwrap_or_default()
-                })
-            });
-            return Ok(plain[self.qos as usize].clone());
+            return Ok(plain_headers()[self.qos as usize].clone());
         }
         let mut h = HeadersBuilder::new().add(key::QOS, [b'0' + self.qos as u8]);
         if self.retain {
@@ -169,6 +173,11 @@ impl Message {
             props: Properties::default(),
             received,
         };
+        // Most records carry only the QoS header: recognise it without parsing.
+        if let Some(q) = plain_headers().iter().position(|h| h[..] == headers[..]) {
+            m.qos = QoS::from_u8(q as u8).unwrap_or(QoS::AtLeastOnce);
+            return m;
+        }
         let Ok(headers) = Headers::parse(headers) else {
             return m;
         };
