@@ -312,10 +312,8 @@ impl Consumer {
     /// Waits until new records may be available, the earliest pending record
     /// expires, or `until` passes.
     pub async fn wait(&self, until: Instant) {
-        let mut tail = self.stream.watch_tail();
         let deadline = self.next_deadline().map_or(until, |d| d.min(until));
-        let cursor = self.cursor;
-        let _ = tokio::time::timeout_at(deadline, tail.wait_for(|&next| next > cursor)).await;
+        let _ = tokio::time::timeout_at(deadline, self.stream.wait_past(self.cursor)).await;
     }
 }
 

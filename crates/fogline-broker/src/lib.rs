@@ -19,6 +19,7 @@ mod consumer;
 mod error;
 pub mod queue;
 mod stream;
+mod tail;
 pub mod trie;
 
 pub use batch::{now_micros, Batch};

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use fogline_log::{Log, LogOptions, LogStats, Record, RecoveryReport};
 use parking_lot::Mutex;
-use tokio::sync::watch;
 
 use crate::batch::Batch;
 use crate::config::{valid_stream_name, BrokerConfig, StorageMode, StreamConfig};
 use crate::error::BrokerError;
+use crate::tail::Tail;
 
 /// One stream and its log.
 pub struct Stream {
@@ -24,7 +24,7 @@ pub struct Stream {
     storage: StorageMode,
     dir: Option<PathBuf>,
     log: Mutex<Log>,
-    tail: watch::Sender<u64>,
+    tail: Tail,
     durables: Mutex<Durables>,
 }
 
@@ -87,7 +87,7 @@ impl Stream {
                 storage,
                 dir,
                 log: Mutex::new(log),
-                tail: watch::Sender::new(next),
+                tail: Tail::new(next),
                 durables: Mutex::new(Durables {
                     floors,
                     open: HashSet::new(),
@@ -142,7 +142,7 @@ impl Stream {
         log.commit().map_err(|e| self.storage_err(e))?;
         let next = log.next_offset();
         drop(log);
-        self.tail.send_replace(next);
+        self.tail.set(next);
         Ok(next)
     }
 
@@ -173,9 +173,9 @@ impl Stream {
         (log.first_offset(), log.next_offset())
     }
 
-    /// Follows the next offset as records are committed.
-    pub fn watch_tail(&self) -> watch::Receiver<u64> {
-        self.tail.subscribe()
+    /// Returns once records past `cursor` are committed (at once if they are).
+    pub async fn wait_past(&self, cursor: u64) {
+        self.tail.wait_past(cursor).await;
     }
 
     /// Counters of the underlying log.

@@ -175,12 +175,12 @@ fn poll(slot: &ConsumerSlot, max: usize) -> Result<Vec<Delivery>, fogline_broker
 
 /// Waits for a new record past the cursor or the next redelivery deadline.
 async fn wait_tail(slot: &ConsumerSlot, until: Instant) {
-    let (mut tail, cursor, deadline) = {
+    let (stream, cursor, deadline) = {
         let c = slot.consumer.lock();
         let deadline = c.next_deadline().map_or(until, |d| d.min(until));
-        (c.stream().watch_tail(), c.cursor(), deadline)
+        (c.stream().clone(), c.cursor(), deadline)
     };
-    let _ = tokio::time::timeout_at(deadline, tail.wait_for(|&next| next > cursor)).await;
+    let _ = tokio::time::timeout_at(deadline, stream.wait_past(cursor)).await;
 }
 
 async fn fetch(conn: Arc<Conn>, id: u32, slot: Arc<ConsumerSlot>, max: usize, until: Instant) {
