@@ -33,6 +33,11 @@ pub(crate) const RECORD_OVERHEAD: usize = 8 + 4 + 4;
 const MAX_OPEN: usize = 8;
 /// Smallest buffer a new frame starts with.
 const MIN_FRAME_BUF: usize = 512;
+/// Written frame buffers kept for new frames: large buffers come from `mmap` and would
+/// otherwise be unmapped after each write and page-faulted in again for the next frame.
+const SPARE_BUFS: usize = 8;
+/// Larger buffers are given back to the allocator.
+const SPARE_MAX: usize = 4 << 20;
 
 /// An open Publish frame that may still take records.
 struct Batch {
@@ -120,6 +125,8 @@ pub(crate) struct Outbox {
     pub done: u64,
     /// Bytes the writer took and is writing now.
     pub writing: u64,
+    /// Emptied frame buffers for new frames.
+    spare: Vec<BytesMut>,
 }
 
 impl Outbox {
@@ -170,9 +177,9 @@ impl Outbox {
             _ => {
                 validate_topic(rec.topic).map_err(ClientError::InvalidTopic)?;
                 let request_id = if acked { new_id() } else { 0 };
-                let mut buf = BytesMut::with_capacity(
-                    (PUBLISH_OVERHEAD + rec.topic.len() + record_len).max(MIN_FRAME_BUF),
-                );
+                let need = (PUBLISH_OVERHEAD + rec.topic.len() + record_len).max(MIN_FRAME_BUF);
+                let mut buf = self.spare.pop().unwrap_or_default();
+                buf.reserve(need);
                 let writer = encode_publish_header(&mut buf, request_id, rec.flags, rec.topic)?;
                 // A full frame of this key, or else the oldest, is sealed.
                 match found {
@@ -236,6 +243,19 @@ impl Outbox {
         self.queued = 0;
         self.writing = out.iter().map(|b| b.len() as u64).sum();
         Some(out)
+    }
+
+    /// Keeps written buffers (emptied) for new frames, up to a few.
+    pub(crate) fn recycle(&mut self, chunks: Vec<BytesMut>) {
+        for mut c in chunks {
+            if self.spare.len() >= SPARE_BUFS {
+                break;
+            }
+            if (MIN_FRAME_BUF..=SPARE_MAX).contains(&c.capacity()) {
+                c.clear();
+                self.spare.push(c);
+            }
+        }
     }
 
     /// The writer finished (or lost) what it took.
@@ -320,6 +340,24 @@ mod tests {
         // After a take, the next record starts a new frame.
         let next = ob.push(&rec("a", b"6"), false, || 0, 1 << 16).unwrap();
         assert!(next.new_frame);
+    }
+
+    #[test]
+    fn written_buffers_are_reused_for_new_frames_and_encode_cleanly() {
+        let mut ob = Outbox::default();
+        let big = vec![7u8; 100_000];
+        ob.push(&rec("a", &big), false, || 0, 1 << 20).unwrap();
+        let chunks = ob.take().unwrap();
+        let ptr = chunks[0].as_ptr();
+        ob.finish_write();
+        ob.recycle(chunks);
+        ob.push(&rec("b", b"small"), false, || 0, 1 << 20).unwrap();
+        let again = ob.take().unwrap();
+        assert_eq!(again[0].as_ptr(), ptr, "the written buffer was reused");
+        assert_eq!(publishes(again), [("b".into(), 0, 1)]);
+        // Oversized buffers go back to the allocator.
+        ob.recycle(vec![BytesMut::with_capacity(SPARE_MAX + 1)]);
+        assert!(ob.spare.is_empty());
     }
 
     #[test]

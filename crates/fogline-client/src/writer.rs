@@ -26,10 +26,13 @@ pub(crate) async fn run(inner: Arc<Inner>, mut w: WriteHalf) -> ClientError {
         match taken {
             Some(chunks) => {
                 inner.space.notify_waiters();
-                if let Err(e) = write_chunks(&mut w, chunks, &mut scratch).await {
+                if let Err(e) = write_chunks(&mut w, &chunks, &mut scratch).await {
                     return ClientError::Io(e);
                 }
-                inner.outbox.lock().finish_write();
+                let mut outbox = inner.outbox.lock();
+                outbox.finish_write();
+                outbox.recycle(chunks);
+                drop(outbox);
                 inner.progress.notify_waiters();
             }
             None if *shutdown.borrow_and_update() => {
@@ -50,10 +53,10 @@ pub(crate) async fn run(inner: Arc<Inner>, mut w: WriteHalf) -> ClientError {
 /// frames still cost one system call.
 async fn write_chunks(
     w: &mut WriteHalf,
-    chunks: Vec<BytesMut>,
+    chunks: &[BytesMut],
     scratch: &mut BytesMut,
 ) -> std::io::Result<()> {
-    if let [only] = chunks.as_slice() {
+    if let [only] = chunks {
         return w.write_all(only).await;
     }
     for chunk in chunks {
@@ -62,9 +65,9 @@ async fn write_chunks(
                 w.write_all(scratch).await?;
                 scratch.clear();
             }
-            w.write_all(&chunk).await?;
+            w.write_all(chunk).await?;
         } else {
-            scratch.extend_from_slice(&chunk);
+            scratch.extend_from_slice(chunk);
             if scratch.len() >= COALESCE_BELOW {
                 w.write_all(scratch).await?;
                 scratch.clear();
