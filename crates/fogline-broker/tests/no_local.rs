@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use fogline_broker::{Batch, Broker, BrokerConfig, SubscribeOptions};
+use fogline_broker::{Batch, Broker, BrokerConfig, StorageMode, SubscribeOptions};
 use fogline_wire::RecordBlock;
 use tokio::sync::Notify;
 
@@ -19,7 +19,11 @@ fn batch(payload: &[u8], origin: u64) -> Batch {
 
 #[tokio::test]
 async fn no_local_switches_in_place_and_keeps_the_queue() {
-    let (broker, _) = Broker::open(BrokerConfig::default()).unwrap();
+    let config = BrokerConfig {
+        storage: StorageMode::Memory,
+        ..BrokerConfig::default()
+    };
+    let (broker, _) = Broker::open(config).unwrap();
     let me = broker.next_origin();
     let other = broker.next_origin();
     let sub = broker
