@@ -3,7 +3,7 @@
 use crate::buf::MapBuf;
 use crate::format::{encoded_len, RECORD_HEADER};
 use crate::recovery::{open_dir, OpenParams, RecoveryReport};
-use crate::segment::{create_file, Backing, Limits, Segment};
+use crate::segment::{create_file, Backing, Limits, Segment, Spare};
 use crate::{LogError, LogOptions, Record, Storage};
 use serde::Serialize;
 use std::fmt;
@@ -23,6 +23,10 @@ pub struct Log {
     last_ts: u64,
     /// Holds the directory's `flock` (file storage) for the log's lifetime.
     _lock: Option<std::fs::File>,
+    /// Memory storage: the mapping of the last segment retention dropped, for the next one.
+    spare: Option<Spare>,
+    #[cfg(test)]
+    reused: u64,
 }
 
 /// Counters describing a log.
@@ -124,6 +128,9 @@ impl Log {
             total_bytes,
             last_ts,
             _lock: lock,
+            spare: None,
+            #[cfg(test)]
+            reused: 0,
         };
         Ok((log, report))
     }
@@ -190,10 +197,19 @@ impl Log {
             active.seal()?;
         }
         let seg = match (&self.opts.storage, &self.opts.dir) {
-            (Storage::Memory, _) | (_, None) => {
-                let buf = MapBuf::anon(cap).map_err(LogError::io("mmap", "(memory)"))?;
-                Segment::new(base, buf, cap, memory_backing())
-            }
+            (Storage::Memory, _) | (_, None) => match self.spare.take() {
+                Some(spare) if spare.len() == cap => {
+                    #[cfg(test)]
+                    {
+                        self.reused += 1;
+                    }
+                    Segment::reuse(base, spare, cap, memory_backing())
+                }
+                _ => {
+                    let buf = MapBuf::anon(cap).map_err(LogError::io("mmap", "(memory)"))?;
+                    Segment::new(base, buf, cap, memory_backing())
+                }
+            },
             (storage, Some(dir)) => create_file(dir, base, cap, *storage == Storage::Fsync)?,
         };
         self.segments.push(seg);
@@ -311,6 +327,9 @@ impl Log {
             r.segments_removed += 1;
             r.records_removed += seg.count;
             r.bytes_removed += seg.write_pos as u64;
+            if self.spare.is_none() {
+                self.spare = seg.into_spare();
+            }
         }
         r.first_offset = self.first_offset();
         Ok(r)
@@ -336,5 +355,68 @@ fn memory_backing() -> Backing {
         dir: None,
         file: None,
         fsync: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Memory segments dropped by retention are reused; records written over the stale bytes
+    /// of a reused mapping read back exactly, and reads never see stale data.
+    #[test]
+    fn memory_segments_are_reused_without_stale_bytes() {
+        let opts = LogOptions {
+            storage: Storage::Memory,
+            segment_bytes: 8192,
+            retention_bytes: Some(16_384),
+            ..LogOptions::default()
+        };
+        let (mut log, _) = Log::open(opts).unwrap();
+        let payload = |i: u64| -> Vec<u8> {
+            let n = (i * 37 % 700) as usize + 1;
+            (0..n).map(|k| (k as u64 ^ i) as u8).collect()
+        };
+        for i in 0..3000u64 {
+            let off = log.append(i + 1, b"t", b"h", &payload(i)).unwrap();
+            assert_eq!(off, i);
+            log.commit().unwrap();
+            assert!(
+                log.active().prepared_tail_is_zero(),
+                "stale bytes after {i}"
+            );
+            if i % 97 == 0 {
+                let first = log.first_offset();
+                for r in log.read(first, usize::MAX, usize::MAX).unwrap() {
+                    assert_eq!(
+                        &r.payload[..],
+                        &payload(r.offset)[..],
+                        "offset {}",
+                        r.offset
+                    );
+                    assert_eq!(&r.headers[..], b"h");
+                }
+            }
+        }
+        assert!(log.reused > 10, "segments reused {} times", log.reused);
+    }
+
+    /// A mapping still read through a `Bytes` is not reused.
+    #[test]
+    fn a_segment_with_readers_is_not_reused() {
+        let opts = LogOptions {
+            storage: Storage::Memory,
+            segment_bytes: 4096,
+            retention_bytes: Some(1),
+            ..LogOptions::default()
+        };
+        let (mut log, _) = Log::open(opts).unwrap();
+        log.append(1, b"t", b"", &[1u8; 3000]).unwrap();
+        log.commit().unwrap();
+        let held = log.read(0, 1, usize::MAX).unwrap();
+        log.append(2, b"t", b"", &[2u8; 3000]).unwrap();
+        log.commit().unwrap();
+        assert!(log.spare.is_none(), "the first segment is still read");
+        assert!(held[0].payload.iter().all(|&b| b == 1));
     }
 }

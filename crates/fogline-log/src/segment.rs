@@ -78,10 +78,29 @@ pub struct Segment {
     backing: Backing,
     /// Set for sealed segments opened on their index without a scan.
     check_reads: bool,
-    /// `[.., populated)` is faulted in ahead of the writer.
+    /// `[.., populated)` is faulted in (and free of stale bytes) ahead of the writer.
     populated: usize,
     /// The kernel refused to populate (before Linux 5.14): pages fault one by one.
     populate_off: bool,
+    /// A reused mapping holds stale bytes in `[populated, dirty)`; they are zeroed just ahead
+    /// of the writer, like pages are faulted in, so reuse costs no pause.
+    dirty: usize,
+}
+
+/// The mapping of a dropped memory segment, kept for the next one: reusing it spares the
+/// page faults of a fresh mapping and the unmapping of the old one.
+#[derive(Debug)]
+pub struct Spare {
+    buf: MapBuf,
+    /// Bytes `[0, dirty)` may be non-zero.
+    dirty: usize,
+}
+
+impl Spare {
+    /// Mapped length.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
 }
 
 /// Bytes faulted in ahead of the writer at a time: one madvise instead of 256 page faults.
@@ -137,6 +156,7 @@ impl Segment {
             check_reads: false,
             populated: r.end,
             populate_off: false,
+            dirty: 0,
         }
     }
 
@@ -167,7 +187,7 @@ impl Segment {
     pub fn append(&mut self, size: usize, ts: u64, topic: &[u8], headers: &[u8], payload: &[u8]) {
         let pos = self.write_pos;
         assert!(self.fits(size), "append past segment capacity");
-        if pos + size > self.populated && !self.populate_off {
+        if pos + size > self.populated {
             self.populate_ahead(pos + size);
         }
         // SAFETY: `[pos, pos + size)` is inside the writable mapping (`fits`), at or past
@@ -184,17 +204,53 @@ impl Segment {
         self.write_pos = pos + size;
     }
 
-    /// Faults in the pages up to `end` plus one step, so the copies that follow hit mapped
-    /// pages. Stops trying for this segment when the kernel refuses.
+    /// Prepares the bytes up to `end` plus one step: zeroes what a reused mapping left there
+    /// and faults the pages in, so the copies that follow hit mapped pages. Stops faulting in
+    /// for this segment when the kernel refuses.
     #[cold]
     fn populate_ahead(&mut self, end: usize) {
-        let from = self.populated.max(self.write_pos) & !4095;
+        let from = self.populated.max(self.write_pos);
         let to = (end + POPULATE_STEP).min(self.cap);
-        if self.buf.populate(from, to) {
-            self.populated = to;
-        } else {
+        if from < self.dirty {
+            let stale_end = to.min(self.dirty);
+            // SAFETY: `[from, stale_end)` is at or past `write_pos` (so past every reader's
+            // visible end) and inside the mapping; only `&mut self` writes.
+            unsafe { self.buf.slice_mut(from, stale_end) }.fill(0);
+        }
+        if !self.populate_off && !self.buf.populate(from & !4095, to) {
             self.populate_off = true;
         }
+        self.populated = to;
+    }
+
+    /// A new, empty segment on a spare mapping of at least `cap` bytes.
+    pub fn reuse(base: u64, spare: Spare, cap: usize, backing: Backing) -> Segment {
+        let mut seg = Segment::new(base, spare.buf, cap, backing);
+        seg.dirty = spare.dirty.min(cap);
+        seg
+    }
+
+    /// Whether the prepared bytes past the write position are all zero (module invariant).
+    #[cfg(test)]
+    pub fn prepared_tail_is_zero(&self) -> bool {
+        // SAFETY: in bounds; nothing else writes while `&self` is held.
+        unsafe {
+            self.buf
+                .slice(self.write_pos, self.populated.max(self.write_pos))
+        }
+        .iter()
+        .all(|&b| b == 0)
+    }
+
+    /// The mapping of a memory segment nobody reads any more, for reuse.
+    pub fn into_spare(self) -> Option<Spare> {
+        if self.backing.dir.is_some() {
+            return None;
+        }
+        let dirty = self.write_pos.max(self.dirty);
+        Arc::try_unwrap(self.buf)
+            .ok()
+            .map(|buf| Spare { buf, dirty })
     }
 
     /// Makes appended records durable (fsync storage) and then visible to readers.
