@@ -87,11 +87,18 @@ impl Conn {
         W: AsyncWrite + Unpin,
     {
         let mut last_rx = Instant::now();
+        // One keep-alive timer, moved only when it fires: re-arming a timer for every read
+        // cost a timer-wheel insert and removal per packet.
+        let keep_alive = self.keep_alive.map(|k| k + k / 2);
+        let timer =
+            tokio::time::sleep_until(last_rx + keep_alive.unwrap_or(Duration::from_secs(86_400)));
+        tokio::pin!(timer);
         loop {
+            let mut received = false;
             loop {
                 match codec::decode(buf, self.version, self.max_packet) {
                     Ok(Some(p)) => {
-                        last_rx = Instant::now();
+                        received = true;
                         if let Err(end) = self.handle(p).await {
                             return end;
                         }
@@ -119,11 +126,12 @@ impl Conn {
                     self.out = BytesMut::new();
                 }
             }
+            if received {
+                last_rx = Instant::now();
+            }
             if buf.capacity() - buf.len() < READ_CHUNK / 4 {
                 buf.reserve(READ_CHUNK);
             }
-            let deadline = self.keep_alive.map(|k| last_rx + k + k / 2);
-            let far = Instant::now() + Duration::from_secs(86_400);
             tokio::select! {
                 biased;
                 _ = self.kick.notified() => return End::TakenOver,
@@ -133,8 +141,12 @@ impl Conn {
                 },
                 _ = self.session.waker.notified() => {}
                 // [MQTT-3.1.2-24] (3.1.1: [MQTT-3.1.2-24]) one and a half keep-alives without a packet.
-                _ = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => {
-                    return End::error(0x8D, "keep alive timeout");
+                () = timer.as_mut(), if keep_alive.is_some() => {
+                    let deadline = last_rx + keep_alive.unwrap_or_default();
+                    if Instant::now() >= deadline {
+                        return End::error(0x8D, "keep alive timeout");
+                    }
+                    timer.as_mut().reset(deadline);
                 }
                 _ = std::future::ready(()), if more => {}
             }
