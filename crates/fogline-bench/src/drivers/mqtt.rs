@@ -5,7 +5,7 @@
 //! with its own event-loop task; a subscriber's queue holds 1,024 messages, beyond which the
 //! event loop stops reading the socket (TCP back-pressure to the broker, as a slow reader).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -75,8 +75,35 @@ struct PubState {
     written: AtomicU64,
     /// PUBACKs received (QoS 1).
     acked: AtomicU64,
+    /// A flush waits on `acks`: the event loop notifies only then (a notification per
+    /// message cost the load generator a lock per message).
+    waiting: AtomicBool,
     acks: Notify,
     error: Mutex<Option<String>>,
+}
+
+impl PubState {
+    fn wake_flush(&self) {
+        if self.waiting.load(Ordering::SeqCst) {
+            self.acks.notify_waiters();
+        }
+    }
+}
+
+/// Marks a flush in progress for as long as it lives.
+struct Waiting<'a>(&'a AtomicBool);
+
+impl<'a> Waiting<'a> {
+    fn new(flag: &'a AtomicBool) -> Self {
+        flag.store(true, Ordering::SeqCst);
+        Waiting(flag)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
 }
 
 struct MqttPub {
@@ -122,12 +149,14 @@ impl Publisher for MqttPub {
             QoS::AtMostOnce => &self.state.written,
             _ => &self.state.acked,
         };
+        let _waiting = Waiting::new(&self.state.waiting);
         loop {
             let acked = self.state.acks.notified();
             tokio::pin!(acked);
-            // Registered before the check, so a notification in between is not lost.
+            // Registered (and `waiting` set, SeqCst) before the check; the event loop bumps
+            // the count before it reads `waiting`: a notification in between is not lost.
             acked.as_mut().enable();
-            if done.load(Ordering::Acquire) >= self.sent {
+            if done.load(Ordering::SeqCst) >= self.sent {
                 return Ok(());
             }
             if let Some(e) = self.failed() {
@@ -189,12 +218,12 @@ impl Driver for MqttDriver {
                         }
                     }
                     Ok(Event::Incoming(Packet::PubAck(_))) => {
-                        st.acked.fetch_add(1, Ordering::AcqRel);
-                        st.acks.notify_waiters();
+                        st.acked.fetch_add(1, Ordering::SeqCst);
+                        st.wake_flush();
                     }
                     Ok(Event::Outgoing(Outgoing::Publish(_))) => {
-                        st.written.fetch_add(1, Ordering::AcqRel);
-                        st.acks.notify_waiters();
+                        st.written.fetch_add(1, Ordering::SeqCst);
+                        st.wake_flush();
                     }
                     Ok(Event::Outgoing(Outgoing::Disconnect)) => return,
                     Ok(_) => {}
