@@ -2,10 +2,11 @@
 //!
 //! The fast test runs in every `cargo test`: `et2017_fast4` on `corpus_http`, per packet,
 //! against the per-pattern reference file, plus streaming over the same bytes. The full check is
-//! `#[ignore]`d because it scans ~50 MB with four pattern sets through two engines; run it with
+//! `#[ignore]`d in debug builds because it scans ~50 MB with four pattern sets through two
+//! engines; `scripts/test.sh` (CI) runs it in release:
 //!
 //! ```text
-//! cargo test --release -p fogline-match-compare --test data -- --ignored
+//! cargo test --release -p fogline-match-compare --all-features --test data -- --ignored
 //! ```
 
 use std::path::{Path, PathBuf};
