@@ -114,6 +114,11 @@ transaction.state.log.min.isr=1
 group.initial.rebalance.delay.ms=0
 message.max.bytes=10485760
 replica.fetch.max.bytes=10485760
+# A full run writes tens of GB (seed004's 10 kB cell alone about 9 GB per run): keep at most
+# 256 MiB per partition, in 64 MiB segments, checked every second.
+log.segment.bytes=67108864
+log.retention.bytes=268435456
+log.retention.check.interval.ms=1000
 EOF
     cp "$here/kafka/log4j.properties" "$dir/log4j.properties"
     uuid=$(java -cp "$libs/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)

@@ -129,8 +129,14 @@ impl RunningPeer {
         }
     }
 
-    /// Stops the process now (also done on drop).
+    /// Stops the process now (also done on drop) and deletes its stored data (the logs stay):
+    /// a full run writes tens of GB, which must not pile up system after system.
     pub fn stop(&mut self) {
+        self.stop_process();
+        let _ = std::fs::remove_dir_all(self.dir.join("data"));
+    }
+
+    fn stop_process(&mut self) {
         match std::mem::replace(&mut self.process, Process::None) {
             Process::Script { scripts } => {
                 let _ = Command::new(scripts.join("stop.sh"))
@@ -294,4 +300,28 @@ fn start_fogline(
         dir,
         process: Process::Child(child),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopping_a_peer_deletes_its_data_and_keeps_its_log() {
+        let work = tempfile::tempdir().unwrap();
+        let env = PeerEnv {
+            scripts: work.path().to_path_buf(),
+            work_dir: work.path().to_path_buf(),
+            server_core: None,
+            fogline_exe: None,
+        };
+        // ZeroMQ is brokerless: nothing to start, the folder handling is the same.
+        let mut p = RunningPeer::start(System::Zeromq, &env, Durability::Persistent).unwrap();
+        std::fs::create_dir_all(p.dir.join("data/topic")).unwrap();
+        std::fs::write(p.dir.join("data/topic/seg"), [0u8; 4096]).unwrap();
+        std::fs::write(p.dir.join("log"), "kept").unwrap();
+        p.stop();
+        assert!(!p.dir.join("data").exists());
+        assert!(p.dir.join("log").exists());
+    }
 }
