@@ -64,7 +64,8 @@ impl Subscription {
         &self.queue
     }
 
-    /// The options it was made with.
+    /// The options it was made with (`no_local` may have changed since: see
+    /// [`Subscription::no_local`]).
     pub fn options(&self) -> &SubscribeOptions {
         &self.opts
     }
