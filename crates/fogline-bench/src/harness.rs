@@ -31,6 +31,11 @@ pub struct HarnessOptions {
     pub placement: Option<Placement>,
     /// Show a progress bar.
     pub progress: bool,
+    /// An interrupted run of the same scenario: its runs are kept and not run again.
+    pub resume: Option<RunReport>,
+    /// Where `results.json` is rewritten after every run, so an interrupted run keeps
+    /// what it measured (and `--resume` can finish it).
+    pub checkpoint: Option<PathBuf>,
 }
 
 /// A cell that produced no measurement, and why.
@@ -63,6 +68,9 @@ pub struct Meta {
     pub repetitions: u32,
     /// fogline version.
     pub fogline_version: String,
+    /// UTC times at which an interrupted run was resumed (`--resume`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<String>,
 }
 
 /// Everything a scenario run produced.
@@ -74,6 +82,63 @@ pub struct RunReport {
     pub results: Vec<CellResult>,
     /// What could not be measured.
     pub skipped: Vec<Skipped>,
+}
+
+/// The same fields as [`RunReport`], borrowed: a checkpoint serialises without a copy.
+#[derive(Serialize)]
+struct ReportRef<'a> {
+    meta: &'a Meta,
+    results: &'a [CellResult],
+    skipped: &'a [Skipped],
+}
+
+impl RunReport {
+    /// True when `system`'s repetition `rep` of the cell labelled `cell` was measured.
+    pub fn has_run(&self, system: &str, cell: &str, rep: u32) -> bool {
+        has_run(&self.results, system, cell, rep)
+    }
+}
+
+/// Records a skip once (a resumed run meets its earlier skips again).
+fn add_skip(skipped: &mut Vec<Skipped>, k: Skipped) {
+    let known = skipped
+        .iter()
+        .any(|o| o.system == k.system && o.cell == k.cell && o.reason == k.reason);
+    if !known {
+        skipped.push(k);
+    }
+}
+
+/// False for cells the system cannot take part in (replay on a system that keeps no log).
+fn takes_part(system: System, cell: &crate::cell::CellSpec) -> bool {
+    cell.reading != Reading::Replay || system.keeps_log()
+}
+
+/// True when `system` still has a run of `cell` to measure.
+fn cell_todo(
+    results: &[CellResult],
+    system: System,
+    cell: &crate::cell::CellSpec,
+    reps: u32,
+) -> bool {
+    takes_part(system, cell)
+        && (1..=reps).any(|rep| !has_run(results, system.name(), &cell.label, rep))
+}
+
+fn has_run(results: &[CellResult], system: &str, cell: &str, rep: u32) -> bool {
+    results
+        .iter()
+        .any(|r| r.system == system && r.spec.label == cell && r.repetition == rep)
+}
+
+/// Writes `results.json` into `dir` through a temporary file, so a crash mid-write leaves
+/// the previous checkpoint whole.
+fn write_checkpoint(dir: &std::path::Path, r: &ReportRef<'_>) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_vec_pretty(r).map_err(std::io::Error::other)?;
+    let tmp = dir.join("results.json.tmp");
+    std::fs::write(&tmp, json)?;
+    std::fs::rename(tmp, dir.join("results.json"))
 }
 
 /// A one-line description of this machine.
@@ -115,15 +180,54 @@ fn cell_deadline(c: &crate::cell::CellSpec) -> Duration {
 
 /// Runs `scenario` as `opts` say, on the current tokio runtime.
 pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
-    let meta = Meta {
-        scenario: scenario.name.clone(),
-        source: scenario.source.into(),
-        command: opts.command.clone(),
-        date: utc_now_string(),
-        machine: machine_description(),
-        placement: opts.placement,
-        repetitions: scenario.repetitions,
-        fogline_version: env!("CARGO_PKG_VERSION").into(),
+    let (meta, mut results, mut skipped) = match &opts.resume {
+        Some(prev) => {
+            let mut meta = prev.meta.clone();
+            meta.resumed.push(utc_now_string());
+            // Runs still missing are tried again: their earlier failures no longer stand.
+            let skipped: Vec<Skipped> = prev
+                .skipped
+                .iter()
+                .filter(|k| {
+                    !opts.systems.iter().any(|&s| {
+                        s.name() == k.system
+                            && scenario.cells.iter().any(|c| {
+                                (k.cell == "*" || k.cell == c.label)
+                                    && cell_todo(&prev.results, s, c, scenario.repetitions)
+                            })
+                    })
+                })
+                .cloned()
+                .collect();
+            (meta, prev.results.clone(), skipped)
+        }
+        None => (
+            Meta {
+                scenario: scenario.name.clone(),
+                source: scenario.source.into(),
+                command: opts.command.clone(),
+                date: utc_now_string(),
+                machine: machine_description(),
+                placement: opts.placement,
+                repetitions: scenario.repetitions,
+                fogline_version: env!("CARGO_PKG_VERSION").into(),
+                resumed: Vec::new(),
+            },
+            Vec::new(),
+            Vec::new(),
+        ),
+    };
+    let checkpoint = |results: &[CellResult], skipped: &[Skipped]| {
+        if let Some(dir) = &opts.checkpoint {
+            let r = ReportRef {
+                meta: &meta,
+                results,
+                skipped,
+            };
+            if let Err(e) = write_checkpoint(dir, &r) {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot write the checkpoint");
+            }
+        }
     };
     let total =
         opts.systems.len() as u64 * scenario.cells.len() as u64 * u64::from(scenario.repetitions);
@@ -138,21 +242,30 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
     } else {
         ProgressBar::hidden()
     };
-    let mut results = Vec::new();
-    let mut skipped = Vec::new();
     let mut topic_seq = 0u32;
     for &system in &opts.systems {
+        let todo = scenario
+            .cells
+            .iter()
+            .any(|c| cell_todo(&results, system, c, scenario.repetitions));
+        if !todo {
+            bar.inc(scenario.cells.len() as u64 * u64::from(scenario.repetitions));
+            continue;
+        }
         bar.set_message(format!("{system}: starting"));
         let peer = match start_peer(system, opts, scenario).await {
             Ok(p) => p,
             Err(e) => {
                 let reason = e.to_string();
                 bar.println(format!("skipping {system}: {reason}"));
-                skipped.push(Skipped {
-                    system: system.name().into(),
-                    cell: "*".into(),
-                    reason,
-                });
+                add_skip(
+                    &mut skipped,
+                    Skipped {
+                        system: system.name().into(),
+                        cell: "*".into(),
+                        reason,
+                    },
+                );
                 bar.inc(scenario.cells.len() as u64 * u64::from(scenario.repetitions));
                 continue;
             }
@@ -170,26 +283,36 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                         d
                     }
                     Err(e) => {
-                        skipped.push(Skipped {
-                            system: system.name().into(),
-                            cell: cell.label.clone(),
-                            reason: e.to_string(),
-                        });
+                        add_skip(
+                            &mut skipped,
+                            Skipped {
+                                system: system.name().into(),
+                                cell: cell.label.clone(),
+                                reason: e.to_string(),
+                            },
+                        );
                         bar.inc(u64::from(scenario.repetitions));
                         continue;
                     }
                 },
             };
-            if cell.reading == Reading::Replay && !system.keeps_log() {
-                skipped.push(Skipped {
-                    system: system.name().into(),
-                    cell: cell.label.clone(),
-                    reason: "keeps no log to read back".into(),
-                });
+            if !takes_part(system, cell) {
+                add_skip(
+                    &mut skipped,
+                    Skipped {
+                        system: system.name().into(),
+                        cell: cell.label.clone(),
+                        reason: "keeps no log to read back".into(),
+                    },
+                );
                 bar.inc(u64::from(scenario.repetitions));
                 continue;
             }
             for rep in 1..=scenario.repetitions {
+                if has_run(&results, system.name(), &cell.label, rep) {
+                    bar.inc(1);
+                    continue;
+                }
                 bar.set_message(format!("{system}: {} (run {rep})", cell.label));
                 topic_seq += 1;
                 let topic = format!("fb-{}-{}-{topic_seq}", scenario.name, std::process::id());
@@ -212,6 +335,7 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                         reason: format!("did not finish within {:?} (hung)", cell_deadline(cell)),
                     }),
                 }
+                checkpoint(&results, &skipped);
                 bar.inc(1);
             }
         }

@@ -307,6 +307,7 @@ mod tests {
                 placement: None,
                 repetitions: 1,
                 fogline_version: "0".into(),
+                resumed: vec![],
             },
             results,
             skipped: vec![],

@@ -262,6 +262,13 @@ pub fn markdown(report: &RunReport) -> String {
     let _ = writeln!(s, "# {}: {}\n", m.scenario, m.source);
     let _ = writeln!(s, "- command: `{}`", m.command);
     let _ = writeln!(s, "- date: {} (UTC)", m.date);
+    if !m.resumed.is_empty() {
+        let _ = writeln!(
+            s,
+            "- interrupted and resumed (`--resume`) at: {} (UTC)",
+            m.resumed.join(", ")
+        );
+    }
     let _ = writeln!(s, "- machine: {}", m.machine);
     match m.placement {
         Some(p) => {
@@ -492,6 +499,7 @@ mod tests {
                 placement: None,
                 repetitions: 1,
                 fogline_version: "0".into(),
+                resumed: vec![],
             },
             results: rs,
             skipped: vec![],
@@ -521,6 +529,7 @@ mod tests {
                 placement: None,
                 repetitions: 1,
                 fogline_version: "0".into(),
+                resumed: vec![],
             },
             results: vec![result("fogline", &max, 1.0, 2.0, 3)],
             skipped: vec![],

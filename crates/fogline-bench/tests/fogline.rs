@@ -138,6 +138,41 @@ async fn mqtt_live() {
     assert_exact(sys, &r, 500);
 }
 
+/// More QoS 1 messages than the driver keeps unacknowledged, with no flush between: `send`
+/// reads PUBACKs as it goes, and `flush` returns once every one came back.
+#[cfg(feature = "peers")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mqtt_qos1_window() {
+    let s = server(StorageMode::Memory).await;
+    let d = drivers::connect(System::FoglineMqtt, &s.mqtt, Durability::Persistent).unwrap();
+    let topic = format!("fbtest-{}", fastrand::u32(..));
+    let mut sub = d.subscriber(&topic).await.unwrap();
+    let mut publ = d.publisher(&topic).await.unwrap();
+    let n = 3000u32;
+    let reader = tokio::spawn(async move {
+        let mut got = Vec::new();
+        while got.len() < n as usize {
+            match tokio::time::timeout(Duration::from_secs(20), sub.recv()).await {
+                Ok(Ok(Some(p))) => got.push(u32::from_be_bytes(p[..4].try_into().unwrap())),
+                other => panic!("after {} messages: {other:?}", got.len()),
+            }
+        }
+        got
+    });
+    for i in 0..n {
+        publ.send(bytes::Bytes::copy_from_slice(&i.to_be_bytes()))
+            .await
+            .unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(20), publ.flush())
+        .await
+        .expect("every PUBACK came")
+        .unwrap();
+    publ.close().await.unwrap();
+    let got = reader.await.unwrap();
+    assert_eq!(got, (0..n).collect::<Vec<_>>());
+}
+
 #[test]
 fn every_system_has_a_driver_in_this_build() {
     for s in System::ALL {

@@ -3,16 +3,15 @@
 //! Each publisher and subscriber is its own client connection (no reconnect: a lost link is
 //! an error, counted as loss). Volatile: fire-and-forget `publish` (the client's writer sends
 //! at once; nothing is held back, so `flush` only matters at close); persistent: pipelined
-//! `send_acked`, awaited at each flush. Subscribers are live subscriptions; replay is an
+//! `publish_tracked` (acked batches without a future per record), and `flush` waits for
+//! every ack. Subscribers are live subscriptions; replay is an
 //! ephemeral push consumer on the server's `default` stream (which captures every topic when
 //! no streams are configured) filtered to the topic, from the earliest record, no acks.
-
-use std::collections::VecDeque;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use fogline_client::{
-    AckFuture, Client, ClientOptions, Consumer, ConsumerOptions, PublishRecord, StartPosition,
+    Client, ClientOptions, Consumer, ConsumerOptions, PublishRecord, StartPosition,
     SubscribeOptions, Subscription,
 };
 
@@ -50,50 +49,43 @@ impl FoglineDriver {
 
 struct FogPub {
     client: Client,
-    topic: String,
+    /// The topic, and each message's payload in turn (no topic copy per message).
+    rec: PublishRecord,
     acked: bool,
-    pending: VecDeque<AckFuture>,
 }
 
 impl FogPub {
+    /// Waits until everything was written and, when acked, acknowledged.
     async fn drain(&mut self) -> DriverResult<()> {
-        while let Some(f) = self.pending.pop_front() {
-            f.await.map_err(|e| DriverError::io(NAME, e))?;
-        }
-        Ok(())
+        self.client
+            .flush()
+            .await
+            .map_err(|e| DriverError::io(NAME, e))
     }
 }
 
 #[async_trait]
 impl Publisher for FogPub {
     async fn send(&mut self, payload: Bytes) -> DriverResult<()> {
-        if self.acked {
-            let rec = PublishRecord::new(self.topic.clone(), payload);
-            let f = self
-                .client
-                .send_acked(&rec)
-                .await
-                .map_err(|e| DriverError::io(NAME, e))?;
-            self.pending.push_back(f);
-            Ok(())
+        let sent = if self.acked {
+            self.rec.payload = payload;
+            self.client.publish_tracked(&self.rec).await
         } else {
-            self.client
-                .publish(&self.topic, &payload)
-                .await
-                .map_err(|e| DriverError::io(NAME, e))
-        }
+            self.client.publish(&self.rec.topic, &payload).await
+        };
+        sent.map_err(|e| DriverError::io(NAME, e))
     }
 
     async fn flush(&mut self) -> DriverResult<()> {
-        self.drain().await
+        // Fire-and-forget: the writer sends at once; nothing to wait for before a pause.
+        if self.acked {
+            self.drain().await?;
+        }
+        Ok(())
     }
 
     async fn close(&mut self) -> DriverResult<()> {
-        self.drain().await?;
-        self.client
-            .flush()
-            .await
-            .map_err(|e| DriverError::io(NAME, e))
+        self.drain().await
     }
 }
 
@@ -139,9 +131,8 @@ impl Driver for FoglineDriver {
     async fn publisher(&self, topic: &str) -> DriverResult<Box<dyn Publisher>> {
         Ok(Box::new(FogPub {
             client: self.client().await?,
-            topic: topic.into(),
+            rec: PublishRecord::new(topic, Bytes::new()),
             acked: self.durability == Durability::Persistent,
-            pending: VecDeque::new(),
         }))
     }
 

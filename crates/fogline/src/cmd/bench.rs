@@ -61,6 +61,46 @@ pub struct BenchArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Finish an interrupted run: keep the runs in `--out`'s results.json and measure only
+    /// the missing ones (same scenario and options required).
+    #[arg(long)]
+    pub resume: bool,
+}
+
+/// The interrupted run in `out` to finish, checked against the scenario about to run.
+fn previous_run(
+    out: &std::path::Path,
+    sc: &scenario::Scenario,
+) -> anyhow::Result<Option<fogline_bench::harness::RunReport>> {
+    let path = out.join("results.json");
+    if !path.exists() {
+        eprintln!(
+            "note: nothing to resume in {}; starting afresh",
+            out.display()
+        );
+        return Ok(None);
+    }
+    let prev = report::read_json(&path).with_context(|| format!("reading {}", path.display()))?;
+    if prev.meta.scenario != sc.name || prev.meta.repetitions != sc.repetitions {
+        bail!(
+            "{} holds a run of {} with {} repetitions, not {} with {}: use another --out, or drop --resume",
+            path.display(),
+            prev.meta.scenario,
+            prev.meta.repetitions,
+            sc.name,
+            sc.repetitions
+        );
+    }
+    for r in &prev.results {
+        if !sc.cells.contains(&r.spec) {
+            bail!(
+                "{}: cell {:?} of the earlier run differs from this scenario's (other options?): use another --out, or drop --resume",
+                path.display(),
+                r.spec.label
+            );
+        }
+    }
+    Ok(Some(prev))
 }
 
 fn parse_size(s: &str) -> anyhow::Result<usize> {
@@ -180,6 +220,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| harness::default_results_dir(&scripts, &sc.name));
+    let resume = if args.resume {
+        previous_run(&out, &sc)?
+    } else {
+        None
+    };
     let opts = HarnessOptions {
         systems,
         peers: PeerEnv {
@@ -194,6 +239,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             .join(" "),
         placement,
         progress: !args.no_progress,
+        resume,
+        checkpoint: Some(out.clone()),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -210,7 +257,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         if args.work_dir.is_none() {
             let _ = std::fs::remove_dir_all(&work_dir);
         }
-        bail!("interrupted; peers stopped, no results written");
+        // The checkpoint holds every run measured so far: give it its summary and plots.
+        if let Ok(partial) = report::read_json(&out.join("results.json")) {
+            if partial.meta.scenario == sc.name {
+                let _ = report::write_all(&partial, &out);
+            }
+        }
+        bail!(
+            "interrupted; peers stopped; the runs measured so far are in {}: add --resume to finish the run",
+            out.display()
+        );
     };
     if args.work_dir.is_none() {
         // Our own temp folder; a folder the user named is kept for its logs.

@@ -1,0 +1,116 @@
+//! The harness's checkpoint after every run, and `--resume` of an interrupted run, against
+//! the in-process driver.
+
+use std::time::Duration;
+
+use fogline_bench::cell::{Budget, CellSpec, Rate};
+use fogline_bench::driver::Durability;
+use fogline_bench::harness::{self, HarnessOptions, RunReport, Skipped};
+use fogline_bench::peers::PeerEnv;
+use fogline_bench::report;
+use fogline_bench::scenario::Scenario;
+use fogline_bench::System;
+
+fn scenario() -> Scenario {
+    let cell = |label: &str, size| {
+        let mut s = CellSpec::new(label, size, Rate::Max, Budget::Messages(300));
+        s.straggler_timeout = Duration::from_millis(200);
+        s
+    };
+    Scenario {
+        name: "resume-test".into(),
+        source: "test",
+        cells: vec![cell("small", 64), cell("large", 4096)],
+        repetitions: 2,
+        durability: Durability::Volatile,
+        systems: vec![System::Memory],
+    }
+}
+
+fn options(dir: &std::path::Path, resume: Option<RunReport>) -> HarnessOptions {
+    HarnessOptions {
+        systems: vec![System::Memory],
+        peers: PeerEnv {
+            scripts: dir.join("no-scripts"),
+            work_dir: dir.join("work"),
+            server_core: None,
+            fogline_exe: None,
+        },
+        command: "test".into(),
+        placement: None,
+        progress: false,
+        resume,
+        checkpoint: Some(dir.join("out")),
+    }
+}
+
+fn runs(r: &RunReport) -> Vec<(String, u32, u64)> {
+    let mut v: Vec<_> = r
+        .results
+        .iter()
+        .map(|c| (c.spec.label.clone(), c.repetition, c.sent))
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn every_run_is_checkpointed() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scenario();
+    let full = harness::run(&sc, &options(dir.path(), None)).await;
+    assert_eq!(full.results.len(), 4, "{:?}", full.skipped);
+    let saved = report::read_json(&dir.path().join("out/results.json")).unwrap();
+    assert_eq!(runs(&saved), runs(&full));
+    assert_eq!(saved.meta.scenario, "resume-test");
+    assert!(saved.meta.resumed.is_empty());
+    assert!(!dir.path().join("out/results.json.tmp").exists());
+}
+
+#[tokio::test]
+async fn resume_measures_only_the_missing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scenario();
+    let full = harness::run(&sc, &options(dir.path(), None)).await;
+    assert_eq!(full.results.len(), 4);
+
+    // As if interrupted after the first run, with a failure recorded for the second cell.
+    let mut partial = full.clone();
+    partial.results.truncate(1);
+    let kept = (
+        partial.results[0].spec.label.clone(),
+        partial.results[0].repetition,
+        partial.results[0].elapsed_seconds,
+    );
+    partial.skipped.push(Skipped {
+        system: "memory".into(),
+        cell: "large".into(),
+        reason: "did not finish (hung)".into(),
+    });
+    let resumed = harness::run(&sc, &options(dir.path(), Some(partial))).await;
+    assert_eq!(runs(&resumed), runs(&full));
+    // The kept run is the earlier measurement, not a new one.
+    let first = &resumed.results[0];
+    assert_eq!(
+        (
+            first.spec.label.clone(),
+            first.repetition,
+            first.elapsed_seconds
+        ),
+        kept
+    );
+    assert_eq!(resumed.meta.date, full.meta.date);
+    assert_eq!(resumed.meta.resumed.len(), 1);
+    // The retried cell measured this time: its old failure no longer stands.
+    assert!(resumed.skipped.is_empty(), "{:?}", resumed.skipped);
+    let saved = report::read_json(&dir.path().join("out/results.json")).unwrap();
+    assert_eq!(saved.meta.resumed.len(), 1);
+    assert!(report::markdown(&saved).contains("resumed"));
+
+    // Resuming a finished run measures nothing more.
+    let again = harness::run(&sc, &options(dir.path(), Some(resumed.clone()))).await;
+    assert_eq!(runs(&again), runs(&full));
+    let elapsed =
+        |r: &RunReport| -> Vec<f64> { r.results.iter().map(|c| c.elapsed_seconds).collect() };
+    assert_eq!(elapsed(&again), elapsed(&resumed));
+}
