@@ -36,6 +36,9 @@ pub fn wire_size(requested: usize) -> usize {
     requested.max(HEADER_LEN)
 }
 
+/// Bytes allocated at a time for messages smaller than this.
+const ENCODE_CHUNK: usize = 64 << 10;
+
 /// Builds messages of one size, reusing the padding.
 #[derive(Debug, Clone)]
 pub struct Encoder {
@@ -54,7 +57,11 @@ impl Encoder {
 
     /// One message with this header.
     pub fn encode(&mut self, header: Header) -> Bytes {
-        self.buf.reserve(self.size);
+        // Small messages share one allocation: an allocation (and a free) per message cost
+        // the load generator a quarter of its time at 100 B.
+        if self.buf.capacity() < self.size {
+            self.buf.reserve(self.size.max(ENCODE_CHUNK));
+        }
         self.buf.put_u32_le(header.producer);
         self.buf.put_u64_le(header.seq);
         self.buf.put_u64_le(header.sent_ns);

@@ -15,6 +15,8 @@ use crate::error::ClientError;
 use crate::shared::{Batch, Inner, Pending, Table};
 use crate::transport::ReadHalf;
 
+/// Read buffer growth step (a frame known to be larger gets room for all of it).
+const READ_CHUNK: usize = 64 << 10;
 /// Smallest frame limit applied to what the server sends.
 const MIN_INCOMING_FRAME: u32 = 16 << 20;
 
@@ -35,7 +37,7 @@ pub(crate) async fn run(inner: Arc<Inner>, mut r: ReadHalf, mut buf: BytesMut) -
             }
         }
         wait_for_room(&inner).await;
-        buf.reserve(64 << 10);
+        fogline_wire::reserve_read(&mut buf, READ_CHUNK);
         match r.read_buf(&mut buf).await {
             Ok(0) => return ClientError::Disconnected,
             Ok(_) => {}

@@ -194,7 +194,7 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, conn: &Arc<Conn>) -> std::io
                 }
             }
         }
-        reserve_for_next(&mut buf);
+        fogline_wire::reserve_read(&mut buf, READ_CHUNK);
         let closed = conn.closed.notified();
         tokio::pin!(closed);
         closed.as_mut().enable();
@@ -209,17 +209,6 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, conn: &Arc<Conn>) -> std::io
             }
             _ = closed => return Ok(()),
         }
-    }
-}
-
-/// Makes room for the rest of a partly read frame, or a fresh chunk.
-fn reserve_for_next(buf: &mut BytesMut) {
-    let want = match buf.get(..4) {
-        Some(p) => (4 + u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize).max(READ_CHUNK),
-        None => READ_CHUNK,
-    };
-    if buf.capacity() - buf.len() < want.min(READ_CHUNK) || buf.capacity() < want {
-        buf.reserve(want.saturating_sub(buf.len()).max(READ_CHUNK / 4));
     }
 }
 

@@ -44,6 +44,20 @@ pub fn decode(buf: &mut BytesMut, max_frame: u32) -> Result<Option<Frame>, WireE
     decode_frame(frame).map(Some)
 }
 
+/// Makes room in a read buffer for the rest of a partly read frame, so that one read can
+/// take it whole (a large frame read a chunk at a time costs a system call and a buffer
+/// regrowth per chunk), or else for a fresh `chunk`. Call it after [`decode`] returned
+/// `Ok(None)`: that has checked the announced length against the frame limit.
+pub fn reserve_read(buf: &mut BytesMut, chunk: usize) {
+    let want = match buf.get(..4) {
+        Some(p) => (4 + u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize).max(chunk),
+        None => chunk,
+    };
+    if buf.capacity() - buf.len() < want.min(chunk) || buf.capacity() < want {
+        buf.reserve(want.saturating_sub(buf.len()).max(chunk / 4));
+    }
+}
+
 /// Decodes one whole frame given without its length prefix (kind + body).
 ///
 /// # Errors

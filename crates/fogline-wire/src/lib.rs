@@ -38,7 +38,7 @@ mod stored;
 mod text;
 mod topic;
 
-pub use decode::{decode, decode_frame};
+pub use decode::{decode, decode_frame, reserve_read};
 pub use encode::encode;
 pub use error::{ErrorCode, WireError};
 pub use frame::{

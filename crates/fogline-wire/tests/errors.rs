@@ -125,3 +125,26 @@ fn unknown_error_codes_survive() {
     };
     assert_eq!(code, ErrorCode::Other(1001));
 }
+
+#[test]
+fn reserve_read_makes_room_for_a_whole_announced_frame() {
+    const CHUNK: usize = 64 << 10;
+    // A 1 MiB frame of which 10 bytes arrived: room for the rest in one read.
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&(1u32 << 20).to_le_bytes());
+    buf.extend_from_slice(&[0; 6]);
+    assert!(decode(&mut buf, 16 << 20).unwrap().is_none());
+    fogline_wire::reserve_read(&mut buf, CHUNK);
+    assert!(buf.capacity() - buf.len() >= (1 << 20) + 4 - 10);
+    assert_eq!(buf.len(), 10, "nothing consumed");
+    // No frame begun: a chunk's worth (at least a quarter) of room.
+    let mut empty = BytesMut::new();
+    fogline_wire::reserve_read(&mut empty, CHUNK);
+    assert!(empty.capacity() >= CHUNK / 4);
+    // A small frame: no regrowth while a chunk's room is left.
+    let mut small = BytesMut::with_capacity(CHUNK);
+    small.extend_from_slice(&100u32.to_le_bytes());
+    let cap = small.capacity();
+    fogline_wire::reserve_read(&mut small, CHUNK);
+    assert_eq!(small.capacity(), cap);
+}
