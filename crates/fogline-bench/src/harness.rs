@@ -136,9 +136,15 @@ fn has_run(results: &[CellResult], system: &str, cell: &str, rep: u32) -> bool {
 fn write_checkpoint(dir: &std::path::Path, r: &ReportRef<'_>) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_vec_pretty(r).map_err(std::io::Error::other)?;
-    let tmp = dir.join("results.json.tmp");
-    std::fs::write(&tmp, json)?;
-    std::fs::rename(tmp, dir.join("results.json"))
+    write_whole(&dir.join("results.json"), &json)
+}
+
+/// Writes `path` through a temporary file and a rename: a crash leaves the old file whole.
+pub(crate) fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(tmp, path)
 }
 
 /// A one-line description of this machine.
@@ -229,6 +235,11 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
             }
         }
     };
+    // A fresh run replaces at once whatever an earlier run left in the folder, so an
+    // interruption before the first run ends cannot pass the old runs off as this one's.
+    if opts.resume.is_none() {
+        checkpoint(&results, &skipped);
+    }
     let total =
         opts.systems.len() as u64 * scenario.cells.len() as u64 * u64::from(scenario.repetitions);
     let bar = if opts.progress {

@@ -365,7 +365,7 @@ pub fn read_json(path: &Path) -> std::io::Result<RunReport> {
 pub fn write_all(report: &RunReport, dir: &Path) -> std::io::Result<Vec<String>> {
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join("results.json"), json)?;
+    crate::harness::write_whole(&dir.join("results.json"), json.as_bytes())?;
     std::fs::write(dir.join("summary.md"), markdown(report))?;
     #[allow(unused_mut)]
     let mut notes = Vec::new();

@@ -114,3 +114,19 @@ async fn resume_measures_only_the_missing_runs() {
         |r: &RunReport| -> Vec<f64> { r.results.iter().map(|c| c.elapsed_seconds).collect() };
     assert_eq!(elapsed(&again), elapsed(&resumed));
 }
+
+/// A fresh run replaces an earlier run's results.json before it measures anything, so an
+/// interruption cannot leave the old runs looking like this run's.
+#[tokio::test]
+async fn a_fresh_run_replaces_old_results_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scenario();
+    let old = harness::run(&sc, &options(dir.path(), None)).await;
+    assert_eq!(old.results.len(), 4);
+    let mut opts = options(dir.path(), None);
+    opts.systems.clear(); // nothing to measure: only the start-of-run checkpoint is written
+    let fresh = harness::run(&sc, &opts).await;
+    assert!(fresh.results.is_empty());
+    let saved = report::read_json(&dir.path().join("out/results.json")).unwrap();
+    assert!(saved.results.is_empty(), "old runs still in the folder");
+}

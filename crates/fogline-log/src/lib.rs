@@ -56,8 +56,9 @@
 //!    the active one. (Gaps appear only when recovery had to drop records from a sealed
 //!    segment; reads skip them.)
 //! 2. Timestamps never decrease within a log (`append` raises an older one).
-//! 3. Every record of the active segment is valid, and every byte after its data is zero.
-//!    Recovery re-establishes this by zeroing an invalid tail to the end of the file, so bytes
+//! 3. Every record of the active segment is valid, and in file storage every byte after its
+//!    data is zero (memory storage, which is never recovered, may reuse a mapping with stale
+//!    bytes past the write position; reads stop there). Recovery re-establishes this by zeroing an invalid tail to the end of the file, so bytes
 //!    that survived a crash out of order can never be read as records after new appends.
 //! 4. A sealed segment's file length equals its data length, and a valid `BASE.idx` describes
 //!    exactly that data.

@@ -2,7 +2,8 @@
 //!
 //! Positions: `visible_pos <= write_pos <= cap`. `[0, visible_pos)` is committed and immutable
 //! (readers may hold `Bytes` into it); `[visible_pos, write_pos)` is appended but not yet
-//! committed; `[write_pos, cap)` is zero. A sealed segment has `cap == write_pos ==
+//! committed; `[write_pos, cap)` is zero in a file segment (a reused memory mapping keeps stale
+//! bytes there, which no read reaches). A sealed segment has `cap == write_pos ==
 //! visible_pos` and its file is truncated to `write_pos`.
 
 use crate::buf::{MapBuf, View};

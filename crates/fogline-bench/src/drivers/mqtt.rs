@@ -288,10 +288,11 @@ impl Driver for MqttDriver {
         conn.put(&Packet::Subscribe(subscribe))?;
         conn.write_out().await?;
         match conn.next_packet().await? {
+            // Granted at the QoS asked for: a downgrade would measure QoS 0 as QoS 1.
             Packet::SubAck(a)
                 if a.return_codes
                     .iter()
-                    .all(|c| matches!(c, SubscribeReasonCode::Success(_))) =>
+                    .all(|c| *c == SubscribeReasonCode::Success(self.qos)) =>
             {
                 Ok(Box::new(MqttSub { conn }))
             }
