@@ -92,13 +92,6 @@ struct ReportRef<'a> {
     skipped: &'a [Skipped],
 }
 
-impl RunReport {
-    /// True when `system`'s repetition `rep` of the cell labelled `cell` was measured.
-    pub fn has_run(&self, system: &str, cell: &str, rep: u32) -> bool {
-        has_run(&self.results, system, cell, rep)
-    }
-}
-
 /// Records a skip once (a resumed run meets its earlier skips again).
 fn add_skip(skipped: &mut Vec<Skipped>, k: Skipped) {
     let known = skipped

@@ -54,12 +54,17 @@ fn runs(r: &RunReport) -> Vec<(String, u32, u64)> {
     v
 }
 
+/// A complete run of the test scenario into `dir/out` (2 cells x 2 repetitions).
+async fn full_run(dir: &std::path::Path) -> RunReport {
+    let full = harness::run(&scenario(), &options(dir, None)).await;
+    assert_eq!(full.results.len(), 4, "{:?}", full.skipped);
+    full
+}
+
 #[tokio::test]
 async fn every_run_is_checkpointed() {
     let dir = tempfile::tempdir().unwrap();
-    let sc = scenario();
-    let full = harness::run(&sc, &options(dir.path(), None)).await;
-    assert_eq!(full.results.len(), 4, "{:?}", full.skipped);
+    let full = full_run(dir.path()).await;
     let saved = report::read_json(&dir.path().join("out/results.json")).unwrap();
     assert_eq!(runs(&saved), runs(&full));
     assert_eq!(saved.meta.scenario, "resume-test");
@@ -71,8 +76,7 @@ async fn every_run_is_checkpointed() {
 async fn resume_measures_only_the_missing_runs() {
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario();
-    let full = harness::run(&sc, &options(dir.path(), None)).await;
-    assert_eq!(full.results.len(), 4);
+    let full = full_run(dir.path()).await;
 
     // As if interrupted after the first run, with a failure recorded for the second cell.
     let mut partial = full.clone();
@@ -121,8 +125,7 @@ async fn resume_measures_only_the_missing_runs() {
 async fn a_fresh_run_replaces_old_results_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario();
-    let old = harness::run(&sc, &options(dir.path(), None)).await;
-    assert_eq!(old.results.len(), 4);
+    full_run(dir.path()).await;
     let mut opts = options(dir.path(), None);
     opts.systems.clear(); // nothing to measure: only the start-of-run checkpoint is written
     let fresh = harness::run(&sc, &opts).await;
