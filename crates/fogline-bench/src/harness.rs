@@ -1,5 +1,5 @@
-//! Runs a scenario: for each system, start it (pinned to the server core), run every cell
-//! the given number of times, stop it; collect everything into a [`RunReport`].
+//! Runs a scenario: for each repetition and each system, start the system (pinned to the
+//! server core), run every cell once, stop it; collect everything into a [`RunReport`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -247,83 +247,88 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
         ProgressBar::hidden()
     };
     let mut topic_seq = 0u32;
-    for &system in &opts.systems {
-        let todo = scenario
-            .cells
-            .iter()
-            .any(|c| cell_todo(&results, system, c, scenario.repetitions));
-        if !todo {
-            bar.inc(scenario.cells.len() as u64 * u64::from(scenario.repetitions));
-            continue;
-        }
-        bar.set_message(format!("{system}: starting"));
-        let peer = match start_peer(system, opts, scenario).await {
-            Ok(p) => p,
-            Err(e) => {
-                let reason = e.to_string();
-                bar.println(format!("skipping {system}: {reason}"));
-                add_skip(
-                    &mut skipped,
-                    Skipped {
-                        system: system.name().into(),
-                        cell: "*".into(),
-                        reason,
-                    },
-                );
-                bar.inc(scenario.cells.len() as u64 * u64::from(scenario.repetitions));
+    // Repetition-major: every system runs once per repetition, so the machine's drift over
+    // hours is shared by all systems instead of landing on whichever ran last, and an
+    // interrupted run leaves whole repetitions of every system.
+    let mut unavailable: Vec<System> = Vec::new();
+    for rep in 1..=scenario.repetitions {
+        for &system in &opts.systems {
+            let cells = scenario.cells.len() as u64;
+            let todo = scenario
+                .cells
+                .iter()
+                .any(|c| takes_part(system, c) && !has_run(&results, system.name(), &c.label, rep));
+            if !todo || unavailable.contains(&system) {
+                bar.inc(cells);
                 continue;
             }
-        };
-        // One driver per durability the cells ask for (the MQTT scenario mixes QoS 0 and 1
-        // on one broker).
-        let mut by_durability: Vec<(Durability, Arc<dyn Driver>)> = Vec::new();
-        for cell in &scenario.cells {
-            let known = by_durability.iter().find(|(d, _)| *d == cell.durability);
-            let driver = match known {
-                Some((_, d)) => d.clone(),
-                None => match drivers::connect(system, &peer.addr, cell.durability) {
-                    Ok(d) => {
-                        by_durability.push((cell.durability, d.clone()));
-                        d
-                    }
-                    Err(e) => {
-                        add_skip(
-                            &mut skipped,
-                            Skipped {
-                                system: system.name().into(),
-                                cell: cell.label.clone(),
-                                reason: e.to_string(),
-                            },
-                        );
-                        bar.inc(u64::from(scenario.repetitions));
-                        continue;
-                    }
-                },
+            bar.set_message(format!("{system}: starting (repetition {rep})"));
+            let peer = match start_peer(system, opts, scenario).await {
+                Ok(p) => p,
+                Err(e) => {
+                    let reason = e.to_string();
+                    bar.println(format!("skipping {system}: {reason}"));
+                    add_skip(
+                        &mut skipped,
+                        Skipped {
+                            system: system.name().into(),
+                            cell: "*".into(),
+                            reason,
+                        },
+                    );
+                    unavailable.push(system);
+                    bar.inc(cells);
+                    continue;
+                }
             };
-            if !takes_part(system, cell) {
-                add_skip(
-                    &mut skipped,
-                    Skipped {
-                        system: system.name().into(),
-                        cell: cell.label.clone(),
-                        reason: "keeps no log to read back".into(),
-                    },
-                );
-                bar.inc(u64::from(scenario.repetitions));
-                continue;
-            }
-            for rep in 1..=scenario.repetitions {
+            // One driver per durability the cells ask for (the MQTT scenario mixes QoS 0
+            // and 1 on one broker).
+            let mut by_durability: Vec<(Durability, Arc<dyn Driver>)> = Vec::new();
+            for cell in &scenario.cells {
+                if !takes_part(system, cell) {
+                    add_skip(
+                        &mut skipped,
+                        Skipped {
+                            system: system.name().into(),
+                            cell: cell.label.clone(),
+                            reason: "keeps no log to read back".into(),
+                        },
+                    );
+                    bar.inc(1);
+                    continue;
+                }
                 if has_run(&results, system.name(), &cell.label, rep) {
                     bar.inc(1);
                     continue;
                 }
+                let known = by_durability.iter().find(|(d, _)| *d == cell.durability);
+                let driver = match known {
+                    Some((_, d)) => d.clone(),
+                    None => match drivers::connect(system, &peer.addr, cell.durability) {
+                        Ok(d) => {
+                            by_durability.push((cell.durability, d.clone()));
+                            d
+                        }
+                        Err(e) => {
+                            add_skip(
+                                &mut skipped,
+                                Skipped {
+                                    system: system.name().into(),
+                                    cell: cell.label.clone(),
+                                    reason: e.to_string(),
+                                },
+                            );
+                            bar.inc(1);
+                            continue;
+                        }
+                    },
+                };
                 bar.set_message(format!("{system}: {} (run {rep})", cell.label));
                 topic_seq += 1;
                 let topic = format!("fb-{}-{}-{topic_seq}", scenario.name, std::process::id());
-                let d: Arc<dyn Driver> = driver.clone();
                 let outcome = tokio::time::timeout(
                     cell_deadline(cell),
-                    run_cell(d, cell, &topic, peer.pid, rep),
+                    run_cell(driver, cell, &topic, peer.pid, rep),
                 )
                 .await;
                 match outcome {
@@ -342,10 +347,10 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                 checkpoint(&results, &skipped);
                 bar.inc(1);
             }
+            bar.set_message(format!("{system}: stopping"));
+            drop(by_durability);
+            tokio::task::spawn_blocking(move || drop(peer)).await.ok();
         }
-        bar.set_message(format!("{system}: stopping"));
-        drop(by_durability);
-        tokio::task::spawn_blocking(move || drop(peer)).await.ok();
     }
     bar.finish_and_clear();
     RunReport {

@@ -133,3 +133,21 @@ async fn a_fresh_run_replaces_old_results_at_once() {
     let saved = report::read_json(&dir.path().join("out/results.json")).unwrap();
     assert!(saved.results.is_empty(), "old runs still in the folder");
 }
+
+/// Repetitions come in rounds: every cell's first run before any cell's second, so drift
+/// over a long run is shared by all cells and systems, and an interruption leaves whole
+/// rounds.
+#[tokio::test]
+async fn repetitions_run_in_rounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = full_run(dir.path()).await;
+    let order: Vec<(u32, &str)> = full
+        .results
+        .iter()
+        .map(|c| (c.repetition, c.spec.label.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        [(1, "small"), (1, "large"), (2, "small"), (2, "large")]
+    );
+}

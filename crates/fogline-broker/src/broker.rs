@@ -22,6 +22,10 @@ use crate::queue::{CloseReason, Push, QueueLimits, SubQueue};
 use crate::stream::Stream;
 use crate::trie::Trie;
 
+/// Batches at least this large (bytes) are handed to the subscribers' writers before the
+/// append starts (see [`Broker::publish`]); below it the yield costs more than it saves.
+const YIELD_BEFORE_APPEND: usize = 64 * 1024;
+
 /// Options of a live subscription.
 #[derive(Clone, Debug, Default)]
 pub struct SubscribeOptions {
@@ -229,9 +233,16 @@ impl Broker {
         Ok(())
     }
 
-    /// Stores the batch in every stream that captures its topic, then queues
-    /// it for every matching subscription. Returns once the records are as
+    /// Queues the batch for every matching subscription, then stores it in
+    /// every stream that captures its topic. Returns once the records are as
     /// durable as their streams promise, so the caller may acknowledge them.
+    ///
+    /// Live delivery comes first because subscriptions are at most once and
+    /// read nothing from the log: a subscriber need not wait for the copy and
+    /// checksum of the append (or an fsync). Consumers read only appended
+    /// records, and the publisher is acknowledged only after the append, so
+    /// nothing acknowledged depends on the order. If the append fails, live
+    /// subscribers have the records while the publisher gets the error.
     ///
     /// Under the `block` policy this waits while a subscriber's queue is full
     /// (at most the configured block timeout, after which that subscriber is
@@ -243,20 +254,14 @@ impl Broker {
     pub async fn publish(&self, batch: Batch) -> Result<(), BrokerError> {
         self.check_sizes(&batch)?;
         let route = self.route(batch.topic.as_str());
-        for stream in &route.streams {
-            stream.append(&batch)?;
-        }
-        let stats = &self.inner.stats;
-        stats
-            .records_in
-            .fetch_add(u64::from(batch.count()), Ordering::Relaxed);
-        stats.batches_in.fetch_add(1, Ordering::Relaxed);
         let batch = Arc::new(batch);
+        let mut offered = false;
         for sub in &route.subs {
             if sub.no_local() && sub.origin == batch.origin {
                 continue;
             }
             self.offer(sub, &batch).await;
+            offered = true;
         }
         for group in &route.groups {
             let n = group.members.len();
@@ -266,8 +271,22 @@ impl Broker {
                 .find(|m| m.queue.closed().is_none());
             if let Some(member) = live {
                 self.offer(member, &batch).await;
+                offered = true;
             }
         }
+        if offered && !route.streams.is_empty() && batch.weight() >= YIELD_BEFORE_APPEND {
+            // On a one-thread runtime the subscribers' writers run only when this
+            // task yields: let them start sending a large batch while it is appended.
+            tokio::task::yield_now().await;
+        }
+        for stream in &route.streams {
+            stream.append(&batch)?;
+        }
+        let stats = &self.inner.stats;
+        stats
+            .records_in
+            .fetch_add(u64::from(batch.count()), Ordering::Relaxed);
+        stats.batches_in.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
