@@ -23,7 +23,10 @@ async fn a_large_batch_is_queued_live_before_the_append() {
             Arc::new(Notify::new()),
         )
         .unwrap();
-    let stream = broker.stream("default").expect("the default stream").clone();
+    let stream = broker
+        .stream("default")
+        .expect("the default stream")
+        .clone();
     let payload = vec![7u8; 256 * 1024];
     let batch = Batch {
         topic: "t".into(),
@@ -43,5 +46,8 @@ async fn a_large_batch_is_queued_live_before_the_append() {
     let mut got = Vec::new();
     sub.queue().drain(&mut got, usize::MAX);
     assert_eq!(got.len(), 1);
-    assert_eq!(&got[0].records.iter().next().unwrap().payload[..], &payload[..]);
+    assert_eq!(
+        &got[0].records.iter().next().unwrap().payload[..],
+        &payload[..]
+    );
 }
