@@ -36,6 +36,62 @@ pub struct HarnessOptions {
     /// Where `results.json` is rewritten after every run, so an interrupted run keeps
     /// what it measured (and `--resume` can finish it).
     pub checkpoint: Option<PathBuf>,
+    /// Which binary measures, and from which checkout (see [`Meta::build`]).
+    pub build: BuildId,
+}
+
+/// What identifies the code that measured a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildId {
+    /// A hash of the running executable's bytes: equal only for the same build.
+    pub exe: String,
+    /// `git describe --always --dirty` of the working directory, if it is a checkout
+    /// (what the binary was most likely built from).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub checkout: String,
+}
+
+impl BuildId {
+    /// The running executable's hash and the current directory's git checkout.
+    pub fn current() -> BuildId {
+        let exe = std::env::current_exe()
+            .and_then(|p| hash_file(&p))
+            .map_or_else(|e| format!("unknown ({e})"), |h| format!("{h:016x}"));
+        let checkout = std::process::Command::new("git")
+            .args(["describe", "--always", "--dirty", "--abbrev=12"])
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        BuildId { exe, checkout }
+    }
+}
+
+/// FNV-1a over 8-byte words (fast enough for a 100 MB binary; identity, not security).
+fn hash_file(path: &std::path::Path) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut len = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        len += n as u64;
+        let mut words = buf[..n].chunks_exact(8);
+        for w in &mut words {
+            h = (h ^ u64::from_le_bytes(w.try_into().unwrap_or_default()))
+                .wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        for &b in words.remainder() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    Ok(h ^ len)
 }
 
 /// A cell that produced no measurement, and why.
@@ -71,6 +127,9 @@ pub struct Meta {
     /// UTC times at which an interrupted run was resumed (`--resume`), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<String>,
+    /// The build that measured every run (`--resume` refuses another one).
+    #[serde(default)]
+    pub build: BuildId,
 }
 
 /// Everything a scenario run produced.
@@ -211,6 +270,7 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                 repetitions: scenario.repetitions,
                 fogline_version: env!("CARGO_PKG_VERSION").into(),
                 resumed: Vec::new(),
+                build: opts.build.clone(),
             },
             Vec::new(),
             Vec::new(),

@@ -308,6 +308,7 @@ mod tests {
                 repetitions: 1,
                 fogline_version: "0".into(),
                 resumed: vec![],
+                build: Default::default(),
             },
             results,
             skipped: vec![],

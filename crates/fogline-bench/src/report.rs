@@ -269,6 +269,14 @@ pub fn markdown(report: &RunReport) -> String {
             m.resumed.join(", ")
         );
     }
+    if !m.build.exe.is_empty() {
+        let checkout = if m.build.checkout.is_empty() {
+            String::new()
+        } else {
+            format!(", from checkout `{}`", m.build.checkout)
+        };
+        let _ = writeln!(s, "- build: executable hash `{}`{checkout}", m.build.exe);
+    }
     let _ = writeln!(s, "- machine: {}", m.machine);
     match m.placement {
         Some(p) => {
@@ -500,6 +508,7 @@ mod tests {
                 repetitions: 1,
                 fogline_version: "0".into(),
                 resumed: vec![],
+                build: Default::default(),
             },
             results: rs,
             skipped: vec![],
@@ -530,6 +539,7 @@ mod tests {
                 repetitions: 1,
                 fogline_version: "0".into(),
                 resumed: vec![],
+                build: Default::default(),
             },
             results: vec![result("fogline", &max, 1.0, 2.0, 3)],
             skipped: vec![],

@@ -41,6 +41,7 @@ fn options(dir: &std::path::Path, resume: Option<RunReport>) -> HarnessOptions {
         progress: false,
         resume,
         checkpoint: Some(dir.join("out")),
+        build: Default::default(),
     }
 }
 

@@ -22,8 +22,9 @@ use crate::queue::{CloseReason, Push, QueueLimits, SubQueue};
 use crate::stream::Stream;
 use crate::trie::Trie;
 
-/// Batches at least this large (bytes) are handed to the subscribers' writers before the
-/// append starts (see [`Broker::publish`]); below it the yield costs more than it saves.
+/// Unacknowledged batches at least this large (bytes) are handed to the subscribers' writers
+/// before the append starts (see [`Broker::publish_unacked`]); below it the yield costs more
+/// than it saves.
 const YIELD_BEFORE_APPEND: usize = 64 * 1024;
 
 /// Options of a live subscription.
@@ -96,6 +97,26 @@ struct Route {
     subs: Vec<Arc<Subscription>>,
     groups: Vec<Group>,
     streams: Vec<Arc<Stream>>,
+}
+
+/// The subscriptions a batch from `origin` goes to: every matching one (but its own under
+/// no-local) and one live member of each shared group, taken in turn. Iterate once per
+/// batch: it advances the groups' turns.
+fn targets(route: &Route, origin: u64) -> impl Iterator<Item = &Subscription> {
+    let subs = route
+        .subs
+        .iter()
+        .filter(move |s| !(s.no_local() && s.origin == origin))
+        .map(|s| &**s);
+    let members = route.groups.iter().filter_map(|group| {
+        let n = group.members.len();
+        let start = group.next.fetch_add(1, Ordering::Relaxed);
+        (0..n)
+            .map(|i| &group.members[(start + i) % n])
+            .find(|m| m.queue.closed().is_none())
+            .map(|m| &**m)
+    });
+    subs.chain(members)
 }
 
 #[derive(Default)]
@@ -233,16 +254,11 @@ impl Broker {
         Ok(())
     }
 
-    /// Queues the batch for every matching subscription, then stores it in
-    /// every stream that captures its topic. Returns once the records are as
+    /// Stores the batch in every stream that captures its topic, then queues
+    /// it for every matching subscription. Returns once the records are as
     /// durable as their streams promise, so the caller may acknowledge them.
-    ///
-    /// Live delivery comes first because subscriptions are at most once and
-    /// read nothing from the log: a subscriber need not wait for the copy and
-    /// checksum of the append (or an fsync). Consumers read only appended
-    /// records, and the publisher is acknowledged only after the append, so
-    /// nothing acknowledged depends on the order. If the append fails, live
-    /// subscribers have the records while the publisher gets the error.
+    /// On an error nothing was delivered: the publisher may retry without
+    /// duplicating anything (MQTT QoS 2 relies on it).
     ///
     /// Under the `block` policy this waits while a subscriber's queue is full
     /// (at most the configured block timeout, after which that subscriber is
@@ -254,33 +270,65 @@ impl Broker {
     pub async fn publish(&self, batch: Batch) -> Result<(), BrokerError> {
         self.check_sizes(&batch)?;
         let route = self.route(batch.topic.as_str());
+        self.store(&route, &batch)?;
         let batch = Arc::new(batch);
-        let mut offered = false;
-        for sub in &route.subs {
-            if sub.no_local() && sub.origin == batch.origin {
-                continue;
-            }
+        for sub in targets(&route, batch.origin) {
             self.offer(sub, &batch).await;
-            offered = true;
         }
-        for group in &route.groups {
-            let n = group.members.len();
-            let start = group.next.fetch_add(1, Ordering::Relaxed);
-            let live = (0..n)
-                .map(|i| &group.members[(start + i) % n])
-                .find(|m| m.queue.closed().is_none());
-            if let Some(member) = live {
-                self.offer(member, &batch).await;
-                offered = true;
+        Ok(())
+    }
+
+    /// Publishes for a publisher that is not acknowledged (native
+    /// fire-and-forget, MQTT QoS 0): live subscriptions get the batch first,
+    /// then the streams store it. Such a publisher never learns of a failure
+    /// and never retries, so its subscribers need not wait for the append's
+    /// copy and checksum (or an fsync).
+    ///
+    /// For a batch of [`YIELD_BEFORE_APPEND`] bytes or more that was queued
+    /// for someone and that a stream captures, the task yields once before
+    /// the append: on the one-thread runtime of a pinned server the
+    /// subscribers' writers then send it before the append rather than after.
+    /// A subscriber whose queue is full (`block` policy) gets the batch after
+    /// the append, so a stuck subscriber never holds back the log.
+    ///
+    /// Consequences: if the append fails, live subscribers have the records
+    /// and the log does not; another publisher's batch may reach the log
+    /// before one that was queued live earlier (order per publisher is kept).
+    ///
+    /// # Errors
+    /// Oversize records (nothing delivered) or a storage failure (delivered
+    /// live, not stored).
+    pub async fn publish_unacked(&self, batch: Batch) -> Result<(), BrokerError> {
+        self.check_sizes(&batch)?;
+        let route = self.route(batch.topic.as_str());
+        let batch = Arc::new(batch);
+        let mut full = Vec::new();
+        let mut queued = false;
+        for sub in targets(&route, batch.origin) {
+            match self.try_offer(sub, &batch) {
+                Push::Queued => queued = true,
+                Push::Full => full.push(sub),
+                Push::Closed => {}
             }
         }
-        if offered && !route.streams.is_empty() && batch.weight() >= YIELD_BEFORE_APPEND {
-            // On a one-thread runtime the subscribers' writers run only when this
-            // task yields: let them start sending a large batch while it is appended.
+        if queued
+            && full.is_empty()
+            && !route.streams.is_empty()
+            && batch.weight() >= YIELD_BEFORE_APPEND
+        {
             tokio::task::yield_now().await;
         }
+        let stored = self.store(&route, &batch);
+        for sub in full {
+            self.offer(sub, &batch).await;
+        }
+        stored
+    }
+
+    /// Appends `batch` to every stream of `route`.
+    fn store(&self, route: &Route, batch: &Batch) -> Result<(), BrokerError> {
         for stream in &route.streams {
-            stream.append(&batch)?;
+            stream.append(batch)?;
         }
         let stats = &self.inner.stats;
         stats
@@ -290,30 +338,30 @@ impl Broker {
         Ok(())
     }
 
+    /// Queues `batch` for `sub` if it has room (or need not wait for it).
+    fn try_offer(&self, sub: &Subscription, batch: &Arc<Batch>) -> Push {
+        let push = sub.queue.push(batch);
+        if push != Push::Full && sub.queue.closed() == Some(CloseReason::SlowConsumer) {
+            self.inner
+                .stats
+                .slow_consumers
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        push
+    }
+
+    /// Queues `batch` for `sub`, waiting for room under the `block` policy.
     async fn offer(&self, sub: &Subscription, batch: &Arc<Batch>) {
-        loop {
-            match sub.queue.push(batch) {
-                Push::Queued | Push::Closed => {
-                    if sub.queue.closed() == Some(CloseReason::SlowConsumer) {
-                        self.inner
-                            .stats
-                            .slow_consumers
-                            .fetch_add(1, Ordering::Relaxed);
-                    }
-                    return;
-                }
-                Push::Full => {
-                    let timeout = sub.queue.limits().block_timeout;
-                    if !sub.queue.wait_for_space(batch, timeout).await {
-                        tracing::warn!(sub = sub.id, filter = %sub.filter, "slow consumer: blocked past the timeout, disconnecting");
-                        sub.queue.close(CloseReason::SlowConsumer);
-                        self.inner
-                            .stats
-                            .slow_consumers
-                            .fetch_add(1, Ordering::Relaxed);
-                        return;
-                    }
-                }
+        while self.try_offer(sub, batch) == Push::Full {
+            let timeout = sub.queue.limits().block_timeout;
+            if !sub.queue.wait_for_space(batch, timeout).await {
+                tracing::warn!(sub = sub.id, filter = %sub.filter, "slow consumer: blocked past the timeout, disconnecting");
+                sub.queue.close(CloseReason::SlowConsumer);
+                self.inner
+                    .stats
+                    .slow_consumers
+                    .fetch_add(1, Ordering::Relaxed);
+                return;
             }
         }
     }

@@ -146,8 +146,15 @@ impl Shared {
     }
 
     /// Publishes an application message: updates the retained store when
-    /// it is retained, then hands it to the broker.
-    pub async fn publish(&self, msg: &Message, origin: u64) -> Result<(), BrokerError> {
+    /// it is retained, then hands it to the broker. `acked`: the publisher
+    /// learns the outcome (QoS 1 and 2), so nothing may be delivered unless
+    /// it is stored; QoS 0 goes to live subscribers before the streams.
+    pub async fn publish(
+        &self,
+        msg: &Message,
+        origin: u64,
+        acked: bool,
+    ) -> Result<(), BrokerError> {
         if msg.retain {
             self.retained.apply(msg);
             let mut j = Vec::new();
@@ -168,7 +175,11 @@ impl Shared {
             priority: false,
             origin,
         };
-        self.broker.publish(batch).await
+        if acked {
+            self.broker.publish(batch).await
+        } else {
+            self.broker.publish_unacked(batch).await
+        }
     }
 
     /// Moves queued messages of every durable session into its journal, so
@@ -314,7 +325,7 @@ impl Shared {
         msg.received = fogline_broker::now_micros(); // its expiry counts from publication
         let shared = self.clone();
         tokio::spawn(async move {
-            if let Err(e) = shared.publish(&msg, origin).await {
+            if let Err(e) = shared.publish(&msg, origin, true).await {
                 tracing::warn!(error = %e, "cannot publish a will message");
             }
         });

@@ -263,7 +263,13 @@ async fn handle(conn: &Arc<Conn>, frame: Frame, greeted: &mut bool) -> bool {
                 priority: flags & FLAG_HIGH_PRIORITY != 0,
                 origin: conn.origin,
             };
-            match conn.broker.publish(batch).await {
+            // Request id 0: fire-and-forget, so live subscribers need not wait for storage.
+            let result = if request_id == 0 {
+                conn.broker.publish_unacked(batch).await
+            } else {
+                conn.broker.publish(batch).await
+            };
+            match result {
                 Ok(()) if request_id != 0 => conn.reply(&Frame::PubAck { request_id, count }),
                 Ok(()) => {}
                 Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),

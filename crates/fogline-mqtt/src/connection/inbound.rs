@@ -80,7 +80,8 @@ impl Conn {
             }
         }
         let msg = Message::from_publish(&p, topic, fogline_broker::now_micros());
-        let result = self.shared.publish(&msg, self.session.origin).await;
+        let acked = p.qos != QoS::AtMostOnce;
+        let result = self.shared.publish(&msg, self.session.origin, acked).await;
         if p.qos == QoS::AtMostOnce {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "QoS 0 publish failed");

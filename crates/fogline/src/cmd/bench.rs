@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::Args;
 use fogline_bench::cell::Rate;
-use fogline_bench::harness::{self, HarnessOptions};
+use fogline_bench::harness::{self, BuildId, HarnessOptions};
 use fogline_bench::peers::{default_scripts_dir, PeerEnv};
 use fogline_bench::pin::{self, Placement};
 use fogline_bench::scenario::{self, Overrides};
@@ -67,10 +67,29 @@ pub struct BenchArgs {
     pub resume: bool,
 }
 
+/// Ctrl-C, SIGTERM or SIGHUP (a closed terminal or session): each ends the run the same way,
+/// stopping the peers it started and keeping what was measured.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+    }
+}
+
 /// The interrupted run in `out` to finish, checked against the scenario about to run.
 fn previous_run(
     out: &std::path::Path,
     sc: &scenario::Scenario,
+    build: &BuildId,
 ) -> anyhow::Result<Option<fogline_bench::harness::RunReport>> {
     let path = out.join("results.json");
     if !path.exists() {
@@ -89,6 +108,17 @@ fn previous_run(
             prev.meta.repetitions,
             sc.name,
             sc.repetitions
+        );
+    }
+    let before = &prev.meta.build.exe;
+    if !before.is_empty() && *before != build.exe {
+        bail!(
+            "{} was measured by another build of fogline (executable hash {before}, checkout {:?}); \
+             this one is {} ({:?}): resume with that binary, or drop --resume to start afresh",
+            path.display(),
+            prev.meta.build.checkout,
+            build.exe,
+            build.checkout
         );
     }
     for r in &prev.results {
@@ -220,8 +250,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| harness::default_results_dir(&scripts, &sc.name));
+    let build = BuildId::current();
     let resume = if args.resume {
-        previous_run(&out, &sc)?
+        previous_run(&out, &sc, &build)?
     } else {
         None
     };
@@ -241,6 +272,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         progress: !args.no_progress,
         resume,
         checkpoint: Some(out.clone()),
+        build,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -250,7 +282,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let rep = rt.block_on(async {
         tokio::select! {
             r = harness::run(&sc, &opts) => Some(r),
-            _ = tokio::signal::ctrl_c() => None,
+            () = stop_signal() => None,
         }
     });
     let Some(rep) = rep else {
@@ -299,5 +331,45 @@ mod tests {
         assert_eq!(parse_rate("100Hz").unwrap(), Rate::Hz(100.0));
         assert!(parse_rate("0").is_err());
         assert!(parse_rate("fast").is_err());
+    }
+
+    /// `--resume` finishes a run only with the build that started it.
+    #[test]
+    fn resume_requires_the_same_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let sc = scenario::build("seed002", true, &Overrides::default()).unwrap();
+        let build = |exe: &str| BuildId {
+            exe: exe.into(),
+            checkout: "abc".into(),
+        };
+        let prev = harness::RunReport {
+            meta: harness::Meta {
+                scenario: sc.name.clone(),
+                source: sc.source.into(),
+                command: "fogline bench seed002 --quick".into(),
+                date: "2026-11-22T00:00:00Z".into(),
+                machine: "test".into(),
+                placement: None,
+                repetitions: sc.repetitions,
+                fogline_version: "0".into(),
+                resumed: vec![],
+                build: build("1111"),
+            },
+            results: vec![],
+            skipped: vec![],
+        };
+        report::write_all(&prev, dir.path()).unwrap();
+        assert!(previous_run(dir.path(), &sc, &build("1111"))
+            .unwrap()
+            .is_some());
+        let err = previous_run(dir.path(), &sc, &build("2222")).unwrap_err();
+        assert!(err.to_string().contains("another build"), "{err}");
+        // Runs from before builds were recorded can still be resumed.
+        let mut old = prev;
+        old.meta.build = BuildId::default();
+        report::write_all(&old, dir.path()).unwrap();
+        assert!(previous_run(dir.path(), &sc, &build("2222"))
+            .unwrap()
+            .is_some());
     }
 }
