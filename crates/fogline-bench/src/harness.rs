@@ -173,8 +173,17 @@ fn cell_todo(
     cell: &crate::cell::CellSpec,
     reps: u32,
 ) -> bool {
-    takes_part(system, cell)
-        && (1..=reps).any(|rep| !has_run(results, system.name(), &cell.label, rep))
+    (1..=reps).any(|rep| run_todo(results, system, cell, rep))
+}
+
+/// True when `system` takes part in `cell` and its repetition `rep` is not measured yet.
+fn run_todo(
+    results: &[CellResult],
+    system: System,
+    cell: &crate::cell::CellSpec,
+    rep: u32,
+) -> bool {
+    takes_part(system, cell) && !has_run(results, system.name(), &cell.label, rep)
 }
 
 fn has_run(results: &[CellResult], system: &str, cell: &str, rep: u32) -> bool {
@@ -317,7 +326,7 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
             let todo = scenario
                 .cells
                 .iter()
-                .any(|c| takes_part(system, c) && !has_run(&results, system.name(), &c.label, rep));
+                .any(|c| run_todo(&results, system, c, rep));
             if !todo || unavailable.contains(&system) {
                 bar.inc(cells);
                 continue;

@@ -308,7 +308,7 @@ impl Broker {
             match self.try_offer(sub, &batch) {
                 Push::Queued => queued = true,
                 Push::Full => full.push(sub),
-                Push::Closed => {}
+                Push::Closed | Push::Disconnected => {}
             }
         }
         if queued
@@ -338,10 +338,11 @@ impl Broker {
         Ok(())
     }
 
-    /// Queues `batch` for `sub` if it has room (or need not wait for it).
+    /// Queues `batch` for `sub` if it has room (or need not wait for it); counts a
+    /// subscriber this push cut off as slow.
     fn try_offer(&self, sub: &Subscription, batch: &Arc<Batch>) -> Push {
         let push = sub.queue.push(batch);
-        if push != Push::Full && sub.queue.closed() == Some(CloseReason::SlowConsumer) {
+        if push == Push::Disconnected {
             self.inner
                 .stats
                 .slow_consumers

@@ -46,6 +46,9 @@ pub enum Push {
     Full,
     /// The queue is closed; the batch was not queued.
     Closed,
+    /// This push found the queue full under the disconnect policy and closed it
+    /// (slow consumer); the batch was not queued.
+    Disconnected,
 }
 
 #[derive(Default)]
@@ -119,7 +122,7 @@ impl SubQueue {
                 SlowConsumerPolicy::Disconnect => {
                     drop(st);
                     self.close(CloseReason::SlowConsumer);
-                    return Push::Closed;
+                    return Push::Disconnected;
                 }
                 SlowConsumerPolicy::DropOldest => {
                     while !fits(&st) {
@@ -314,9 +317,11 @@ mod tests {
         assert_eq!(q.push(&batch(1, false)), Push::Full);
         let q = queue(4, SlowConsumerPolicy::Disconnect);
         assert_eq!(q.push(&batch(4, false)), Push::Queued);
-        assert_eq!(q.push(&batch(1, false)), Push::Closed);
+        assert_eq!(q.push(&batch(1, false)), Push::Disconnected);
         assert_eq!(q.closed(), Some(CloseReason::SlowConsumer));
         assert!(q.is_empty(), "a cut-off subscriber's backlog is released");
+        // Only the push that cut it off says so (the slow-consumer count is taken from it).
+        assert_eq!(q.push(&batch(1, false)), Push::Closed);
     }
 
     #[test]

@@ -58,8 +58,9 @@
 //! 2. Timestamps never decrease within a log (`append` raises an older one).
 //! 3. Every record of the active segment is valid, and in file storage every byte after its
 //!    data is zero (memory storage, which is never recovered, may reuse a mapping with stale
-//!    bytes past the write position; reads stop there). Recovery re-establishes this by zeroing an invalid tail to the end of the file, so bytes
-//!    that survived a crash out of order can never be read as records after new appends.
+//!    bytes past the write position; reads stop there). Recovery re-establishes this by
+//!    zeroing an invalid tail to the end of the file, so bytes that survived a crash out of
+//!    order can never be read as records after new appends.
 //! 4. A sealed segment's file length equals its data length, and a valid `BASE.idx` describes
 //!    exactly that data.
 //! 5. Bytes of committed records are never written again while mapped; readers receive
