@@ -336,7 +336,7 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                 Ok(p) => p,
                 Err(e) => {
                     let reason = e.to_string();
-                    bar.println(format!("skipping {system}: {reason}"));
+                    bar.println(format!("skipping {system} in repetition {rep}: {reason}"));
                     add_skip(
                         &mut skipped,
                         Skipped {
@@ -345,7 +345,11 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                             reason,
                         },
                     );
-                    unavailable.push(system);
+                    // Not installed: no later round can do better. A failed start (a port
+                    // taken, a slow machine) is tried again in the next round.
+                    if matches!(e, PeerError::Missing(_)) {
+                        unavailable.push(system);
+                    }
                     bar.inc(cells);
                     continue;
                 }

@@ -254,6 +254,20 @@ fn num(v: f64) -> String {
     }
 }
 
+/// For a run not (yet) complete, how many repetitions its cells hold.
+fn partial_note(sums: &[(CellSpec, Vec<Summary>)], repetitions: usize) -> String {
+    let runs = sums.iter().flat_map(|(_, v)| v.iter().map(|x| x.runs));
+    let (lo, hi) = runs.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
+    if hi == 0 || (lo == repetitions && hi == repetitions) {
+        return String::new();
+    }
+    if lo == hi {
+        format!("; this run holds {lo} per cell so far")
+    } else {
+        format!("; this run holds {lo} to {hi} per cell so far")
+    }
+}
+
 /// The Markdown summary.
 pub fn markdown(report: &RunReport) -> String {
     let m = &report.meta;
@@ -292,8 +306,9 @@ pub fn markdown(report: &RunReport) -> String {
     }
     let _ = writeln!(
         s,
-        "- repetitions per cell: {} (medians shown)",
-        m.repetitions
+        "- repetitions per cell: {} (medians shown){}",
+        m.repetitions,
+        partial_note(&sums, m.repetitions as usize)
     );
     if m.scenario.ends_with("-quick") {
         let _ = writeln!(
@@ -471,6 +486,45 @@ mod tests {
             server: None,
             errors: vec![],
         }
+    }
+
+    #[test]
+    fn a_partial_run_says_how_many_repetitions_it_holds() {
+        let c = CellSpec::new("c", 22, Rate::Max, Budget::Messages(100));
+        let report = |repetitions, results| RunReport {
+            meta: crate::harness::Meta {
+                scenario: "t".into(),
+                source: "test".into(),
+                command: "c".into(),
+                date: "now".into(),
+                machine: "m".into(),
+                placement: None,
+                repetitions,
+                fogline_version: "0".into(),
+                resumed: vec![],
+                build: Default::default(),
+            },
+            results,
+            skipped: vec![],
+        };
+        let one = vec![
+            result("fogline", &c, 1.0, 2.0, 0),
+            result("redis", &c, 1.0, 2.0, 0),
+        ];
+        let md = markdown(&report(1, one.clone()));
+        assert!(
+            md.contains("- repetitions per cell: 1 (medians shown)\n"),
+            "{md}"
+        );
+        let md = markdown(&report(5, one.clone()));
+        assert!(
+            md.contains("5 (medians shown); this run holds 1 per cell so far"),
+            "{md}"
+        );
+        let mut uneven = one;
+        uneven.push(result("fogline", &c, 1.0, 2.0, 0));
+        let md = markdown(&report(5, uneven));
+        assert!(md.contains("this run holds 1 to 2 per cell so far"), "{md}");
     }
 
     #[test]

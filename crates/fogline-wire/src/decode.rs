@@ -44,15 +44,24 @@ pub fn decode(buf: &mut BytesMut, max_frame: u32) -> Result<Option<Frame>, WireE
     decode_frame(frame).map(Some)
 }
 
+/// Room [`reserve_read`] makes ahead of the bytes received on the strength of an announced
+/// length alone: enough for a 1 MiB message's frame in one read, and no more, so a peer that
+/// announces a huge frame and stalls pins at most this much memory.
+pub const RESERVE_AHEAD: usize = 2 << 20;
+
 /// Makes room in a read buffer for the rest of a partly read frame, so that one read can
 /// take it whole (a large frame read a chunk at a time costs a system call and a buffer
 /// regrowth per chunk), or else for a fresh `chunk`. Call it after [`decode`] returned
 /// `Ok(None)`: that has checked the announced length against the frame limit.
+///
+/// The room made is at most [`RESERVE_AHEAD`] or the bytes already received, whichever is
+/// larger: a frame bigger than that grows the buffer geometrically as its bytes arrive.
 pub fn reserve_read(buf: &mut BytesMut, chunk: usize) {
     let want = match buf.get(..4) {
         Some(p) => (4 + u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize).max(chunk),
         None => chunk,
     };
+    let want = want.min(buf.len().saturating_mul(2).max(RESERVE_AHEAD));
     if buf.capacity() - buf.len() < want.min(chunk) || buf.capacity() < want {
         buf.reserve(want.saturating_sub(buf.len()).max(chunk / 4));
     }

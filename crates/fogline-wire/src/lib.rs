@@ -38,7 +38,7 @@ mod stored;
 mod text;
 mod topic;
 
-pub use decode::{decode, decode_frame, reserve_read};
+pub use decode::{decode, decode_frame, reserve_read, RESERVE_AHEAD};
 pub use encode::encode;
 pub use error::{ErrorCode, WireError};
 pub use frame::{

@@ -127,6 +127,42 @@ fn unknown_error_codes_survive() {
 }
 
 #[test]
+fn reserve_read_does_not_trust_a_huge_announced_length() {
+    const CHUNK: usize = 64 << 10;
+    const MAX: u32 = 64 << 20;
+    // 64 MiB announced, 10 bytes sent: the buffer grows by a bounded amount only.
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&MAX.to_le_bytes());
+    buf.extend_from_slice(&[0; 6]);
+    assert!(decode(&mut buf, MAX).unwrap().is_none());
+    fogline_wire::reserve_read(&mut buf, CHUNK);
+    let first = buf.capacity();
+    assert!(first >= fogline_wire::RESERVE_AHEAD, "{first}");
+    assert!(first <= 2 * fogline_wire::RESERVE_AHEAD, "{first}");
+    // As the bytes arrive the room grows geometrically until the whole frame fits.
+    let total = MAX as usize + 4;
+    let mut grows = 0;
+    while buf.len() < total {
+        fogline_wire::reserve_read(&mut buf, CHUNK);
+        let room = buf.capacity() - buf.len();
+        assert!(room >= CHUNK / 4, "room for at least a read");
+        let bound = 2 * buf.len().max(fogline_wire::RESERVE_AHEAD) + CHUNK;
+        assert!(buf.capacity() <= bound, "{} > {bound}", buf.capacity());
+        let fill = room.min(total - buf.len());
+        let before = buf.capacity();
+        buf.resize(buf.len() + fill, 0);
+        assert_eq!(buf.capacity(), before, "a read never reallocates");
+        grows += 1;
+    }
+    assert!(grows < 16, "geometric growth: {grows} reservations");
+    let frame = decode(&mut buf, MAX);
+    assert!(
+        frame.is_err(),
+        "an all-zero body is malformed, but it was read whole"
+    );
+}
+
+#[test]
 fn reserve_read_makes_room_for_a_whole_announced_frame() {
     const CHUNK: usize = 64 << 10;
     // A 1 MiB frame of which 10 bytes arrived: room for the rest in one read.

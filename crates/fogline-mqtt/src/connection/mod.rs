@@ -95,10 +95,12 @@ impl Conn {
         tokio::pin!(timer);
         loop {
             let mut received = false;
+            let mut published = false;
             loop {
                 match codec::decode(buf, self.version, self.max_packet) {
                     Ok(Some(p)) => {
                         received = true;
+                        published |= matches!(p, Packet::Publish(_));
                         if let Err(end) = self.handle(p).await {
                             return end;
                         }
@@ -109,6 +111,12 @@ impl Conn {
                         return End::error(e.reason_code(), e.to_string());
                     }
                 }
+            }
+            if published {
+                // The subscribers' tasks were woken: let them write before this task's
+                // PUBACKs and its next read, as a broker that writes to subscribers inside
+                // its publish handler would. Once per read, so a burst yields once.
+                yield_to_woken().await;
             }
             let more = {
                 let session = self.session.clone();
@@ -182,4 +190,21 @@ impl Conn {
         });
         self.shared.detach(&self.session, self.conn_id, will);
     }
+}
+
+/// Lets the tasks already woken run, then resumes: the task wakes itself, so the scheduler
+/// queues it behind them. (`tokio::task::yield_now` would also poll the I/O driver first,
+/// one more system call.)
+async fn yield_to_woken() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            std::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await;
 }

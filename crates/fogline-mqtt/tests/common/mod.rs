@@ -244,6 +244,23 @@ impl Raw {
         }
     }
 
+    /// Bytes the server has already put on this socket, without waiting for more (a peek
+    /// at the socket's receive queue, not at tokio's cached readiness).
+    pub fn queued_bytes(&self) -> usize {
+        use std::os::fd::AsRawFd;
+        let mut b = [0u8; 256];
+        // SAFETY: `b` is a live buffer of the length given; MSG_PEEK leaves the data queued.
+        let n = unsafe {
+            libc::recv(
+                self.sock.as_raw_fd(),
+                b.as_mut_ptr().cast(),
+                b.len(),
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        usize::try_from(n).unwrap_or(0) + self.buf.len()
+    }
+
     /// Publishes QoS 1 and waits for the PUBACK.
     pub async fn publish_qos1(&mut self, p: Publish) {
         let pkid = p.pkid;

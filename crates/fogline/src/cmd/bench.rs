@@ -274,10 +274,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         checkpoint: Some(out.clone()),
         build,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    // Pinned to one core, the load runs on one thread: a second worker there adds no
+    // parallelism, only cross-thread wake-ups on every hop between tasks (a quick A/B at
+    // 256 B @ 30 Hz: fogline native p50 83 -> 48 us, Mosquitto's unchanged; bench/README.md).
+    let mut rt = if placement.is_some() {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(2);
+        b
+    };
+    let rt = rt.enable_all().build()?;
     // Ctrl-C drops the run, and with it every started peer (each stops by pid on drop).
     let rep = rt.block_on(async {
         tokio::select! {
