@@ -335,8 +335,13 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
             let peer = match start_peer(system, opts, scenario).await {
                 Ok(p) => p,
                 Err(e) => {
-                    let reason = e.to_string();
-                    bar.println(format!("skipping {system} in repetition {rep}: {reason}"));
+                    let missing = matches!(e, PeerError::Missing(_));
+                    let reason = if missing {
+                        e.to_string()
+                    } else {
+                        format!("repetition {rep}: {e}")
+                    };
+                    bar.println(format!("skipping {system}: {reason}"));
                     add_skip(
                         &mut skipped,
                         Skipped {
@@ -347,7 +352,7 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                     );
                     // Not installed: no later round can do better. A failed start (a port
                     // taken, a slow machine) is tried again in the next round.
-                    if matches!(e, PeerError::Missing(_)) {
+                    if missing {
                         unavailable.push(system);
                     }
                     bar.inc(cells);

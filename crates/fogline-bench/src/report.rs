@@ -254,7 +254,8 @@ fn num(v: f64) -> String {
     }
 }
 
-/// For a run not (yet) complete, how many repetitions its cells hold.
+/// For a run that was interrupted, or where a system failed to start in some round, how
+/// many repetitions its cells hold.
 fn partial_note(sums: &[(CellSpec, Vec<Summary>)], repetitions: usize) -> String {
     let runs = sums.iter().flat_map(|(_, v)| v.iter().map(|x| x.runs));
     let (lo, hi) = runs.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
@@ -262,9 +263,9 @@ fn partial_note(sums: &[(CellSpec, Vec<Summary>)], repetitions: usize) -> String
         return String::new();
     }
     if lo == hi {
-        format!("; this run holds {lo} per cell so far")
+        format!("; this run holds {lo} per cell")
     } else {
-        format!("; this run holds {lo} to {hi} per cell so far")
+        format!("; this run holds {lo} to {hi} per cell")
     }
 }
 
@@ -518,13 +519,13 @@ mod tests {
         );
         let md = markdown(&report(5, one.clone()));
         assert!(
-            md.contains("5 (medians shown); this run holds 1 per cell so far"),
+            md.contains("5 (medians shown); this run holds 1 per cell\n"),
             "{md}"
         );
         let mut uneven = one;
         uneven.push(result("fogline", &c, 1.0, 2.0, 0));
         let md = markdown(&report(5, uneven));
-        assert!(md.contains("this run holds 1 to 2 per cell so far"), "{md}");
+        assert!(md.contains("this run holds 1 to 2 per cell\n"), "{md}");
     }
 
     #[test]

@@ -163,6 +163,9 @@ async fn produce(
                         });
                         p.send(m).await?;
                         seq += 1;
+                        // A send that never waits (ZeroMQ's, the in-process driver's) would
+                        // keep a one-thread load runtime from running the subscribers.
+                        tokio::task::coop::consume_budget().await;
                     }
                     p.flush().await?;
                 }

@@ -30,6 +30,22 @@ async fn max_rate_one_to_four_delivers_everything() {
     assert!(r.errors.is_empty(), "{:?}", r.errors);
 }
 
+/// At max rate on a one-thread runtime (the pinned load generator's), a publisher whose
+/// sends never wait still lets the subscribers run: without that they would receive
+/// everything only after the producer stopped, a latency of the whole cell.
+#[tokio::test(flavor = "current_thread")]
+async fn max_rate_producer_does_not_starve_subscribers_on_one_thread() {
+    let d: Arc<dyn Driver> = Arc::new(MemoryDriver::default());
+    let cell = spec(Rate::Max, Budget::Time(Duration::from_millis(600)), 1);
+    let r = run_cell(d, &cell, "t", None, 1).await.unwrap();
+    assert!(r.delivery.received > 1000, "{:?}", r.delivery);
+    let p99_ms = r.latency.p99_us / 1000.0;
+    assert!(
+        p99_ms < 100.0,
+        "p99 {p99_ms} ms: subscribers ran only at the end"
+    );
+}
+
 async fn run_with(faults: Faults) -> fogline_bench::accounting::Delivery {
     let d: Arc<dyn Driver> = Arc::new(MemoryDriver::with_faults(faults));
     run_cell(d, &spec(Rate::Max, Budget::Messages(1000), 1), "t", None, 1)

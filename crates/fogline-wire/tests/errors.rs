@@ -149,9 +149,7 @@ fn reserve_read_does_not_trust_a_huge_announced_length() {
         let bound = 2 * buf.len().max(fogline_wire::RESERVE_AHEAD) + CHUNK;
         assert!(buf.capacity() <= bound, "{} > {bound}", buf.capacity());
         let fill = room.min(total - buf.len());
-        let before = buf.capacity();
         buf.resize(buf.len() + fill, 0);
-        assert_eq!(buf.capacity(), before, "a read never reallocates");
         grows += 1;
     }
     assert!(grows < 16, "geometric growth: {grows} reservations");

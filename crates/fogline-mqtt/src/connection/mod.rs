@@ -93,6 +93,10 @@ impl Conn {
         let timer =
             tokio::time::sleep_until(last_rx + keep_alive.unwrap_or(Duration::from_secs(86_400)));
         tokio::pin!(timer);
+        // On a one-thread runtime a self-wake queues this task behind the subscribers it woke;
+        // on a multi-threaded one it would only wake an idle worker to steal it.
+        let one_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
         loop {
             let mut received = false;
             let mut published = false;
@@ -112,10 +116,11 @@ impl Conn {
                     }
                 }
             }
-            if published {
+            if published && one_thread && !self.out.is_empty() {
                 // The subscribers' tasks were woken: let them write before this task's
-                // PUBACKs and its next read, as a broker that writes to subscribers inside
-                // its publish handler would. Once per read, so a burst yields once.
+                // PUBACKs/PUBRECs, as a broker that writes to subscribers inside its publish
+                // handler would. Once per read, so a burst yields once. (With nothing to
+                // write, this task's turn ends at its next read anyway.)
                 yield_to_woken().await;
             }
             let more = {

@@ -258,7 +258,15 @@ impl Raw {
                 libc::MSG_PEEK | libc::MSG_DONTWAIT,
             )
         };
-        usize::try_from(n).unwrap_or(0) + self.buf.len()
+        let queued = match usize::try_from(n) {
+            Ok(n) => n,
+            Err(_) => {
+                let e = std::io::Error::last_os_error();
+                assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock, "peek failed: {e}");
+                0
+            }
+        };
+        queued + self.buf.len()
     }
 
     /// Publishes QoS 1 and waits for the PUBACK.

@@ -275,8 +275,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         build,
     };
     // Pinned to one core, the load runs on one thread: a second worker there adds no
-    // parallelism, only cross-thread wake-ups on every hop between tasks (a quick A/B at
-    // 256 B @ 30 Hz: fogline native p50 83 -> 48 us, Mosquitto's unchanged; bench/README.md).
+    // parallelism, only cross-thread wake-ups on every hop between tasks (A/B in
+    // bench/results/checks-2026-11-22: not worse for any system, within the noise).
     let mut rt = if placement.is_some() {
         tokio::runtime::Builder::new_current_thread()
     } else {
