@@ -256,7 +256,8 @@ fn num(v: f64) -> String {
 
 /// For a run that was interrupted, or where a system failed to start in some round, how
 /// many repetitions its cells hold.
-fn partial_note(sums: &[(CellSpec, Vec<Summary>)], repetitions: usize) -> String {
+fn partial_note(sums: &[(CellSpec, Vec<Summary>)], repetitions: u32) -> String {
+    let repetitions = repetitions as usize;
     let runs = sums.iter().flat_map(|(_, v)| v.iter().map(|x| x.runs));
     let (lo, hi) = runs.fold((usize::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
     if hi == 0 || (lo == repetitions && hi == repetitions) {
@@ -309,7 +310,7 @@ pub fn markdown(report: &RunReport) -> String {
         s,
         "- repetitions per cell: {} (medians shown){}",
         m.repetitions,
-        partial_note(&sums, m.repetitions as usize)
+        partial_note(&sums, m.repetitions)
     );
     if m.scenario.ends_with("-quick") {
         let _ = writeln!(
@@ -489,22 +490,26 @@ mod tests {
         }
     }
 
+    fn meta(scenario: &str, command: &str, repetitions: u32) -> crate::harness::Meta {
+        crate::harness::Meta {
+            scenario: scenario.into(),
+            source: "test".into(),
+            command: command.into(),
+            date: "now".into(),
+            machine: "m".into(),
+            placement: None,
+            repetitions,
+            fogline_version: "0".into(),
+            resumed: vec![],
+            build: Default::default(),
+        }
+    }
+
     #[test]
     fn a_partial_run_says_how_many_repetitions_it_holds() {
         let c = CellSpec::new("c", 22, Rate::Max, Budget::Messages(100));
         let report = |repetitions, results| RunReport {
-            meta: crate::harness::Meta {
-                scenario: "t".into(),
-                source: "test".into(),
-                command: "c".into(),
-                date: "now".into(),
-                machine: "m".into(),
-                placement: None,
-                repetitions,
-                fogline_version: "0".into(),
-                resumed: vec![],
-                build: Default::default(),
-            },
+            meta: meta("t", "c", repetitions),
             results,
             skipped: vec![],
         };
@@ -553,18 +558,7 @@ mod tests {
         assert_eq!(m[0].ratio_best, Some(2.0));
         assert!(m[0].ratios.iter().all(|(p, _)| p != "fogline"));
         let md = markdown(&RunReport {
-            meta: crate::harness::Meta {
-                scenario: "t-quick".into(),
-                source: "test".into(),
-                command: "fogline bench t".into(),
-                date: "now".into(),
-                machine: "m".into(),
-                placement: None,
-                repetitions: 1,
-                fogline_version: "0".into(),
-                resumed: vec![],
-                build: Default::default(),
-            },
+            meta: meta("t-quick", "fogline bench t", 1),
             results: rs,
             skipped: vec![],
         });
@@ -584,18 +578,7 @@ mod tests {
         assert_eq!(cols(header), cols(row));
         let dir = tempfile::tempdir().unwrap();
         let report = RunReport {
-            meta: crate::harness::Meta {
-                scenario: "t".into(),
-                source: "test".into(),
-                command: "c".into(),
-                date: "now".into(),
-                machine: "m".into(),
-                placement: None,
-                repetitions: 1,
-                fogline_version: "0".into(),
-                resumed: vec![],
-                build: Default::default(),
-            },
+            meta: meta("t", "c", 1),
             results: vec![result("fogline", &max, 1.0, 2.0, 3)],
             skipped: vec![],
         };

@@ -46,7 +46,7 @@ pub fn decode(buf: &mut BytesMut, max_frame: u32) -> Result<Option<Frame>, WireE
 
 /// Room [`reserve_read`] makes ahead of the bytes received on the strength of an announced
 /// length alone: enough for a 1 MiB message's frame in one read, and no more, so a peer that
-/// announces a huge frame and stalls pins at most this much memory.
+/// announces a huge frame and stalls makes the reader reserve at most this much.
 pub const RESERVE_AHEAD: usize = 2 << 20;
 
 /// Makes room in a read buffer for the rest of a partly read frame, so that one read can

@@ -277,14 +277,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     // Pinned to one core, the load runs on one thread: a second worker there adds no
     // parallelism, only cross-thread wake-ups on every hop between tasks (A/B in
     // bench/results/checks-2026-11-22: not worse for any system, within the noise).
-    let mut rt = if placement.is_some() {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        let mut b = tokio::runtime::Builder::new_multi_thread();
-        b.worker_threads(2);
-        b
-    };
-    let rt = rt.enable_all().build()?;
+    let rt = super::runtime(Some(if placement.is_some() { 1 } else { 2 }))?;
     // Ctrl-C drops the run, and with it every started peer (each stops by pid on drop).
     let rep = rt.block_on(async {
         tokio::select! {
