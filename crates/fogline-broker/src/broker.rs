@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 use crate::batch::Batch;
 use crate::config::{BrokerConfig, SlowConsumerPolicy, StreamConfig};
 use crate::consumer::{Consumer, ConsumerOptions};
+use crate::direct::{DirectSink, Handoff};
 use crate::error::BrokerError;
 use crate::queue::{CloseReason, Push, QueueLimits, SubQueue};
 use crate::stream::Stream;
@@ -51,6 +52,7 @@ pub struct Subscription {
     /// subscription's options in place, without losing what is queued: MQTT-3.8.4-3).
     no_local: AtomicBool,
     queue: Arc<SubQueue>,
+    direct: Option<Arc<dyn DirectSink>>,
 }
 
 impl Subscription {
@@ -83,6 +85,15 @@ impl Subscription {
     /// Changes no-local for batches published from now on; what is queued stays queued.
     pub fn set_no_local(&self, on: bool) {
         self.no_local.store(on, Ordering::Relaxed);
+    }
+
+    /// Hands `batch` to the direct sink if there is one and nothing is queued before it.
+    fn try_direct(&self, handoff: Handoff, batch: &Batch) -> bool {
+        handoff == Handoff::Direct
+            && self
+                .direct
+                .as_ref()
+                .is_some_and(|d| self.queue.is_idle() && d.try_deliver(batch))
     }
 }
 
@@ -134,6 +145,8 @@ pub struct BrokerStats {
     pub batches_in: AtomicU64,
     /// Subscribers cut off as slow consumers.
     pub slow_consumers: AtomicU64,
+    /// Deliveries handed straight to an idle subscriber's sink (see [`Handoff::Direct`]).
+    pub direct_deliveries: AtomicU64,
 }
 
 /// Most topics whose routes are cached; past it the cache starts over.
@@ -264,16 +277,21 @@ impl Broker {
     /// (at most the configured block timeout, after which that subscriber is
     /// disconnected).
     ///
+    /// With [`Handoff::Direct`], idle subscribers' sinks are offered the stored batch before
+    /// it is queued.
+    ///
     /// # Errors
     /// Oversize records or a storage failure; in both cases nothing may be
     /// acknowledged.
-    pub async fn publish(&self, batch: Batch) -> Result<(), BrokerError> {
+    pub async fn publish(&self, batch: Batch, handoff: Handoff) -> Result<(), BrokerError> {
         self.check_sizes(&batch)?;
         let route = self.route(batch.topic.as_str());
         self.store(&route, &batch)?;
         let batch = Arc::new(batch);
         for sub in targets(&route, batch.origin) {
-            self.offer(sub, &batch).await;
+            if !self.try_direct(sub, handoff, &batch) {
+                self.offer(sub, &batch).await;
+            }
         }
         Ok(())
     }
@@ -295,16 +313,21 @@ impl Broker {
     /// and the log does not; another publisher's batch may reach the log
     /// before one that was queued live earlier (order per publisher is kept).
     ///
+    /// With [`Handoff::Direct`], idle subscribers' sinks are offered the batch first of all.
+    ///
     /// # Errors
     /// Oversize records (nothing delivered) or a storage failure (delivered
     /// live, not stored).
-    pub async fn publish_unacked(&self, batch: Batch) -> Result<(), BrokerError> {
+    pub async fn publish_unacked(&self, batch: Batch, handoff: Handoff) -> Result<(), BrokerError> {
         self.check_sizes(&batch)?;
         let route = self.route(batch.topic.as_str());
         let batch = Arc::new(batch);
         let mut full = Vec::new();
         let mut queued = false;
         for sub in targets(&route, batch.origin) {
+            if self.try_direct(sub, handoff, &batch) {
+                continue;
+            }
             match self.try_offer(sub, &batch) {
                 Push::Queued => queued = true,
                 Push::Full => full.push(sub),
@@ -336,6 +359,17 @@ impl Broker {
             .fetch_add(u64::from(batch.count()), Ordering::Relaxed);
         stats.batches_in.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    fn try_direct(&self, sub: &Subscription, handoff: Handoff, batch: &Batch) -> bool {
+        let done = sub.try_direct(handoff, batch);
+        if done {
+            self.inner
+                .stats
+                .direct_deliveries
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        done
     }
 
     /// Queues `batch` for `sub` if it has room (or need not wait for it); counts a
@@ -438,6 +472,22 @@ impl Broker {
         opts: SubscribeOptions,
         waker: Arc<Notify>,
     ) -> Result<Arc<Subscription>, BrokerError> {
+        self.subscribe_direct(filter, origin, opts, waker, None)
+    }
+
+    /// As [`Broker::subscribe`], with a sink that publishers may write to directly while
+    /// the subscription's queue is empty (see [`Handoff::Direct`]).
+    ///
+    /// # Errors
+    /// [`BrokerError::InvalidFilter`] for a malformed filter.
+    pub fn subscribe_direct(
+        &self,
+        filter: &str,
+        origin: u64,
+        opts: SubscribeOptions,
+        waker: Arc<Notify>,
+        direct: Option<Arc<dyn DirectSink>>,
+    ) -> Result<Arc<Subscription>, BrokerError> {
         fogline_wire::validate_filter(filter)
             .map_err(|e| BrokerError::InvalidFilter(e.to_string()))?;
         let q = &self.inner.config.subscriptions;
@@ -454,6 +504,7 @@ impl Broker {
             no_local: AtomicBool::new(opts.no_local),
             opts,
             queue: Arc::new(SubQueue::new(limits, waker)),
+            direct,
         });
         let mut subs = self.inner.subs.write();
         subs.trie.insert(filter, sub.id);

@@ -7,6 +7,7 @@
 //!   and slow-consumer policy.
 //! - [`Consumer`] is a cursor on a stream with acks and redelivery.
 //! - [`trie`] indexes subscription filters.
+//! - [`direct`] lets a publisher's task write to an idle subscriber's socket.
 //!
 //! The native server (`fogline-server`) and the MQTT front end both drive this
 //! API; neither has routing of its own.
@@ -16,6 +17,7 @@ mod batch;
 mod broker;
 pub mod config;
 mod consumer;
+pub mod direct;
 mod error;
 pub mod queue;
 mod stream;
@@ -26,5 +28,6 @@ pub use batch::{now_micros, Batch};
 pub use broker::{Broker, BrokerStats, SubscribeOptions, Subscription};
 pub use config::{BrokerConfig, QueueConfig, SlowConsumerPolicy, StorageMode, StreamConfig};
 pub use consumer::{Consumer, ConsumerOptions, Delivery, Start};
+pub use direct::{DirectSink, Handoff, SharedWrite};
 pub use error::BrokerError;
 pub use stream::Stream;

@@ -249,6 +249,12 @@ impl SubQueue {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// True when nothing is queued and the queue is open: a batch may bypass it.
+    pub fn is_idle(&self) -> bool {
+        let st = self.state.lock();
+        st.records == 0 && st.closed.is_none()
+    }
 }
 
 #[cfg(test)]

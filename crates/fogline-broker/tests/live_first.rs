@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use bytesize::ByteSize;
-use fogline_broker::{Batch, Broker, BrokerConfig, StorageMode, SubscribeOptions, Subscription};
+use fogline_broker::{
+    Batch, Broker, BrokerConfig, Handoff, StorageMode, SubscribeOptions, Subscription,
+};
 use fogline_wire::RecordBlock;
 use tokio::sync::Notify;
 
@@ -51,7 +53,7 @@ async fn a_large_unacked_batch_is_queued_live_before_the_append() {
     let payload = vec![7u8; 256 * 1024];
     let b = broker.clone();
     let one = batch(&broker, &payload);
-    let publish = tokio::spawn(async move { b.publish_unacked(one).await });
+    let publish = tokio::spawn(async move { b.publish_unacked(one, Handoff::Direct).await });
     // Let the publish run up to the point where it lets the subscribers' writers go first.
     tokio::task::yield_now().await;
     assert!(!sub.queue().is_empty(), "not queued for the subscriber yet");
@@ -81,11 +83,16 @@ async fn a_failed_append_delivers_only_unacked_batches() {
     let (broker, _) = Broker::open(config).unwrap();
     let sub = subscribe(&broker);
     let payload = vec![1u8; 40 * 1024];
-    broker.publish(batch(&broker, &payload)).await.unwrap();
+    broker
+        .publish(batch(&broker, &payload), Handoff::Direct)
+        .await
+        .unwrap();
     assert_eq!(queued(&sub), 1);
     std::fs::remove_dir_all(dir.path().join("default")).unwrap();
 
-    let acked = broker.publish(batch(&broker, &payload)).await;
+    let acked = broker
+        .publish(batch(&broker, &payload), Handoff::Direct)
+        .await;
     assert!(acked.is_err(), "the segment roll should fail");
     assert_eq!(
         queued(&sub),
@@ -93,7 +100,9 @@ async fn a_failed_append_delivers_only_unacked_batches() {
         "an acked publish that failed was delivered"
     );
 
-    let unacked = broker.publish_unacked(batch(&broker, &payload)).await;
+    let unacked = broker
+        .publish_unacked(batch(&broker, &payload), Handoff::Direct)
+        .await;
     assert!(unacked.is_err(), "the storage failure should be reported");
     assert_eq!(
         queued(&sub),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use fogline_broker::{Batch, Broker, BrokerConfig, StorageMode, SubscribeOptions};
+use fogline_broker::{Batch, Broker, BrokerConfig, Handoff, StorageMode, SubscribeOptions};
 use fogline_wire::RecordBlock;
 use tokio::sync::Notify;
 
@@ -34,13 +34,25 @@ async fn no_local_switches_in_place_and_keeps_the_queue() {
             Arc::new(Notify::new()),
         )
         .unwrap();
-    broker.publish(batch(b"own-1", me)).await.unwrap();
+    broker
+        .publish(batch(b"own-1", me), Handoff::Direct)
+        .await
+        .unwrap();
     sub.set_no_local(true);
     assert!(sub.no_local());
-    broker.publish(batch(b"own-2", me)).await.unwrap();
-    broker.publish(batch(b"other", other)).await.unwrap();
+    broker
+        .publish(batch(b"own-2", me), Handoff::Direct)
+        .await
+        .unwrap();
+    broker
+        .publish(batch(b"other", other), Handoff::Direct)
+        .await
+        .unwrap();
     sub.set_no_local(false);
-    broker.publish(batch(b"own-3", me)).await.unwrap();
+    broker
+        .publish(batch(b"own-3", me), Handoff::Direct)
+        .await
+        .unwrap();
     let mut got = Vec::new();
     sub.queue().drain(&mut got, usize::MAX);
     let payloads: Vec<Vec<u8>> = got

@@ -20,6 +20,7 @@ mod auth;
 pub mod codec;
 mod config;
 mod connection;
+mod direct;
 mod listener;
 pub mod message;
 mod retain;

@@ -146,7 +146,7 @@ async fn accept_loop(l: TcpListener, shared: Arc<Shared>, websocket: bool) {
                 if websocket {
                     conns.spawn(crate::ws::serve(sock, shared.clone()));
                 } else {
-                    conns.spawn(crate::connection::serve(sock, shared.clone()));
+                    conns.spawn(crate::connection::serve_tcp(sock, shared.clone()));
                 }
             }
             Err(e) => {

@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::codec::QoS;
+use crate::direct::DirectOut;
 use crate::message::Message;
 use crate::shared::Shared;
 use crate::store::entry::{Entry, SubRecord};
@@ -47,6 +48,8 @@ pub(crate) struct ConnHandle {
     pub id: u64,
     /// Notified to make the connection end (session taken over).
     pub kick: Arc<Notify>,
+    /// Its socket, for publishers' direct QoS 0 writes (TCP only).
+    pub direct: Option<DirectOut>,
 }
 
 /// Mutable session state (behind the session's mutex; never held across an await).

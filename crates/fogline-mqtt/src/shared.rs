@@ -6,12 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fogline_broker::{Batch, Broker, BrokerError, SubscribeOptions};
+use fogline_broker::{Batch, Broker, BrokerError, Handoff, SubscribeOptions};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::auth::Authenticator;
 use crate::config::MqttConfig;
+use crate::direct::SubSink;
 use crate::message::Message;
 use crate::retain::Retained;
 use crate::session::{qos_of, ConnHandle, Outgoing, Session, SubEntry};
@@ -131,7 +132,7 @@ impl Shared {
     /// Subscribes a session's filter on the broker.
     pub fn broker_subscribe(
         &self,
-        session: &Session,
+        session: &Arc<Session>,
         rec: &SubRecord,
     ) -> Result<Arc<fogline_broker::Subscription>, BrokerError> {
         let (group, filter) = split_shared(&rec.key).unwrap_or((None, &rec.key));
@@ -141,19 +142,31 @@ impl Shared {
             group: group.map(str::to_string),
             no_local: rec.no_local,
         };
-        self.broker
-            .subscribe(filter, session.origin, opts, session.waker.clone())
+        let sink = SubSink {
+            session: Arc::downgrade(session),
+            key: rec.key.clone(),
+            journaled: self.store.is_some(),
+        };
+        self.broker.subscribe_direct(
+            filter,
+            session.origin,
+            opts,
+            session.waker.clone(),
+            Some(Arc::new(sink)),
+        )
     }
 
     /// Publishes an application message: updates the retained store when
     /// it is retained, then hands it to the broker. `acked`: the publisher
     /// learns the outcome (QoS 1 and 2), so nothing may be delivered unless
     /// it is stored; QoS 0 goes to live subscribers before the streams.
+    /// `handoff` as in [`fogline_broker::Handoff`].
     pub async fn publish(
         &self,
         msg: &Message,
         origin: u64,
         acked: bool,
+        handoff: Handoff,
     ) -> Result<(), BrokerError> {
         if msg.retain {
             self.retained.apply(msg);
@@ -176,9 +189,9 @@ impl Shared {
             origin,
         };
         if acked {
-            self.broker.publish(batch).await
+            self.broker.publish(batch, handoff).await
         } else {
-            self.broker.publish_unacked(batch).await
+            self.broker.publish_unacked(batch, handoff).await
         }
     }
 
@@ -236,6 +249,7 @@ impl Shared {
                             st.conn = Some(ConnHandle {
                                 id: conn_id,
                                 kick: kick.clone(),
+                                direct: None,
                             });
                             st.epoch += 1;
                             st.expiry = expiry;
@@ -264,6 +278,7 @@ impl Shared {
                         st.conn = Some(ConnHandle {
                             id: conn_id,
                             kick: kick.clone(),
+                            direct: None,
                         });
                         st.epoch = 1;
                         if Session::durable(self, &st) {
@@ -325,7 +340,7 @@ impl Shared {
         msg.received = fogline_broker::now_micros(); // its expiry counts from publication
         let shared = self.clone();
         tokio::spawn(async move {
-            if let Err(e) = shared.publish(&msg, origin, true).await {
+            if let Err(e) = shared.publish(&msg, origin, true, Handoff::Direct).await {
                 tracing::warn!(error = %e, "cannot publish a will message");
             }
         });

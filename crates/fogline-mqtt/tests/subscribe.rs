@@ -341,13 +341,16 @@ async fn one_routing_world_mqtt_and_native_share_topics_and_headers() {
     let records =
         RecordBlock::from_records([(0u64, &headers[..], &b"from native"[..])]).expect("block");
     s.broker
-        .publish(Batch {
-            topic: "mix/native".into(),
-            records,
-            timestamp: fogline_broker::now_micros(),
-            priority: false,
-            origin,
-        })
+        .publish(
+            Batch {
+                topic: "mix/native".into(),
+                records,
+                timestamp: fogline_broker::now_micros(),
+                priority: false,
+                origin,
+            },
+            fogline_broker::Handoff::Direct,
+        )
         .await
         .expect("publish");
     let p = m.expect_publish().await;

@@ -6,19 +6,26 @@
 //! Replies are bounded (`max_pending_replies`); deliveries are bounded by each
 //! subscription's queue. A protocol error costs this connection only: the
 //! client gets an `Error` frame, then the socket is closed.
+//!
+//! On TCP, a publisher's task may also write a delivery to the socket itself while the
+//! writer is idle (see [`crate::direct`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use fogline_broker::{Batch, Broker, SubscribeOptions, Subscription};
+use fogline_broker::{
+    Batch, Broker, DirectSink, Handoff, SharedWrite, SubscribeOptions, Subscription,
+};
 use fogline_wire::{ErrorCode, Frame, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION};
 use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
 use crate::consumers::{self, ConsumerSlot};
+use crate::direct::{Direct, Sink};
 use crate::errors::broker_code;
 use crate::outbuf::{OutBuf, SHARE_MIN};
 
@@ -50,10 +57,12 @@ pub(crate) struct Conn {
     closing: AtomicBool,
     /// Wakes the reader and consumer tasks when closing.
     pub closed: Notify,
+    /// The socket as publishers' tasks may write to it (TCP only).
+    pub direct: Option<Direct>,
 }
 
 impl Conn {
-    fn new(broker: Broker, limits: Limits) -> Arc<Conn> {
+    fn new(broker: Broker, limits: Limits, direct: Option<Direct>) -> Arc<Conn> {
         Arc::new(Conn {
             origin: broker.next_origin(),
             broker,
@@ -64,7 +73,13 @@ impl Conn {
             consumers: Mutex::new(HashMap::new()),
             closing: AtomicBool::new(false),
             closed: Notify::new(),
+            direct,
         })
+    }
+
+    /// True while replies wait for the writer (a direct delivery must not overtake them).
+    pub fn replies_waiting(&self) -> bool {
+        !self.replies.lock().is_empty()
     }
 
     /// Queues a reply frame for the writer.
@@ -131,8 +146,23 @@ pub(crate) async fn serve<S>(socket: S, broker: Broker, limits: Limits)
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
-    let conn = Conn::new(broker, limits);
     let (rd, wr) = tokio::io::split(socket);
+    serve_halves(rd, wr, Conn::new(broker, limits, None)).await;
+}
+
+/// [`serve`] for TCP, whose socket publishers' tasks may write to directly.
+pub(crate) async fn serve_tcp(socket: TcpStream, broker: Broker, limits: Limits) {
+    let (rd, wr) = socket.into_split();
+    let wr = Arc::new(wr);
+    let conn = Conn::new(broker, limits, Some(Direct::new(wr.clone())));
+    serve_halves(rd, SharedWrite(wr), conn).await;
+}
+
+async fn serve_halves<R, W>(rd: R, wr: W, conn: Arc<Conn>)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let mut closer = Closer {
         conn: conn.clone(),
         writer: Some(tokio::spawn(write_loop(wr, conn.clone()))),
@@ -167,6 +197,9 @@ impl Drop for Closer {
 }
 
 fn cleanup(conn: &Conn) {
+    if let Some(d) = &conn.direct {
+        d.stop();
+    }
     for (_, sub) in conn.subs.lock().drain(..) {
         conn.broker.unsubscribe(&sub);
     }
@@ -182,7 +215,13 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, conn: &Arc<Conn>) -> std::io
         loop {
             match fogline_wire::decode(&mut buf, conn.limits.max_frame) {
                 Ok(Some(frame)) => {
-                    if !handle(conn, frame, &mut greeted).await {
+                    // With more of the client's frames already here, let the writers batch.
+                    let handoff = if buf.is_empty() {
+                        Handoff::Direct
+                    } else {
+                        Handoff::Queue
+                    };
+                    if !handle(conn, frame, &mut greeted, handoff).await {
                         return Ok(());
                     }
                 }
@@ -213,7 +252,7 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, conn: &Arc<Conn>) -> std::io
 }
 
 /// Applies one frame; false when the connection must close.
-async fn handle(conn: &Arc<Conn>, frame: Frame, greeted: &mut bool) -> bool {
+async fn handle(conn: &Arc<Conn>, frame: Frame, greeted: &mut bool, handoff: Handoff) -> bool {
     if !*greeted {
         return match frame {
             Frame::Hello { version, .. } if version == PROTOCOL_VERSION => {
@@ -265,9 +304,9 @@ async fn handle(conn: &Arc<Conn>, frame: Frame, greeted: &mut bool) -> bool {
             };
             // Request id 0: fire-and-forget, so live subscribers need not wait for storage.
             let result = if request_id == 0 {
-                conn.broker.publish_unacked(batch).await
+                conn.broker.publish_unacked(batch, handoff).await
             } else {
-                conn.broker.publish(batch).await
+                conn.broker.publish(batch, handoff).await
             };
             match result {
                 Ok(()) if request_id != 0 => conn.reply(&Frame::PubAck { request_id, count }),
@@ -343,9 +382,16 @@ fn subscribe(conn: &Arc<Conn>, sub_id: u32, flags: u8, filter: &str) {
         policy,
         ..SubscribeOptions::default()
     };
+    let _held = conn.direct.as_ref().map(Direct::hold);
+    let sink = conn.direct.as_ref().map(|_| {
+        Arc::new(Sink {
+            conn: Arc::downgrade(conn),
+            sub_id,
+        }) as Arc<dyn DirectSink>
+    });
     match conn
         .broker
-        .subscribe(filter, conn.origin, opts, conn.waker.clone())
+        .subscribe_direct(filter, conn.origin, opts, conn.waker.clone(), sink)
     {
         Ok(sub) => {
             conn.subs.lock().push((sub_id, sub));
@@ -355,7 +401,14 @@ fn subscribe(conn: &Arc<Conn>, sub_id: u32, flags: u8, filter: &str) {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, conn: Arc<Conn>) {
+async fn write_loop<W: AsyncWrite + Unpin>(wr: W, conn: Arc<Conn>) {
+    write_passes(wr, &conn).await;
+    if let Some(d) = &conn.direct {
+        d.stop();
+    }
+}
+
+async fn write_passes<W: AsyncWrite + Unpin>(mut wr: W, conn: &Conn) {
     let mut out = OutBuf::with_capacity(READ_CHUNK);
     let mut batches = Vec::new();
     let mut subs: Vec<(u32, Arc<Subscription>)> = Vec::new();
@@ -363,7 +416,18 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, conn: Arc<Conn>) {
         let notified = conn.waker.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        std::mem::swap(&mut out.buf, &mut *conn.replies.lock());
+        if let Some(d) = &conn.direct {
+            d.take_back(&mut out.buf);
+        }
+        {
+            let mut replies = conn.replies.lock();
+            if out.buf.is_empty() {
+                std::mem::swap(&mut out.buf, &mut *replies);
+            } else {
+                out.buf.extend_from_slice(&replies);
+                replies.clear();
+            }
+        }
         subs.clear();
         subs.extend(conn.subs.lock().iter().cloned());
         let mut more = false;
@@ -440,6 +504,9 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut wr: W, conn: Arc<Conn>) {
             return;
         }
         if !more {
+            if let Some(d) = &conn.direct {
+                d.set_idle();
+            }
             notified.await;
         }
     }

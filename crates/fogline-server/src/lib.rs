@@ -13,6 +13,7 @@
 mod config;
 mod connection;
 mod consumers;
+mod direct;
 mod errors;
 mod listener;
 mod outbuf;

@@ -204,7 +204,7 @@ async fn accept_loop(
                     .with_interval(keepalive);
                 let _ = socket2::SockRef::from(&sock).set_tcp_keepalive(&ka);
                 conns.spawn(async move {
-                    connection::serve(sock, broker, limits).await;
+                    connection::serve_tcp(sock, broker, limits).await;
                     drop(permit);
                 });
             }

@@ -6,8 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
+use fogline_broker::{Handoff, SharedWrite};
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::TcpStream;
 
 use super::{Conn, READ_CHUNK};
 use crate::codec::{self, CodecError, ConnAck, Connect, Packet, Properties, Version};
@@ -22,7 +25,26 @@ pub(crate) async fn serve<S>(socket: S, shared: Arc<Shared>)
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
-    let (mut rd, mut wr) = tokio::io::split(socket);
+    let (rd, wr) = tokio::io::split(socket);
+    serve_halves(rd, wr, None, shared).await;
+}
+
+/// [`serve`] for TCP, whose socket publishers' tasks may write messages to directly.
+pub(crate) async fn serve_tcp(socket: TcpStream, shared: Arc<Shared>) {
+    let (rd, wr) = socket.into_split();
+    let wr = Arc::new(wr);
+    serve_halves(rd, SharedWrite(wr.clone()), Some(wr), shared).await;
+}
+
+async fn serve_halves<R, W>(
+    mut rd: R,
+    mut wr: W,
+    direct: Option<Arc<OwnedWriteHalf>>,
+    shared: Arc<Shared>,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let max_packet = max_packet(&shared);
     let first = tokio::time::timeout(
@@ -55,6 +77,9 @@ where
         let _ = wr.shutdown().await;
         return;
     };
+    if let Some(w) = direct {
+        conn.enable_direct(w);
+    }
     let end = conn.run(&mut rd, &mut wr, &mut buf).await;
     conn.finish(&mut wr, end).await;
 }
@@ -234,6 +259,8 @@ async fn handshake<W: AsyncWrite + Unpin>(
         will: None,
         will_delay: 0,
         connect_expiry: requested_expiry,
+        handoff: Handoff::Direct,
+        direct: false,
     };
     if let Some((msg, delay)) = will {
         conn.will = Some(msg);

@@ -81,7 +81,10 @@ impl Conn {
         }
         let msg = Message::from_publish(&p, topic, fogline_broker::now_micros());
         let acked = p.qos != QoS::AtMostOnce;
-        let result = self.shared.publish(&msg, self.session.origin, acked).await;
+        let result = self
+            .shared
+            .publish(&msg, self.session.origin, acked, self.handoff)
+            .await;
         if p.qos == QoS::AtMostOnce {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "QoS 0 publish failed");

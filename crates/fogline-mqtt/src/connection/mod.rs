@@ -13,17 +13,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
+use fogline_broker::Handoff;
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::codec::{self, Disconnect, Packet, Version};
+use crate::direct::DirectOut;
 use crate::message::Message;
 use crate::session::Session;
 use crate::shared::{PendingWill, Shared};
 
-pub(crate) use connect::serve;
+pub(crate) use connect::{serve, serve_tcp};
 
 /// Most bytes encoded for the socket before they are written.
 const OUT_LIMIT: usize = 1 << 20;
@@ -71,6 +74,11 @@ pub(crate) struct Conn {
     will_delay: u32,
     /// The session expiry CONNECT asked for (DISCONNECT may not raise it from 0).
     connect_expiry: u32,
+    /// For the packet being handled: `Queue` when more of the client's bytes are already
+    /// read, so a burst reaches subscribers through their writers, batched.
+    handoff: Handoff,
+    /// Publishers may write QoS 0/1 messages to this connection's socket (TCP).
+    direct: bool,
 }
 
 impl Conn {
@@ -98,12 +106,20 @@ impl Conn {
         let one_thread = tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
         loop {
+            if self.direct {
+                self.take_back();
+            }
             let mut received = false;
             let mut published = false;
             loop {
                 match codec::decode(buf, self.version, self.max_packet) {
                     Ok(Some(p)) => {
                         received = true;
+                        self.handoff = if buf.is_empty() {
+                            Handoff::Direct
+                        } else {
+                            Handoff::Queue
+                        };
                         published |= matches!(p, Packet::Publish(_));
                         if let Err(end) = self.handle(p).await {
                             return end;
@@ -145,6 +161,9 @@ impl Conn {
             if buf.capacity() - buf.len() < READ_CHUNK / 4 {
                 buf.reserve(READ_CHUNK);
             }
+            if self.direct && !more {
+                self.set_idle();
+            }
             tokio::select! {
                 biased;
                 _ = self.kick.notified() => return End::TakenOver,
@@ -166,9 +185,72 @@ impl Conn {
         }
     }
 
+    /// Lets publishers write QoS 0/1 messages to `wr`, this connection's socket, while the
+    /// task is idle (see [`crate::direct`]).
+    pub(super) fn enable_direct(&mut self, wr: Arc<OwnedWriteHalf>) {
+        let mut st = self.session.state.lock();
+        if let Some(h) = st.conn.as_mut().filter(|h| h.id == self.conn_id) {
+            h.direct = Some(DirectOut {
+                wr,
+                version: self.version,
+                client_max_packet: self.client_max_packet,
+                receive_max: self.receive_max,
+                idle: false,
+                spill: BytesMut::new(),
+            });
+            self.direct = true;
+        }
+    }
+
+    /// The task takes the socket back from publishers; the rest of a partial direct write
+    /// goes out first. With `release`, publishers never write to it again.
+    fn take_back_with(&mut self, release: bool) {
+        let mut st = self.session.state.lock();
+        let Some(h) = st.conn.as_mut().filter(|h| h.id == self.conn_id) else {
+            return;
+        };
+        let Some(d) = h.direct.as_mut() else {
+            return;
+        };
+        d.idle = false;
+        if !d.spill.is_empty() {
+            let mut out = BytesMut::with_capacity(d.spill.len() + self.out.len());
+            out.extend_from_slice(&d.spill);
+            out.extend_from_slice(&self.out);
+            d.spill.clear();
+            self.out = out;
+        }
+        if release {
+            h.direct = None;
+        }
+    }
+
+    fn take_back(&mut self) {
+        self.take_back_with(false);
+    }
+
+    /// Nothing in hand: publishers may write until the task wakes.
+    fn set_idle(&mut self) {
+        let mut st = self.session.state.lock();
+        if let Some(d) = st
+            .conn
+            .as_mut()
+            .filter(|h| h.id == self.conn_id)
+            .and_then(|h| h.direct.as_mut())
+        {
+            d.idle = true;
+        }
+    }
+
     /// Sends the final DISCONNECT (MQTT 5) and lets go of the session.
     async fn finish<W: AsyncWrite + Unpin>(mut self, wr: &mut W, end: End) {
         tracing::debug!(client = %self.session.client_id, ?end, "MQTT connection ends");
+        let mut spill = BytesMut::new();
+        if self.direct {
+            self.out.clear();
+            self.take_back_with(true);
+            spill = std::mem::take(&mut self.out);
+        }
         let reason = match &end {
             End::Error { reason, text } => Some((*reason, text.as_str())),
             End::TakenOver => Some((0x8E, "session taken over")),
@@ -182,7 +264,9 @@ impl Conn {
                 self.out.clear();
                 self.send(&Packet::Disconnect(Disconnect::with_reason(reason, "")));
             }
-            let _ = tokio::time::timeout(Duration::from_secs(1), wr.write_all(&self.out)).await;
+            // The rest of a partial direct write goes first: its head is on the wire.
+            spill.extend_from_slice(&self.out);
+            let _ = tokio::time::timeout(Duration::from_secs(1), wr.write_all(&spill)).await;
         }
         let _ = tokio::time::timeout(Duration::from_secs(1), wr.shutdown()).await;
         let will = match end {

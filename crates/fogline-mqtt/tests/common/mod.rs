@@ -98,6 +98,10 @@ pub fn connect_packet(version: Version, client_id: &str, clean: bool) -> Connect
 impl Raw {
     pub async fn open(addr: &str, version: Version) -> Raw {
         let sock = TcpStream::connect(addr).await.expect("connect");
+        Raw::on(sock, version)
+    }
+
+    fn on(sock: TcpStream, version: Version) -> Raw {
         sock.set_nodelay(true).expect("nodelay");
         Raw {
             sock,
@@ -108,7 +112,13 @@ impl Raw {
 
     /// Connects, sends `c`, and returns the CONNACK.
     pub async fn connect(addr: &str, c: Connect) -> (Raw, codec::ConnAck) {
-        let mut raw = Raw::open(addr, c.version).await;
+        let sock = TcpStream::connect(addr).await.expect("connect");
+        Raw::connect_on(sock, c).await
+    }
+
+    /// As [`Raw::connect`] on a socket already connected to the server.
+    pub async fn connect_on(sock: TcpStream, c: Connect) -> (Raw, codec::ConnAck) {
+        let mut raw = Raw::on(sock, c.version);
         raw.send(&Packet::Connect(Box::new(c))).await;
         match raw.recv().await {
             Some(Packet::ConnAck(a)) => (raw, a),

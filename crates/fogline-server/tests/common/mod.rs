@@ -79,22 +79,35 @@ impl TestServer {
 pub struct Raw {
     pub sock: TcpStream,
     buf: BytesMut,
+    /// Frames read while waiting for an ack, returned before anything new.
+    held: std::collections::VecDeque<Frame>,
 }
 
 impl Raw {
     /// Connects without saying Hello.
     pub async fn connect_bare(addr: &str) -> Raw {
         let sock = TcpStream::connect(addr).await.expect("connect");
+        Raw::bare(sock)
+    }
+
+    fn bare(sock: TcpStream) -> Raw {
         sock.set_nodelay(true).expect("nodelay");
         Raw {
             sock,
             buf: BytesMut::new(),
+            held: Default::default(),
         }
     }
 
     /// Connects and completes the Hello exchange.
     pub async fn connect(addr: &str) -> Raw {
-        let mut raw = Raw::connect_bare(addr).await;
+        let sock = TcpStream::connect(addr).await.expect("connect");
+        Raw::hello(sock).await
+    }
+
+    /// Completes the Hello exchange on a socket connected to the server.
+    pub async fn hello(sock: TcpStream) -> Raw {
+        let mut raw = Raw::bare(sock);
         raw.send(&Frame::Hello {
             version: fogline_wire::PROTOCOL_VERSION,
             client_name: "test".into(),
@@ -119,6 +132,9 @@ impl Raw {
     /// The next frame, or None when the server closed the connection or
     /// nothing came within `wait`.
     pub async fn recv_within(&mut self, wait: Duration) -> Option<Frame> {
+        if let Some(f) = self.held.pop_front() {
+            return Some(f);
+        }
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             if let Some(f) =
@@ -176,12 +192,22 @@ impl Raw {
     }
 
     /// Publishes with an ack and waits for it.
+    /// Deliveries may come before the ack (the server may write them on the publisher's
+    /// task); they are kept for the next `recv`.
     pub async fn publish_acked(&mut self, topic: &str, payloads: &[&[u8]], request_id: u64) {
         self.publish(topic, payloads, request_id, 0).await;
-        match self
-            .recv_until(|f| matches!(f, Frame::PubAck { .. } | Frame::Error { .. }))
-            .await
-        {
+        let mut other = Vec::new();
+        let ack = loop {
+            let f = self.recv().await;
+            if matches!(f, Frame::PubAck { .. } | Frame::Error { .. }) {
+                break f;
+            }
+            other.push(f);
+        };
+        for f in other.into_iter().rev() {
+            self.held.push_front(f);
+        }
+        match ack {
             Frame::PubAck {
                 request_id: r,
                 count,
