@@ -28,25 +28,13 @@ pub(crate) async fn run(inner: Arc<Inner>, mut r: ReadHalf, mut buf: BytesMut) -
         .max_frame
         .load(Ordering::Relaxed)
         .max(MIN_INCOMING_FRAME);
-    // On a one-thread runtime the subscribers' tasks woken by a read run only when this task
-    // waits; without a yield that is after one more (empty) read of the socket.
-    let one_thread = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread);
     loop {
-        let mut delivered = false;
         loop {
             match decode(&mut buf, max_frame) {
-                Ok(Some(frame)) => {
-                    delivered |= matches!(frame, Frame::Deliver { .. } | Frame::Records { .. });
-                    dispatch(&inner, frame);
-                }
+                Ok(Some(frame)) => dispatch(&inner, frame),
                 Ok(None) => break,
                 Err(e) => return ClientError::Protocol(format!("bad frame from server: {e}")),
             }
-        }
-        if delivered && one_thread {
-            // Its I/O-driver poll comes after the woken tasks, off their path.
-            tokio::task::yield_now().await;
         }
         wait_for_room(&inner).await;
         fogline_wire::reserve_read(&mut buf, READ_CHUNK);
