@@ -1,7 +1,8 @@
-//! QoS 0 messages written on the publisher's task (`fogline_mqtt`'s direct path): whatever
-//! mix of direct writes, partial writes and queued passes a subscriber gets, its packets
-//! arrive whole and in order, QoS 0 never overtakes QoS 1 on a subscription, and a
-//! takeover's DISCONNECT is the last packet, not cut into a half-written PUBLISH.
+//! Messages written on the publisher's task (`fogline_mqtt`'s direct path): whatever mix of
+//! direct writes, partial writes and queued passes a subscriber gets, its packets arrive
+//! whole and in order, QoS 0 never overtakes QoS 1 on a subscription, a takeover's
+//! DISCONNECT is the last packet, not cut into a half-written PUBLISH, and a QoS 1 message
+//! written directly but never acknowledged is sent again after a reconnect.
 
 mod common;
 
@@ -24,6 +25,36 @@ fn check(p: &[u8], want: u32) {
     assert!(p[4..].iter().all(|&b| b == (seq % 251) as u8), "intact");
 }
 
+/// A QoS 0 subscriber to `topic` with a small receive buffer, so the server's socket fills
+/// and direct writes go partial.
+async fn small_window_subscriber(srv: &TestServer, client: &str, clean: bool, topic: &str) -> Raw {
+    let sock = TcpSocket::new_v4().unwrap();
+    sock.set_recv_buffer_size(16 * 1024).unwrap();
+    let sock = sock.connect(srv.mqtt.parse().unwrap()).await.unwrap();
+    let (mut sub, _) = Raw::connect_on(sock, connect_packet(Version::V5, client, clean)).await;
+    sub.subscribe(1, vec![filter(topic, QoS::AtMostOnce)]).await;
+    sub
+}
+
+/// Publishes `n` QoS 0 messages of 20 KB to `topic`, one per write, 1 ms apart (so the
+/// server mostly reads them one at a time: the direct path).
+fn flood(srv: &TestServer, topic: &'static str, n: u32) -> tokio::task::JoinHandle<Raw> {
+    let addr = srv.mqtt.clone();
+    tokio::spawn(async move {
+        let (mut publ, _) = Raw::connect(
+            &addr,
+            connect_packet(Version::V5, &format!("{topic}-pub"), true),
+        )
+        .await;
+        for i in 0..n {
+            let p = publish(topic, &seq_payload(i, 20_000), QoS::AtMostOnce, 0);
+            publ.send(&Packet::Publish(p)).await;
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        publ
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_in_spurts_gets_every_qos0_message_whole_and_in_order() {
     const M: u32 = 1000;
@@ -32,35 +63,17 @@ async fn a_subscriber_in_spurts_gets_every_qos0_message_whole_and_in_order() {
         c.broker.subscriptions.block_timeout = Duration::from_secs(60);
     })
     .await;
-    // A small receive buffer and long pauses: the socket fills, so some direct writes are
-    // partial and the connection task must send their rest first.
-    let sock = TcpSocket::new_v4().unwrap();
-    sock.set_recv_buffer_size(16 * 1024).unwrap();
-    let sock = sock.connect(srv.mqtt.parse().unwrap()).await.unwrap();
-    let (mut sub, _) = Raw::connect_on(sock, connect_packet(Version::V5, "d-sub", true)).await;
-    sub.subscribe(1, vec![filter("d/big", QoS::AtMostOnce)])
-        .await;
-    let (mut publ, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "d-pub", true)).await;
-    let flood = tokio::spawn(async move {
-        for i in 0..M {
-            publ.send(&Packet::Publish(publish(
-                "d/big",
-                &seq_payload(i, 20_000),
-                QoS::AtMostOnce,
-                0,
-            )))
-            .await;
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        publ
-    });
+    // Long pauses: the socket fills, so some direct writes are partial and the connection
+    // task must send their rest first.
+    let mut sub = small_window_subscriber(&srv, "d-sub", true, "d/big").await;
+    let publisher = flood(&srv, "d/big", M);
     for i in 0..M {
         if i % 400 == 0 {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
         check(&sub.expect_publish().await.payload, i);
     }
-    let _publ = flood.await.unwrap();
+    let _publ = publisher.await.unwrap();
     assert!(srv.broker.stats().direct_deliveries.load(Ordering::Relaxed) > 0);
     srv.stop().await;
 }
@@ -118,27 +131,8 @@ async fn qos0_does_not_overtake_qos1_on_one_subscription() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_takeover_disconnect_comes_after_whole_packets() {
     let srv = TestServer::start(|_| {}).await;
-    let sock = TcpSocket::new_v4().unwrap();
-    sock.set_recv_buffer_size(16 * 1024).unwrap();
-    let sock = sock.connect(srv.mqtt.parse().unwrap()).await.unwrap();
-    let (mut first, _) = Raw::connect_on(sock, connect_packet(Version::V5, "t-sub", false)).await;
-    first
-        .subscribe(1, vec![filter("t/big", QoS::AtMostOnce)])
-        .await;
-    let (mut publ, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "t-pub", true)).await;
-    let flood = tokio::spawn(async move {
-        for i in 0..300u32 {
-            publ.send(&Packet::Publish(publish(
-                "t/big",
-                &seq_payload(i, 20_000),
-                QoS::AtMostOnce,
-                0,
-            )))
-            .await;
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        publ
-    });
+    let mut first = small_window_subscriber(&srv, "t-sub", false, "t/big").await;
+    let publisher = flood(&srv, "t/big", 300);
     // Let the socket fill (likely leaving a partial direct write), then take over.
     tokio::time::sleep(Duration::from_millis(150)).await;
     let (_second, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "t-sub", false)).await;
@@ -161,7 +155,7 @@ async fn a_takeover_disconnect_comes_after_whole_packets() {
             other => panic!("unexpected {other:?}"),
         }
     }
-    let _publ = flood.await.unwrap();
+    let _publ = publisher.await.unwrap();
     srv.stop().await;
 }
 

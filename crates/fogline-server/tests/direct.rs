@@ -15,6 +15,49 @@ use tokio::net::TcpSocket;
 
 const N: u32 = 12_000;
 
+/// A payload of `len` bytes: the sequence number, then a fill derived from it.
+fn seq_payload(i: u32, len: usize) -> Vec<u8> {
+    let mut p = vec![(i % 251) as u8; len];
+    p[..4].copy_from_slice(&i.to_le_bytes());
+    p
+}
+
+/// A subscriber on `topic` with a small receive buffer, so the server's socket fills and
+/// direct writes go partial.
+async fn small_window_subscriber(srv: &TestServer, rcvbuf: u32, topic: &str) -> Raw {
+    let sock = TcpSocket::new_v4().unwrap();
+    sock.set_recv_buffer_size(rcvbuf).unwrap();
+    let sock = sock.connect(srv.addr.parse().unwrap()).await.unwrap();
+    let mut sub = Raw::hello(sock).await;
+    sub.subscribe(1, topic, 0).await;
+    sub
+}
+
+/// Reads `n` records of subscription 1, checking order and contents; pauses `pause` before
+/// every `every`-th record.
+async fn read_in_order(sub: &mut Raw, n: u32, every: u32, pause: Duration) {
+    let mut next = 0u32;
+    while next < n {
+        if next % every == 0 {
+            tokio::time::sleep(pause).await;
+        }
+        match sub.recv().await {
+            Frame::Deliver {
+                sub_id: 1, records, ..
+            } => {
+                for r in records.iter() {
+                    let seq = u32::from_le_bytes(r.payload[..4].try_into().unwrap());
+                    assert_eq!(seq, next, "in order, none lost");
+                    let fill = (seq % 251) as u8;
+                    assert!(r.payload[4..].iter().all(|&b| b == fill), "intact");
+                    next += 1;
+                }
+            }
+            f => panic!("unexpected {f:?}"),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_that_stops_reading_still_gets_every_frame_in_order() {
     let srv = TestServer::start(|c| {
@@ -25,42 +68,17 @@ async fn a_subscriber_that_stops_reading_still_gets_every_frame_in_order() {
         q.block_timeout = Duration::from_secs(60);
     })
     .await;
-    // A small receive buffer, so the server's socket fills and direct writes go partial.
-    let sock = TcpSocket::new_v4().unwrap();
-    sock.set_recv_buffer_size(4096).unwrap();
-    let sock = sock.connect(srv.addr.parse().unwrap()).await.unwrap();
-    let mut sub = Raw::hello(sock).await;
-    sub.subscribe(1, "d", 0).await;
+    let mut sub = small_window_subscriber(&srv, 4096, "d").await;
     let mut publ = Raw::connect(&srv.addr).await;
     // One frame per write, with pauses, so the server mostly reads them one at a time
     // (the direct path) and sometimes several at once (the queued path).
     for i in 0..N {
-        let mut payload = vec![(i % 251) as u8; 1000];
-        payload[..4].copy_from_slice(&i.to_le_bytes());
-        publ.publish("d", &[&payload], 0, 0).await;
+        publ.publish("d", &[&seq_payload(i, 1000)], 0, 0).await;
         if i % 50 == 0 {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
-    let mut next = 0u32;
-    while next < N {
-        match sub.recv().await {
-            Frame::Deliver {
-                sub_id: 1, records, ..
-            } => {
-                for r in records.iter() {
-                    let seq = u32::from_le_bytes(r.payload[..4].try_into().unwrap());
-                    assert_eq!(seq, next, "in order, none lost");
-                    assert!(
-                        r.payload[4..].iter().all(|&b| b == (seq % 251) as u8),
-                        "intact"
-                    );
-                    next += 1;
-                }
-            }
-            f => panic!("unexpected {f:?}"),
-        }
-    }
+    read_in_order(&mut sub, N, u32::MAX, Duration::ZERO).await;
     let direct = srv.broker.stats().direct_deliveries.load(Ordering::Relaxed);
     eprintln!("{direct} of {N} deliveries went direct");
     assert!(direct > 0, "some deliveries went direct");
@@ -134,44 +152,17 @@ async fn large_deliveries_to_a_reader_in_spurts_arrive_whole() {
         q.block_timeout = Duration::from_secs(60);
     })
     .await;
-    let sock = TcpSocket::new_v4().unwrap();
-    sock.set_recv_buffer_size(16 * 1024).unwrap();
-    let sock = sock.connect(srv.addr.parse().unwrap()).await.unwrap();
-    let mut sub = Raw::hello(sock).await;
-    sub.subscribe(1, "big", 0).await;
+    let mut sub = small_window_subscriber(&srv, 16 * 1024, "big").await;
     let mut publ = Raw::connect(&srv.addr).await;
     let flood = tokio::spawn(async move {
         for i in 0..M {
-            let mut payload = vec![(i % 253) as u8; 20_000];
-            payload[..4].copy_from_slice(&i.to_le_bytes());
-            publ.publish("big", &[&payload], 0, 0).await;
+            publ.publish("big", &[&seq_payload(i, 20_000)], 0, 0).await;
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         publ
     });
-    let mut next = 0u32;
-    while next < M {
-        if next % 400 == 0 {
-            // Long enough for the socket's buffers (a few MB on loopback) to fill.
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
-        match sub.recv().await {
-            Frame::Deliver {
-                sub_id: 1, records, ..
-            } => {
-                for r in records.iter() {
-                    let seq = u32::from_le_bytes(r.payload[..4].try_into().unwrap());
-                    assert_eq!(seq, next, "in order, none lost");
-                    assert!(
-                        r.payload[4..].iter().all(|&b| b == (seq % 253) as u8),
-                        "intact"
-                    );
-                    next += 1;
-                }
-            }
-            f => panic!("unexpected {f:?}"),
-        }
-    }
+    // Pauses long enough for the socket's buffers (a few MB on loopback) to fill.
+    read_in_order(&mut sub, M, 400, Duration::from_millis(500)).await;
     let _publ = flood.await.unwrap();
     let direct = srv.broker.stats().direct_deliveries.load(Ordering::Relaxed);
     eprintln!("{direct} of {M} deliveries went direct");
