@@ -51,20 +51,31 @@ impl SharedWrite {
     }
 }
 
+impl SharedWrite {
+    /// Waits for writability and runs `write` until it does not report `WouldBlock`.
+    fn poll_with(
+        &self,
+        cx: &mut Context<'_>,
+        write: impl Fn(&TcpStream) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        let s = self.stream();
+        loop {
+            ready!(s.poll_write_ready(cx))?;
+            match write(s) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                r => return Poll::Ready(r),
+            }
+        }
+    }
+}
+
 impl AsyncWrite for SharedWrite {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let s = self.stream();
-        loop {
-            ready!(s.poll_write_ready(cx))?;
-            match s.try_write(buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                r => return Poll::Ready(r),
-            }
-        }
+        self.poll_with(cx, |s| s.try_write(buf))
     }
 
     fn poll_write_vectored(
@@ -72,14 +83,7 @@ impl AsyncWrite for SharedWrite {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let s = self.stream();
-        loop {
-            ready!(s.poll_write_ready(cx))?;
-            match s.try_write_vectored(bufs) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                r => return Poll::Ready(r),
-            }
-        }
+        self.poll_with(cx, |s| s.try_write_vectored(bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
