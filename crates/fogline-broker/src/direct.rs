@@ -6,13 +6,15 @@
 //! The broker offers a batch to a subscription's [`DirectSink`] only when the publisher
 //! asked for it ([`Handoff::Direct`]) and nothing is queued for that subscription. The
 //! front end decides the rest: it declines while its writer holds anything unwritten.
-//! [`SharedWrite`] lets the writer task and the sinks share one TCP socket.
+//! [`SharedWrite`] lets the writer task and the sinks share one TCP socket, and
+//! [`DirectSocket`] is the state both keep, under the front end's own lock, to take turns.
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
+use bytes::{Buf, BytesMut};
 use tokio::io::AsyncWrite;
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
@@ -38,6 +40,129 @@ pub trait DirectSink: Send + Sync {
     /// broker queues it as usual. A sink must decline while its writer holds anything
     /// unwritten, so a batch never overtakes one queued before it.
     fn try_deliver(&self, batch: &Batch) -> bool;
+}
+
+/// Whose turn it is to write a connection's socket, as its writer task and the sinks see it
+/// under the front end's lock.
+///
+/// The writer owns the socket except while `idle`: it sets that only with nothing in hand,
+/// right before it waits, and takes the socket back first thing when it wakes, with any
+/// spill (the rest of a partial direct write, already half on the wire, so it goes first).
+pub struct DirectSocket {
+    /// None once the writer has stopped: nobody writes any more.
+    wr: Option<Arc<OwnedWriteHalf>>,
+    idle: bool,
+    /// Encoding buffer; between a partial direct write and the writer's next pass, the
+    /// unwritten rest.
+    spill: BytesMut,
+}
+
+/// What a direct write came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// Whole on the wire.
+    All,
+    /// Partly on the wire; the rest waits in the spill for the writer, which must be woken.
+    Part,
+    /// Nothing written (the socket is not idle, is full, or the packet did not encode).
+    Declined,
+    /// The socket failed; the writer, which must be woken, meets the same error and closes.
+    Broken,
+}
+
+impl Written {
+    /// The delivery is the connection's now (whole or in the spill).
+    pub fn delivered(self) -> bool {
+        matches!(self, Written::All | Written::Part)
+    }
+
+    /// The writer must be woken to finish a spill or to meet a failure.
+    pub fn wake_writer(self) -> bool {
+        matches!(self, Written::Part | Written::Broken)
+    }
+}
+
+impl DirectSocket {
+    /// The writer holds the socket until its first [`DirectSocket::set_idle`].
+    pub fn new(wr: Arc<OwnedWriteHalf>) -> Self {
+        Self {
+            wr: Some(wr),
+            idle: false,
+            spill: BytesMut::new(),
+        }
+    }
+
+    /// Publishers may write now.
+    pub fn is_idle(&self) -> bool {
+        self.idle && self.wr.is_some()
+    }
+
+    /// Encodes one packet with `encode` (which appends to the buffer it is given) and writes
+    /// it without waiting. Declines unless idle.
+    pub fn write<E>(&mut self, encode: impl FnOnce(&mut BytesMut) -> Result<(), E>) -> Written {
+        let Some(wr) = self.wr.as_ref().filter(|_| self.idle) else {
+            return Written::Declined;
+        };
+        debug_assert!(self.spill.is_empty(), "an idle socket has no spill");
+        if encode(&mut self.spill).is_err() {
+            self.spill.clear();
+            return Written::Declined;
+        }
+        match wr.try_write(&self.spill) {
+            Ok(n) if n == self.spill.len() => {
+                self.spill.clear();
+                Written::All
+            }
+            Ok(n) if n > 0 => {
+                self.spill.advance(n);
+                self.idle = false;
+                Written::Part
+            }
+            Ok(_) => {
+                self.spill.clear();
+                Written::Declined
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.spill.clear();
+                Written::Declined
+            }
+            Err(_) => {
+                self.spill.clear();
+                self.idle = false;
+                Written::Broken
+            }
+        }
+    }
+
+    /// The writer takes the socket back; the rest of a partial direct write is put before
+    /// whatever `out` holds, to be sent first.
+    pub fn take_back(&mut self, out: &mut BytesMut) {
+        self.idle = false;
+        if self.spill.is_empty() {
+            return;
+        }
+        if out.is_empty() {
+            out.extend_from_slice(&self.spill);
+        } else {
+            let mut joined = BytesMut::with_capacity(self.spill.len() + out.len());
+            joined.extend_from_slice(&self.spill);
+            joined.extend_from_slice(out);
+            *out = joined;
+        }
+        self.spill.clear();
+    }
+
+    /// The writer has nothing in hand and is about to wait.
+    pub fn set_idle(&mut self) {
+        self.idle = true;
+    }
+
+    /// The writer stopped: no more direct writes, and the socket is let go so it closes
+    /// when the connection's own halves are dropped.
+    pub fn stop(&mut self) {
+        self.idle = false;
+        self.wr = None;
+    }
 }
 
 /// A TCP socket's write half shared by its writer task (through this `AsyncWrite`) and

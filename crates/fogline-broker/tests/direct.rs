@@ -2,13 +2,16 @@
 //! before it and the publisher asked for it; a declined batch is queued as usual; an
 //! acknowledged batch is stored before the sink sees it.
 
+mod common;
+
+use common::batch;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use fogline_broker::{
     Batch, Broker, BrokerConfig, DirectSink, Handoff, StorageMode, SubscribeOptions, Subscription,
 };
-use fogline_wire::RecordBlock;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -56,16 +59,6 @@ fn setup() -> (Broker, Arc<Recorder>, Arc<Subscription>, Arc<Notify>) {
         )
         .unwrap();
     (broker, rec, sub, waker)
-}
-
-fn batch(broker: &Broker, payload: &[u8]) -> Batch {
-    Batch {
-        topic: "t".into(),
-        records: RecordBlock::single(0, b"", payload).unwrap(),
-        timestamp: 1,
-        priority: false,
-        origin: broker.next_origin(),
-    }
 }
 
 fn drain(sub: &Subscription) -> Vec<Vec<u8>> {

@@ -2,24 +2,15 @@
 //! nothing and a retry duplicates nothing. Unacknowledged ones (fire-and-forget, MQTT
 //! QoS 0) reach live subscribers before the append, and yield before a large append.
 
+mod common;
+
+use common::batch;
+
 use std::sync::Arc;
 
 use bytesize::ByteSize;
-use fogline_broker::{
-    Batch, Broker, BrokerConfig, Handoff, StorageMode, SubscribeOptions, Subscription,
-};
-use fogline_wire::RecordBlock;
+use fogline_broker::{Broker, BrokerConfig, Handoff, StorageMode, SubscribeOptions, Subscription};
 use tokio::sync::Notify;
-
-fn batch(broker: &Broker, payload: &[u8]) -> Batch {
-    Batch {
-        topic: "t".into(),
-        records: RecordBlock::single(0, b"", payload).unwrap(),
-        timestamp: 1,
-        priority: false,
-        origin: broker.next_origin(),
-    }
-}
 
 fn subscribe(broker: &Broker) -> Arc<Subscription> {
     broker

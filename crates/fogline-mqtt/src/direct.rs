@@ -14,12 +14,9 @@
 //! session has pending messages (nothing may be overtaken), and for expired messages and
 //! packets over the client's maximum size (the session's path drops those).
 
-use std::io;
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 
-use bytes::{Buf, BytesMut};
-use fogline_broker::{Batch, DirectSink};
-use tokio::net::tcp::OwnedWriteHalf;
+use fogline_broker::{Batch, DirectSink, DirectSocket, Written};
 
 use crate::codec::{self, Packet, QoS, Version};
 use crate::message::Message;
@@ -27,14 +24,11 @@ use crate::session::{qos_of, Outgoing, Session, State};
 
 /// A connection's socket as publishers' tasks may write to it.
 pub(crate) struct DirectOut {
-    pub wr: Arc<OwnedWriteHalf>,
+    pub socket: DirectSocket,
     pub version: Version,
     pub client_max_packet: usize,
     /// The client's receive maximum (QoS 1 inflight window).
     pub receive_max: usize,
-    pub idle: bool,
-    /// Encoding buffer; after a partial write, the unwritten rest.
-    pub spill: BytesMut,
 }
 
 /// One subscription of a session, as the broker offers it batches.
@@ -56,30 +50,13 @@ impl DirectSink for SubSink {
         let Some(mut guard) = session.state.try_lock() else {
             return false;
         };
-        match deliver(&mut guard, self, b) {
-            Written::All => true,
-            Written::Part => {
-                drop(guard);
-                session.waker.notify_one();
-                true
-            }
-            Written::Declined => false,
-            Written::Broken => {
-                drop(guard);
-                session.waker.notify_one();
-                false
-            }
+        let written = deliver(&mut guard, self, b);
+        drop(guard);
+        if written.wake_writer() {
+            session.waker.notify_one();
         }
+        written.delivered()
     }
-}
-
-enum Written {
-    All,
-    /// The rest is in `spill`; the connection task must be woken.
-    Part,
-    Declined,
-    /// The socket failed; the connection task will meet the same error.
-    Broken,
 }
 
 fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
@@ -89,7 +66,7 @@ fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
     let Some(d) = st.conn.as_ref().and_then(|h| h.direct.as_ref()) else {
         return Written::Declined;
     };
-    if !d.idle {
+    if !d.socket.is_idle() {
         return Written::Declined;
     }
     let (version, client_max_packet, receive_max) = (d.version, d.client_max_packet, d.receive_max);
@@ -126,7 +103,10 @@ fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
     let Some(d) = st.conn.as_mut().and_then(|h| h.direct.as_mut()) else {
         return Written::Declined; // checked above, under the same lock
     };
-    let written = write(d, &Packet::Publish(publish));
+    let version = d.version;
+    let written = d
+        .socket
+        .write(|buf| codec::encode(&Packet::Publish(publish), version, buf));
     match written {
         Written::All | Written::Part => {
             let seq = st.next_seq;
@@ -147,36 +127,4 @@ fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
         Written::Declined | Written::Broken => {}
     }
     written
-}
-
-/// Encodes `p` and writes it to the socket without waiting.
-fn write(d: &mut DirectOut, p: &Packet) -> Written {
-    if codec::encode(p, d.version, &mut d.spill).is_err() {
-        d.spill.clear();
-        return Written::Declined;
-    }
-    match d.wr.try_write(&d.spill) {
-        Ok(n) if n == d.spill.len() => {
-            d.spill.clear();
-            Written::All
-        }
-        Ok(n) if n > 0 => {
-            d.spill.advance(n);
-            d.idle = false;
-            Written::Part
-        }
-        Ok(_) => {
-            d.spill.clear();
-            Written::Declined
-        }
-        Err(e) => {
-            d.spill.clear();
-            if e.kind() == io::ErrorKind::WouldBlock {
-                Written::Declined
-            } else {
-                d.idle = false;
-                Written::Broken
-            }
-        }
-    }
 }

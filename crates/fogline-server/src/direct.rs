@@ -6,20 +6,15 @@
 //! TCP connection here does the same while its writer is idle: the publisher's task encodes
 //! the `Deliver` frame and writes it to the socket itself.
 //!
-//! Who may write: the writer task, except while `idle` is set, when whoever holds the lock
-//! may. The writer sets `idle` only with nothing in hand, right before it waits, and clears
-//! it first thing when it wakes, taking over any `spill` (the rest of a partial direct
-//! write, which is already half on the wire and so goes first). A sink declines while
-//! replies are waiting or its subscription has queued batches, so nothing overtakes what
-//! was queued before it.
+//! Who may write is a [`DirectSocket`] under this connection's lock. A sink declines while
+//! replies are waiting (and the broker offers nothing while its subscription has queued
+//! batches), so nothing overtakes what was queued before it.
 
-use std::io;
 use std::sync::{Arc, Weak};
 
-use bytes::{Buf, BytesMut};
-use fogline_broker::{Batch, DirectSink};
+use fogline_broker::{Batch, DirectSink, DirectSocket};
 use fogline_wire::FLAG_HIGH_PRIORITY;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use tokio::net::tcp::OwnedWriteHalf;
 
 use crate::connection::Conn;
@@ -27,61 +22,48 @@ use crate::outbuf::SHARE_MIN;
 
 /// A connection's socket as the publishers' tasks see it.
 pub(crate) struct Direct {
-    state: Mutex<State>,
+    socket: Mutex<DirectSocket>,
 }
 
-struct State {
-    /// None once the writer has stopped: nobody writes any more.
-    wr: Option<Arc<OwnedWriteHalf>>,
-    idle: bool,
-    /// Encoding buffer; between a partial direct write and the writer's next pass, the
-    /// unwritten rest.
-    spill: BytesMut,
+/// Keeps direct writes out while it lives (see [`Direct::hold`]).
+pub(crate) struct Hold<'a> {
+    _socket: MutexGuard<'a, DirectSocket>,
 }
 
 impl Direct {
     pub fn new(wr: Arc<OwnedWriteHalf>) -> Direct {
         Direct {
-            state: Mutex::new(State {
-                wr: Some(wr),
-                idle: false,
-                spill: BytesMut::new(),
-            }),
+            socket: Mutex::new(DirectSocket::new(wr)),
         }
     }
 
     /// The writer takes the socket back; the rest of a partial direct write goes to `out`
     /// (empty at the start of a pass), to be sent before anything else.
-    pub fn take_back(&self, out: &mut BytesMut) {
-        let mut st = self.state.lock();
-        st.idle = false;
-        if !st.spill.is_empty() {
-            debug_assert!(
-                out.is_empty(),
-                "the writer starts a pass with nothing in hand"
-            );
-            out.extend_from_slice(&st.spill);
-            st.spill.clear();
-        }
+    pub fn take_back(&self, out: &mut bytes::BytesMut) {
+        debug_assert!(
+            out.is_empty(),
+            "the writer starts a pass with nothing in hand"
+        );
+        self.socket.lock().take_back(out);
     }
 
     /// Keeps direct writes out until the guard drops: a subscription made meanwhile gets its
     /// `SubOk` queued before any delivery can reach the socket.
-    pub fn hold(&self) -> impl Drop + '_ {
-        self.state.lock()
+    pub fn hold(&self) -> Hold<'_> {
+        Hold {
+            _socket: self.socket.lock(),
+        }
     }
 
     /// The writer has nothing in hand and is about to wait.
     pub fn set_idle(&self) {
-        self.state.lock().idle = true;
+        self.socket.lock().set_idle();
     }
 
     /// The writer stopped (or the connection is going away): no more direct writes, and the
     /// socket is released so it closes when the connection's own halves are dropped.
     pub fn stop(&self) {
-        let mut st = self.state.lock();
-        st.idle = false;
-        st.wr = None;
+        self.socket.lock().stop();
     }
 }
 
@@ -103,58 +85,27 @@ impl DirectSink for Sink {
         let Some(direct) = conn.direct.as_ref() else {
             return false;
         };
-        let mut guard = direct.state.lock();
-        let st = &mut *guard;
-        if !st.idle || conn.replies_waiting() {
+        let mut socket = direct.socket.lock();
+        if !socket.is_idle() || conn.replies_waiting() {
             return false;
         }
-        let Some(wr) = st.wr.as_ref() else {
-            return false;
-        };
         let flags = if b.priority { FLAG_HIGH_PRIORITY } else { 0 };
-        let block = b.records.as_bytes();
-        let topic = b.topic.as_str();
-        let encoded = fogline_wire::encode_deliver(
-            &mut st.spill,
-            self.sub_id,
-            flags,
-            b.timestamp,
-            0,
-            topic,
-            b.count(),
-            block,
-        );
-        if encoded.is_err() {
-            st.spill.clear();
-            return false;
+        let written = socket.write(|buf| {
+            fogline_wire::encode_deliver(
+                buf,
+                self.sub_id,
+                flags,
+                b.timestamp,
+                0,
+                b.topic.as_str(),
+                b.count(),
+                b.records.as_bytes(),
+            )
+        });
+        drop(socket);
+        if written.wake_writer() {
+            conn.waker.notify_one();
         }
-        match wr.try_write(&st.spill) {
-            Ok(n) if n == st.spill.len() => {
-                st.spill.clear();
-                true
-            }
-            Ok(n) if n > 0 => {
-                // The rest must follow before anything else: the writer takes it over.
-                st.spill.advance(n);
-                st.idle = false;
-                drop(guard);
-                conn.waker.notify_one();
-                true
-            }
-            Ok(_) => {
-                st.spill.clear();
-                false
-            }
-            Err(e) => {
-                st.spill.clear();
-                if e.kind() != io::ErrorKind::WouldBlock {
-                    // A broken socket: the writer meets the same error and closes.
-                    st.idle = false;
-                    drop(guard);
-                    conn.waker.notify_one();
-                }
-                false
-            }
-        }
+        written.delivered()
     }
 }

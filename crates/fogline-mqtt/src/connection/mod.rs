@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_broker::Handoff;
+use fogline_broker::{DirectSocket, Handoff};
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::tcp::OwnedWriteHalf;
@@ -23,7 +23,7 @@ use tokio::time::Instant;
 use crate::codec::{self, Disconnect, Packet, Version};
 use crate::direct::DirectOut;
 use crate::message::Message;
-use crate::session::Session;
+use crate::session::{Session, State};
 use crate::shared::{PendingWill, Shared};
 
 pub(crate) use connect::{serve, serve_tcp};
@@ -139,12 +139,18 @@ impl Conn {
                 // write, this task's turn ends at its next read anyway.)
                 yield_to_woken().await;
             }
-            let more = {
+            let (more, idle) = {
                 let session = self.session.clone();
                 let mut st = session.state.lock();
                 let more = session.pump(&self.shared, &mut st);
                 let room = self.send_pending(&mut st);
-                more && room
+                let more = more && room;
+                // Nothing to write and nothing left: idle now, under this same lock.
+                let idle = self.direct && !more && self.out.is_empty();
+                if idle {
+                    self.set_idle_in(&mut st);
+                }
+                (more, idle)
             };
             if !self.out.is_empty() {
                 if wr.write_all(&self.out).await.is_err() {
@@ -161,8 +167,9 @@ impl Conn {
             if buf.capacity() - buf.len() < READ_CHUNK / 4 {
                 buf.reserve(READ_CHUNK);
             }
-            if self.direct && !more {
-                self.set_idle();
+            if self.direct && !more && !idle {
+                let session = self.session.clone();
+                self.set_idle_in(&mut session.state.lock());
             }
             tokio::select! {
                 biased;
@@ -191,12 +198,10 @@ impl Conn {
         let mut st = self.session.state.lock();
         if let Some(h) = st.conn.as_mut().filter(|h| h.id == self.conn_id) {
             h.direct = Some(DirectOut {
-                wr,
+                socket: DirectSocket::new(wr),
                 version: self.version,
                 client_max_packet: self.client_max_packet,
                 receive_max: self.receive_max,
-                idle: false,
-                spill: BytesMut::new(),
             });
             self.direct = true;
         }
@@ -212,14 +217,7 @@ impl Conn {
         let Some(d) = h.direct.as_mut() else {
             return;
         };
-        d.idle = false;
-        if !d.spill.is_empty() {
-            let mut out = BytesMut::with_capacity(d.spill.len() + self.out.len());
-            out.extend_from_slice(&d.spill);
-            out.extend_from_slice(&self.out);
-            d.spill.clear();
-            self.out = out;
-        }
+        d.socket.take_back(&mut self.out);
         if release {
             h.direct = None;
         }
@@ -230,15 +228,14 @@ impl Conn {
     }
 
     /// Nothing in hand: publishers may write until the task wakes.
-    fn set_idle(&mut self) {
-        let mut st = self.session.state.lock();
+    fn set_idle_in(&self, st: &mut State) {
         if let Some(d) = st
             .conn
             .as_mut()
             .filter(|h| h.id == self.conn_id)
             .and_then(|h| h.direct.as_mut())
         {
-            d.idle = true;
+            d.socket.set_idle();
         }
     }
 
