@@ -6,18 +6,14 @@
 //! The broker offers a batch to a subscription's [`DirectSink`] only when the publisher
 //! asked for it ([`Handoff::Direct`]) and nothing is queued for that subscription. The
 //! front end decides the rest: it declines while its writer holds anything unwritten.
-//! [`SharedWrite`] lets the writer task and the sinks share one TCP socket, and
+//! [`SharedWrite`] (from `fogline-net`) lets the writer task and the sinks share one socket, and
 //! [`DirectSocket`] is the state both keep, under the front end's own lock, to take turns.
 
-use std::io::{self, IoSlice};
-use std::pin::Pin;
+use std::io;
 use std::sync::Arc;
-use std::task::{ready, Context, Poll};
 
 use bytes::{Buf, BytesMut};
-use tokio::io::AsyncWrite;
-use tokio::net::tcp::OwnedWriteHalf;
-use tokio::net::TcpStream;
+pub use fogline_net::{SharedWrite, WriteHalf};
 
 use crate::batch::Batch;
 
@@ -50,7 +46,7 @@ pub trait DirectSink: Send + Sync {
 /// spill (the rest of a partial direct write, already half on the wire, so it goes first).
 pub struct DirectSocket {
     /// None once the writer has stopped: nobody writes any more.
-    wr: Option<Arc<OwnedWriteHalf>>,
+    wr: Option<Arc<WriteHalf>>,
     idle: bool,
     /// Encoding buffer; between a partial direct write and the writer's next pass, the
     /// unwritten rest.
@@ -84,7 +80,7 @@ impl Written {
 
 impl DirectSocket {
     /// The writer holds the socket until its first [`DirectSocket::set_idle`].
-    pub fn new(wr: Arc<OwnedWriteHalf>) -> Self {
+    pub fn new(wr: Arc<WriteHalf>) -> Self {
         Self {
             wr: Some(wr),
             idle: false,
@@ -162,68 +158,5 @@ impl DirectSocket {
     pub fn stop(&mut self) {
         self.idle = false;
         self.wr = None;
-    }
-}
-
-/// A TCP socket's write half shared by its writer task (through this `AsyncWrite`) and
-/// direct sinks (through [`OwnedWriteHalf::try_write`] on the same `Arc`). The front end
-/// keeps them from writing at the same time.
-pub struct SharedWrite(pub Arc<OwnedWriteHalf>);
-
-impl SharedWrite {
-    fn stream(&self) -> &TcpStream {
-        (*self.0).as_ref()
-    }
-}
-
-impl SharedWrite {
-    /// Waits for writability and runs `write` until it does not report `WouldBlock`.
-    fn poll_with(
-        &self,
-        cx: &mut Context<'_>,
-        write: impl Fn(&TcpStream) -> io::Result<usize>,
-    ) -> Poll<io::Result<usize>> {
-        let s = self.stream();
-        loop {
-            ready!(s.poll_write_ready(cx))?;
-            match write(s) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                r => return Poll::Ready(r),
-            }
-        }
-    }
-}
-
-impl AsyncWrite for SharedWrite {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_with(cx, |s| s.try_write(buf))
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_with(cx, |s| s.try_write_vectored(bufs))
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let sock = socket2::SockRef::from(self.stream());
-        Poll::Ready(match sock.shutdown(std::net::Shutdown::Write) {
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
-            r => r,
-        })
     }
 }

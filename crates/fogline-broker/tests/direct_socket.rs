@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use fogline_broker::{DirectSocket, Written};
+use fogline_broker::{DirectSocket, WriteHalf, Written};
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 
@@ -15,7 +15,10 @@ async fn pair() -> (DirectSocket, TcpStream) {
     let (client, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
     let (_rd, wr) = client.unwrap().into_split();
     // The read half may go: the write half keeps the socket open.
-    (DirectSocket::new(Arc::new(wr)), accepted.unwrap().0)
+    (
+        DirectSocket::new(Arc::new(WriteHalf::from(wr))),
+        accepted.unwrap().0,
+    )
 }
 
 fn bytes(b: &[u8]) -> impl FnOnce(&mut BytesMut) -> Result<(), ()> + '_ {
@@ -111,8 +114,7 @@ async fn stop_and_broken_socket_take_nothing() {
     let (mut sock, peer) = pair().await;
     sock.set_idle();
     // A reset peer: the first write after it may still succeed, a later one fails.
-    let sref = socket2::SockRef::from(&peer);
-    sref.set_linger(Some(std::time::Duration::ZERO)).unwrap();
+    peer.set_zero_linger().unwrap();
     drop(peer);
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let mut last = Written::All;

@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::error::ClientError;
 use crate::shared::{Inner, Pending, CONNECTED, DEAD, RECONNECTING};
-use crate::transport::{ReadHalf, WriteHalf};
+use crate::transport::{ReadHalf, SharedWrite, WriteHalf};
 use crate::{reader, writer};
 
 /// The handshake's answer may not exceed this before limits are known.
@@ -21,7 +21,7 @@ const HANDSHAKE_MAX_FRAME: u32 = 1 << 20;
 /// A connection that completed Hello/HelloOk.
 pub(crate) struct Established {
     r: ReadHalf,
-    w: WriteHalf,
+    w: Arc<WriteHalf>,
     /// Bytes read past the HelloOk.
     leftover: BytesMut,
 }
@@ -36,14 +36,14 @@ pub(crate) async fn handshake(inner: &Inner) -> Result<Established, ClientError>
 }
 
 async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
-    let (mut r, mut w) = inner.addr.connect().await?;
+    let (mut r, w) = inner.addr.connect().await?;
     let mut out = BytesMut::new();
     let hello = Frame::Hello {
         version: PROTOCOL_VERSION,
         client_name: inner.opts.client_name.as_str().into(),
     };
     encode(&hello, &mut out)?;
-    w.write_all(&out).await?;
+    SharedWrite(w.clone()).write_all(&out).await?;
     let mut buf = BytesMut::with_capacity(4096);
     loop {
         let frame = decode(&mut buf, HANDSHAKE_MAX_FRAME)
@@ -212,8 +212,7 @@ fn lost(inner: &Inner) {
     inner.epoch.fetch_add(1, Ordering::AcqRel);
     let done = {
         let mut outbox = inner.outbox.lock();
-        outbox.finish_write();
-        outbox.drop_control();
+        outbox.lose_connection();
         outbox.done
     };
     {

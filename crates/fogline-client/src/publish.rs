@@ -215,9 +215,20 @@ impl Client {
                 },
             }
         }
+        // With the writer idle, write now on this task (see `outbox`).
+        let direct = if pushed.was_empty {
+            outbox.write_now()
+        } else {
+            None
+        };
         drop(outbox);
         if pushed.was_empty {
+            // After a direct write too: it takes its socket back, and sends
+            // the rest of a partial write.
             inner.writer_wake.notify_one();
+        }
+        if direct == Some(true) {
+            inner.progress.notify_waiters();
         }
         Attempt::Done(Ok(()))
     }

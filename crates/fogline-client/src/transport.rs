@@ -5,16 +5,16 @@
 //! by itself and must not add Nagle's delay at low rates.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
-use tokio::io::{AsyncRead, AsyncWrite};
+pub(crate) use fogline_net::{SharedWrite, WriteHalf};
+use tokio::io::AsyncRead;
 use tokio::net::TcpStream;
 
 use crate::error::ClientError;
 
 /// Read half of a connection.
 pub(crate) type ReadHalf = Pin<Box<dyn AsyncRead + Send>>;
-/// Write half of a connection.
-pub(crate) type WriteHalf = Pin<Box<dyn AsyncWrite + Send>>;
 
 /// A parsed server address.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,19 +42,21 @@ impl Addr {
         }
     }
 
-    pub(crate) async fn connect(&self) -> std::io::Result<(ReadHalf, WriteHalf)> {
+    /// The write half is shared: the writer task writes through [`SharedWrite`], and a
+    /// publish may write to it directly while the writer is idle (see `outbox`).
+    pub(crate) async fn connect(&self) -> std::io::Result<(ReadHalf, Arc<WriteHalf>)> {
         match self {
             Addr::Tcp(hostport) => {
                 let stream = TcpStream::connect(hostport.as_str()).await?;
                 stream.set_nodelay(true)?;
                 let (r, w) = stream.into_split();
-                Ok((Box::pin(r), Box::pin(w)))
+                Ok((Box::pin(r), Arc::new(WriteHalf::from(w))))
             }
             #[cfg(unix)]
             Addr::Unix(path) => {
                 let stream = tokio::net::UnixStream::connect(path).await?;
                 let (r, w) = stream.into_split();
-                Ok((Box::pin(r), Box::pin(w)))
+                Ok((Box::pin(r), Arc::new(WriteHalf::from(w))))
             }
             #[cfg(not(unix))]
             Addr::Unix(_) => Err(std::io::Error::new(

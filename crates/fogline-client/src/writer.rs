@@ -1,7 +1,8 @@
 //! The writer task: whenever it is free, takes everything queued (control
 //! frames, then high-priority records, then bulk ones) and writes it. It
-//! never waits to fill a batch. On shutdown it drains the buffers before
-//! closing the socket.
+//! never waits to fill a batch. With nothing to write it lends the socket to
+//! publishers before it waits (see `outbox`). On shutdown it drains the
+//! buffers before closing the socket.
 
 use std::sync::Arc;
 
@@ -11,18 +12,27 @@ use tokio::sync::watch;
 
 use crate::error::ClientError;
 use crate::shared::Inner;
-use crate::transport::WriteHalf;
+use crate::transport::{SharedWrite, WriteHalf};
 
 /// Chunks smaller than this are copied together into one write.
 const COALESCE_BELOW: usize = 16 << 10;
 
 /// Writes until the connection fails (returns the error) or shutdown is
 /// requested and everything queued is written (returns `Closed`).
-pub(crate) async fn run(inner: Arc<Inner>, mut w: WriteHalf) -> ClientError {
+pub(crate) async fn run(inner: Arc<Inner>, socket: Arc<WriteHalf>) -> ClientError {
     let mut shutdown: watch::Receiver<bool> = inner.shutdown.subscribe();
+    let mut w = SharedWrite(socket.clone());
     let mut scratch = BytesMut::new();
     loop {
-        let taken = inner.outbox.lock().take();
+        let taken = {
+            let mut outbox = inner.outbox.lock();
+            outbox.take_back();
+            let taken = outbox.take();
+            if taken.is_none() && !*shutdown.borrow() {
+                outbox.lend(socket.clone());
+            }
+            taken
+        };
         match taken {
             Some(chunks) => {
                 inner.space.notify_waiters();
@@ -36,6 +46,14 @@ pub(crate) async fn run(inner: Arc<Inner>, mut w: WriteHalf) -> ClientError {
                 inner.progress.notify_waiters();
             }
             None if *shutdown.borrow_and_update() => {
+                let late = {
+                    let mut outbox = inner.outbox.lock();
+                    outbox.take_back();
+                    !outbox.is_empty()
+                };
+                if late {
+                    continue; // a publish wrote only part of itself meanwhile
+                }
                 let _ = w.shutdown().await;
                 return ClientError::Closed;
             }
@@ -52,7 +70,7 @@ pub(crate) async fn run(inner: Arc<Inner>, mut w: WriteHalf) -> ClientError {
 /// Writes chunks in order, gathering small ones so that many topics' small
 /// frames still cost one system call.
 async fn write_chunks(
-    w: &mut WriteHalf,
+    w: &mut SharedWrite,
     chunks: &[BytesMut],
     scratch: &mut BytesMut,
 ) -> std::io::Result<()> {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use fogline_broker::{
-    Batch, Broker, DirectSink, Handoff, SharedWrite, SubscribeOptions, Subscription,
+    Batch, Broker, DirectSink, Handoff, SharedWrite, SubscribeOptions, Subscription, WriteHalf,
 };
 use fogline_wire::{ErrorCode, Frame, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION};
 use parking_lot::Mutex;
@@ -153,7 +153,7 @@ where
 /// [`serve`] for TCP, whose socket publishers' tasks may write to directly.
 pub(crate) async fn serve_tcp(socket: TcpStream, broker: Broker, limits: Limits) {
     let (rd, wr) = socket.into_split();
-    let wr = Arc::new(wr);
+    let wr = Arc::new(WriteHalf::from(wr));
     let conn = Conn::new(broker, limits, Some(Direct::new(wr.clone())));
     serve_halves(rd, SharedWrite(wr), conn).await;
 }

@@ -12,10 +12,9 @@
 
 use std::sync::{Arc, Weak};
 
-use fogline_broker::{Batch, DirectSink, DirectSocket};
+use fogline_broker::{Batch, DirectSink, DirectSocket, WriteHalf};
 use fogline_wire::FLAG_HIGH_PRIORITY;
 use parking_lot::{Mutex, MutexGuard};
-use tokio::net::tcp::OwnedWriteHalf;
 
 use crate::connection::Conn;
 use crate::outbuf::SHARE_MIN;
@@ -31,7 +30,7 @@ pub(crate) struct Hold<'a> {
 }
 
 impl Direct {
-    pub fn new(wr: Arc<OwnedWriteHalf>) -> Direct {
+    pub fn new(wr: Arc<WriteHalf>) -> Direct {
         Direct {
             socket: Mutex::new(DirectSocket::new(wr)),
         }

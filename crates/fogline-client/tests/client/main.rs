@@ -1,6 +1,7 @@
 //! Client tests against an in-test fake server (see `fake.rs`).
 
 mod consumers;
+mod direct;
 mod fake;
 mod publish;
 mod reconnect;

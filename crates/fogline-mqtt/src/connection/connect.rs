@@ -6,10 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_broker::{Handoff, SharedWrite};
+use fogline_broker::{Handoff, SharedWrite, WriteHalf};
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
 
 use super::{Conn, READ_CHUNK};
@@ -32,14 +31,14 @@ where
 /// [`serve`] for TCP, whose socket publishers' tasks may write messages to directly.
 pub(crate) async fn serve_tcp(socket: TcpStream, shared: Arc<Shared>) {
     let (rd, wr) = socket.into_split();
-    let wr = Arc::new(wr);
+    let wr = Arc::new(WriteHalf::from(wr));
     serve_halves(rd, SharedWrite(wr.clone()), Some(wr), shared).await;
 }
 
 async fn serve_halves<R, W>(
     mut rd: R,
     mut wr: W,
-    direct: Option<Arc<OwnedWriteHalf>>,
+    direct: Option<Arc<WriteHalf>>,
     shared: Arc<Shared>,
 ) where
     R: AsyncRead + Unpin,

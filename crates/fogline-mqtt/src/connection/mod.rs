@@ -13,10 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_broker::{DirectSocket, Handoff};
+use fogline_broker::{DirectSocket, Handoff, WriteHalf};
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -194,7 +193,7 @@ impl Conn {
 
     /// Lets publishers write QoS 0/1 messages to `wr`, this connection's socket, while the
     /// task is idle (see [`crate::direct`]).
-    pub(super) fn enable_direct(&mut self, wr: Arc<OwnedWriteHalf>) {
+    pub(super) fn enable_direct(&mut self, wr: Arc<WriteHalf>) {
         let mut st = self.session.state.lock();
         if let Some(h) = st.conn.as_mut().filter(|h| h.id == self.conn_id) {
             h.direct = Some(DirectOut {

@@ -1,0 +1,106 @@
+//! Direct writes: a record published while the writer is idle is written by its publisher.
+//! A burst after it batches; what a direct write could not send goes out first, in order.
+
+use std::time::Duration;
+
+use bytes::BytesMut;
+use fogline_client::{Client, ClientOptions};
+use fogline_wire::{decode, encode, Frame};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::fake::Config;
+use crate::setup;
+
+#[tokio::test]
+async fn a_burst_after_a_direct_write_is_batched() {
+    // One thread: the writer runs only when the publisher yields (at the flush).
+    let (fake, client) = setup(Config::default(), ClientOptions::default()).await;
+    // Let the new connection's writer run once: it lends the socket when it finds nothing.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let n = 100;
+    for i in 0..n {
+        client.publish("burst/t", format!("r{i}")).await.unwrap();
+    }
+    client.flush().await.unwrap();
+    let stats = fake.wait_for("all records", |s| s.records == n).await;
+    // The first record went out at once, by itself; the woken writer sent the rest in one.
+    assert_eq!(stats.publish_frames, 2);
+}
+
+/// A server that completes the handshake and then reads nothing until told to.
+async fn stalled_server(max: u32) -> (String, tokio::task::JoinHandle<TcpStream>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let task = tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut buf = BytesMut::new();
+        loop {
+            if let Some(Frame::Hello { .. }) = decode(&mut buf, 1 << 20).unwrap() {
+                break;
+            }
+            assert!(s.read_buf(&mut buf).await.unwrap() > 0);
+        }
+        assert!(buf.is_empty(), "nothing after the Hello yet");
+        let mut out = BytesMut::new();
+        let ok = Frame::HelloOk {
+            version: 1,
+            server_name: "stalled".into(),
+            max_message: max,
+            max_frame: max + 4096,
+        };
+        encode(&ok, &mut out).unwrap();
+        s.write_all(&out).await.unwrap();
+        s
+    });
+    (addr, task)
+}
+
+#[tokio::test]
+async fn a_partial_direct_write_goes_first_and_whole() {
+    let big = 8 << 20;
+    let (addr, server) = stalled_server(big as u32 + 1024).await;
+    let client = Client::connect(&addr, ClientOptions::default())
+        .await
+        .unwrap();
+    let mut stream = server.await.unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await; // the writer lends the socket
+                                                         // Larger than the socket buffers: the direct write sends a part, the writer the rest.
+    let payload: Vec<u8> = (0..big).map(|i| (i % 251) as u8).collect();
+    client.publish("t/big", &payload).await.unwrap();
+    for i in 0..3 {
+        client.publish("t/small", format!("s{i}")).await.unwrap();
+    }
+    let flushed = tokio::spawn({
+        let client = client.clone();
+        async move { client.flush().await }
+    });
+    let mut buf = BytesMut::new();
+    let mut got: Vec<(String, Vec<u8>)> = Vec::new();
+    while got.len() < 4 {
+        match decode(&mut buf, big as u32 + 8192).unwrap() {
+            Some(Frame::Publish { topic, records, .. }) => {
+                for r in records.iter() {
+                    got.push((topic.to_string(), r.payload.to_vec()));
+                }
+            }
+            Some(other) => panic!("unexpected frame {:#x}", other.kind()),
+            None => assert!(stream.read_buf(&mut buf).await.unwrap() > 0),
+        }
+    }
+    flushed.await.unwrap().unwrap();
+    assert_eq!(got[0].0, "t/big");
+    assert!(got[0].1 == payload, "the large record arrives intact");
+    let small: Vec<_> = got[1..]
+        .iter()
+        .map(|(t, p)| (t.as_str(), p.as_slice()))
+        .collect();
+    assert_eq!(
+        small,
+        [
+            ("t/small", &b"s0"[..]),
+            ("t/small", &b"s1"[..]),
+            ("t/small", &b"s2"[..])
+        ]
+    );
+}
