@@ -1,7 +1,8 @@
 //! The writer task: whenever it is free, takes everything queued (control
 //! frames, then high-priority records, then bulk ones) and writes it. It
 //! never waits to fill a batch. With nothing to write it lends the socket to
-//! publishers before it waits (see `outbox`). On shutdown it drains the
+//! publishers before it waits (see `outbox`), but after a write only once
+//! the tasks woken meanwhile have run, so a burst keeps batching. On shutdown it drains the
 //! buffers before closing the socket.
 
 use std::sync::Arc;
@@ -39,11 +40,20 @@ pub(crate) async fn run(inner: Arc<Inner>, socket: Arc<WriteHalf>) -> ClientErro
                 if let Err(e) = write_chunks(&mut w, &chunks, &mut scratch).await {
                     return ClientError::Io(e);
                 }
-                let mut outbox = inner.outbox.lock();
-                outbox.finish_write();
-                outbox.recycle(chunks);
-                drop(outbox);
+                {
+                    let mut outbox = inner.outbox.lock();
+                    outbox.finish_write();
+                    outbox.recycle(chunks);
+                }
                 inner.progress.notify_waiters();
+                // Before it lends the socket, let a publisher that is still busy (a burst)
+                // queue more: writing each burst's first record directly would cost a
+                // system call per burst. A publisher that ran out of its coop budget is
+                // deferred until the runtime has polled its driver: `yield_now` waits for
+                // that too, and the self-wake after it queues this task behind what the
+                // deferred wake-ups scheduled (tokio wakes deferred tasks last-in first).
+                tokio::task::yield_now().await;
+                fogline_net::yield_to_woken().await;
             }
             None if *shutdown.borrow_and_update() => {
                 let late = {

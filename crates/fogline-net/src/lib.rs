@@ -4,6 +4,7 @@
 //! idle. The writer task writes through [`SharedWrite`] (an `AsyncWrite`); direct writers
 //! call [`WriteHalf::try_write`] on the same `Arc`. Who may write when is the user's protocol
 //! (fogline keeps it under a lock with an idle flag); this crate only shares the socket.
+//! [`yield_to_woken`] is the scheduling step both sides take around direct writes.
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
@@ -123,4 +124,21 @@ impl AsyncWrite for SharedWrite {
     fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(self.0.shutdown())
     }
+}
+
+/// Lets the tasks already woken run, then resumes: the task wakes itself, so the scheduler
+/// queues it behind them. (`tokio::task::yield_now` would also poll the I/O driver first,
+/// one more system call.)
+pub async fn yield_to_woken() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await;
 }

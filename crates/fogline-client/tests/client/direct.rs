@@ -28,6 +28,31 @@ async fn a_burst_after_a_direct_write_is_batched() {
     assert_eq!(stats.publish_frames, 2);
 }
 
+#[tokio::test]
+async fn a_sustained_burst_does_not_write_directly_each_round() {
+    let (fake, client) = setup(Config::default(), ClientOptions::default()).await;
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    // A publisher that yields every 100 records, as one does when its coop budget runs out.
+    let rounds = 10;
+    for r in 0..rounds {
+        for i in 0..100 {
+            client.publish("burst/t", format!("{r}-{i}")).await.unwrap();
+        }
+        tokio::task::yield_now().await;
+    }
+    client.flush().await.unwrap();
+    let stats = fake
+        .wait_for("all records", |s| s.records == rounds * 100)
+        .await;
+    // One direct write, then one frame per round. A writer that lent its socket between
+    // rounds would add a one-record frame (and a system call) to every round.
+    assert!(
+        stats.publish_frames <= 1 + rounds,
+        "{} frames for {rounds} rounds",
+        stats.publish_frames
+    );
+}
+
 /// A server that completes the handshake and then reads nothing until told to.
 async fn stalled_server(max: u32) -> (String, tokio::task::JoinHandle<TcpStream>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use fogline_broker::{DirectSocket, Handoff, WriteHalf};
+use fogline_net::yield_to_woken;
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
@@ -275,21 +276,4 @@ impl Conn {
         });
         self.shared.detach(&self.session, self.conn_id, will);
     }
-}
-
-/// Lets the tasks already woken run, then resumes: the task wakes itself, so the scheduler
-/// queues it behind them. (`tokio::task::yield_now` would also poll the I/O driver first,
-/// one more system call.)
-async fn yield_to_woken() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            std::task::Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-    .await;
 }
