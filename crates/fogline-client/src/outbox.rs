@@ -137,7 +137,8 @@ pub(crate) struct Outbox {
     pub appended: u64,
     /// Bytes written (or dropped with a lost connection).
     pub done: u64,
-    /// Bytes the writer took and is writing now.
+    /// Bytes taken for writing and not yet written: by the writer, or by a
+    /// direct write (its sent part and its `carry`).
     pub writing: u64,
     /// Emptied frame buffers for new frames.
     spare: Vec<BytesMut>,
@@ -280,6 +281,14 @@ impl Outbox {
     /// The writer, awake, takes its socket back (if no publisher has it).
     pub(crate) fn take_back(&mut self) {
         self.lent = None;
+    }
+
+    /// As [`Outbox::take_back`], unless the lent socket is another (a newer
+    /// connection's).
+    pub(crate) fn take_back_if(&mut self, socket: &Arc<WriteHalf>) {
+        if self.lent.as_ref().is_some_and(|s| Arc::ptr_eq(s, socket)) {
+            self.lent = None;
+        }
     }
 
     /// While the writer's socket is lent: writes everything queued now,

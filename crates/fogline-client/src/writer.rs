@@ -21,6 +21,10 @@ const COALESCE_BELOW: usize = 16 << 10;
 /// Writes until the connection fails (returns the error) or shutdown is
 /// requested and everything queued is written (returns `Closed`).
 pub(crate) async fn run(inner: Arc<Inner>, socket: Arc<WriteHalf>) -> ClientError {
+    let _unlend = Unlend {
+        inner: inner.clone(),
+        socket: socket.clone(),
+    };
     let mut shutdown: watch::Receiver<bool> = inner.shutdown.subscribe();
     let mut w = SharedWrite(socket.clone());
     let mut scratch = BytesMut::new();
@@ -74,6 +78,19 @@ pub(crate) async fn run(inner: Arc<Inner>, socket: Arc<WriteHalf>) -> ClientErro
                 }
             }
         }
+    }
+}
+
+/// Takes the socket back from publishers when the writer ends, also when it is aborted
+/// (a lost connection): nothing may be written to this socket after its writer is gone.
+struct Unlend {
+    inner: Arc<Inner>,
+    socket: Arc<WriteHalf>,
+}
+
+impl Drop for Unlend {
+    fn drop(&mut self) {
+        self.inner.outbox.lock().take_back_if(&self.socket);
     }
 }
 

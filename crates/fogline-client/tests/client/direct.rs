@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_client::{Client, ClientOptions};
+use fogline_client::{Client, ClientOptions, PublishRecord};
 use fogline_wire::{decode, encode, Frame};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -51,6 +51,25 @@ async fn a_sustained_burst_does_not_write_directly_each_round() {
         "{} frames for {rounds} rounds",
         stats.publish_frames
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acked_and_tracked_records_written_directly_are_acknowledged() {
+    let (fake, client) = setup(Config::default(), ClientOptions::default()).await;
+    for i in 0..50 {
+        // Spaced out, so the writer is idle and lends its socket before each one.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let rec = PublishRecord::new("acked/t", format!("a{i}"));
+        client.publish_acked(&rec).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        client
+            .publish_tracked(&PublishRecord::new("acked/t", format!("t{i}")))
+            .await
+            .unwrap();
+        client.flush().await.unwrap();
+    }
+    let stats = fake.wait_for("all records", |s| s.records == 100).await;
+    assert_eq!(stats.publish_frames, 100, "each record was sent by itself");
 }
 
 /// A server that completes the handshake and then reads nothing until told to.
