@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_client::{Client, ClientOptions, PublishRecord};
+use fogline_client::{Client, ClientError, ClientOptions, PublishRecord, Reconnect};
 use fogline_wire::{decode, encode, Frame};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -72,32 +72,83 @@ async fn acked_and_tracked_records_written_directly_are_acknowledged() {
     assert_eq!(stats.publish_frames, 100, "each record was sent by itself");
 }
 
-/// A server that completes the handshake and then reads nothing until told to.
+/// Accepts one connection and completes the handshake; then reads nothing until told to.
+async fn accept_stalled(listener: &TcpListener, max: u32) -> TcpStream {
+    let (mut s, _) = listener.accept().await.unwrap();
+    let mut buf = BytesMut::new();
+    loop {
+        if let Some(Frame::Hello { .. }) = decode(&mut buf, 1 << 20).unwrap() {
+            break;
+        }
+        assert!(s.read_buf(&mut buf).await.unwrap() > 0);
+    }
+    assert!(buf.is_empty(), "nothing after the Hello yet");
+    let mut out = BytesMut::new();
+    let ok = Frame::HelloOk {
+        version: 1,
+        server_name: "stalled".into(),
+        max_message: max,
+        max_frame: max + 4096,
+    };
+    encode(&ok, &mut out).unwrap();
+    s.write_all(&out).await.unwrap();
+    s
+}
+
 async fn stalled_server(max: u32) -> (String, tokio::task::JoinHandle<TcpStream>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
-    let task = tokio::spawn(async move {
-        let (mut s, _) = listener.accept().await.unwrap();
-        let mut buf = BytesMut::new();
-        loop {
-            if let Some(Frame::Hello { .. }) = decode(&mut buf, 1 << 20).unwrap() {
+    let task = tokio::spawn(async move { accept_stalled(&listener, max).await });
+    (addr, task)
+}
+
+#[tokio::test]
+async fn a_carry_never_reaches_the_next_connection() {
+    let big = 8 << 20;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let opts = ClientOptions {
+        reconnect: Some(Reconnect {
+            initial: Duration::from_millis(5),
+            max: Duration::from_millis(20),
+            max_attempts: None,
+        }),
+        ..ClientOptions::default()
+    };
+    let (client, first) = tokio::join!(
+        Client::connect(&addr, opts),
+        accept_stalled(&listener, big + 1024)
+    );
+    let client = client.unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await; // the writer lends the socket
+    let payload = vec![7u8; big as usize];
+    // Written directly in part; the rest waits in the carry (the server reads nothing).
+    let acked = client
+        .send_acked(&PublishRecord::new("t/big", payload))
+        .await
+        .unwrap();
+    drop(first); // the connection is lost with the carry pending
+    assert!(
+        matches!(acked.await, Err(ClientError::Disconnected)),
+        "a record that was partly sent is not known to be stored"
+    );
+    let mut second = accept_stalled(&listener, big + 1024).await;
+    client.publish("t/after", b"x").await.unwrap();
+    client.flush().await.unwrap();
+    // The new connection starts with whole frames: no rest of the old record.
+    let mut buf = BytesMut::new();
+    loop {
+        match decode(&mut buf, big + 8192).unwrap() {
+            Some(Frame::Publish { topic, records, .. }) => {
+                assert_eq!(topic.as_str(), "t/after");
+                assert_eq!(records.iter().next().unwrap().payload, &b"x"[..]);
                 break;
             }
-            assert!(s.read_buf(&mut buf).await.unwrap() > 0);
+            Some(Frame::Subscribe { .. }) | Some(Frame::Ping { .. }) => {}
+            Some(other) => panic!("unexpected frame {:#x}", other.kind()),
+            None => assert!(second.read_buf(&mut buf).await.unwrap() > 0),
         }
-        assert!(buf.is_empty(), "nothing after the Hello yet");
-        let mut out = BytesMut::new();
-        let ok = Frame::HelloOk {
-            version: 1,
-            server_name: "stalled".into(),
-            max_message: max,
-            max_frame: max + 4096,
-        };
-        encode(&ok, &mut out).unwrap();
-        s.write_all(&out).await.unwrap();
-        s
-    });
-    (addr, task)
+    }
 }
 
 #[tokio::test]
