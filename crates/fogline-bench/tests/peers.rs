@@ -10,16 +10,34 @@ use fogline_bench::peers::{default_scripts_dir, PeerEnv, PeerError, RunningPeer}
 use fogline_bench::runner::run_cell;
 use fogline_bench::{drivers, Durability, System};
 
-fn start(system: System, durability: Durability) -> Option<RunningPeer> {
+/// A running peer and its work directory, removed after the peer is stopped (fields drop
+/// in order).
+struct Peer {
+    running: RunningPeer,
+    _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Peer {
+    type Target = RunningPeer;
+    fn deref(&self) -> &RunningPeer {
+        &self.running
+    }
+}
+
+fn start(system: System, durability: Durability) -> Option<Peer> {
     let scripts = default_scripts_dir().expect("bench/peers is part of the source tree");
+    let dir = tempfile::Builder::new()
+        .prefix("fogline-bench-test-")
+        .tempdir()
+        .unwrap();
     let env = PeerEnv {
         scripts,
-        work_dir: std::env::temp_dir().join(format!("fogline-bench-test-{}", std::process::id())),
+        work_dir: dir.path().to_path_buf(),
         server_core: None,
         fogline_exe: None,
     };
     match RunningPeer::start(system, &env, durability) {
-        Ok(p) => Some(p),
+        Ok(running) => Some(Peer { running, _dir: dir }),
         Err(PeerError::Missing(msg)) => {
             eprintln!("SKIPPED {system}: {msg}");
             None
