@@ -8,6 +8,7 @@ use crate::accounting::Delivery;
 use crate::driver::Durability;
 use crate::latency::LatencySummary;
 use crate::procstat::ServerUsage;
+use crate::quiet::Noise;
 
 /// How fast each producer sends.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -137,6 +138,10 @@ pub struct CellResult {
     pub throughput_mbps: f64,
     /// What the server process used (None for brokerless systems).
     pub server: Option<ServerUsage>,
+    /// Other work on the machine during the measured phase (None where /proc is unreadable
+    /// and in results older than the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
     /// Errors the producers or subscribers hit (a cut-off subscriber shows up here and as
     /// loss).
     pub errors: Vec<String>,

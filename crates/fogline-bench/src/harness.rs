@@ -14,6 +14,7 @@ use crate::driver::{Driver, Durability};
 use crate::drivers;
 use crate::peers::{PeerEnv, PeerError, RunningPeer};
 use crate::pin::Placement;
+use crate::quiet;
 use crate::runner::run_cell;
 use crate::scenario::Scenario;
 use crate::system::System;
@@ -38,6 +39,10 @@ pub struct HarnessOptions {
     pub checkpoint: Option<PathBuf>,
     /// Which binary measures, and from which checkout (see [`Meta::build`]).
     pub build: BuildId,
+    /// Other work allowed beside a run, percent of one core (see [`crate::quiet`]): wait for
+    /// a quiet machine before each run and measure again a run that more disturbed. None:
+    /// measure whatever the machine is doing.
+    pub max_other_cpu: Option<f64>,
 }
 
 /// What identifies the code that measured a run.
@@ -235,6 +240,18 @@ pub fn machine_description() -> String {
     )
 }
 
+/// Prints above the progress bar, or to stderr when there is none (`--no-progress`).
+fn say(bar: &ProgressBar, msg: String) {
+    if bar.is_hidden() {
+        eprintln!("{msg}");
+    } else {
+        bar.println(msg);
+    }
+}
+
+/// How long to wait for other work to stop before measuring anyway.
+const QUIET_GIVE_UP: Duration = Duration::from_secs(15 * 60);
+
 /// The longest a cell may take before it is abandoned.
 fn cell_deadline(c: &crate::cell::CellSpec) -> Duration {
     let send = match (c.budget, c.rate) {
@@ -341,7 +358,7 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                     } else {
                         format!("repetition {rep}: {e}")
                     };
-                    bar.println(format!("skipping {system}: {reason}"));
+                    say(&bar, format!("skipping {system}: {reason}"));
                     add_skip(
                         &mut skipped,
                         Skipped {
@@ -401,14 +418,45 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                         }
                     },
                 };
-                bar.set_message(format!("{system}: {} (run {rep})", cell.label));
-                topic_seq += 1;
-                let topic = format!("fb-{}-{}-{topic_seq}", scenario.name, std::process::id());
-                let outcome = tokio::time::timeout(
-                    cell_deadline(cell),
-                    run_cell(driver, cell, &topic, peer.pid, rep),
-                )
-                .await;
+                let mut redone = 0;
+                let outcome = loop {
+                    let label = format!("{system}: {} (run {rep})", cell.label);
+                    if let Some(limit) = opts.max_other_cpu {
+                        quiet::wait_for_quiet(limit, peer.pid, QUIET_GIVE_UP, |other| {
+                            bar.set_message(format!(
+                                "{label}: waiting for other work to stop ({other:.0} % of a core)"
+                            ));
+                        })
+                        .await;
+                    }
+                    bar.set_message(label);
+                    topic_seq += 1;
+                    let topic = format!("fb-{}-{}-{topic_seq}", scenario.name, std::process::id());
+                    let mut outcome = tokio::time::timeout(
+                        cell_deadline(cell),
+                        run_cell(driver.clone(), cell, &topic, peer.pid, rep),
+                    )
+                    .await;
+                    if let Ok(Ok(r)) = &mut outcome {
+                        if let Some(n) = r.noise.as_mut() {
+                            n.redone = redone;
+                            let limit = opts.max_other_cpu.unwrap_or(f64::INFINITY);
+                            if n.other_cpu_percent > limit && redone < quiet::MAX_REDO {
+                                say(
+                                    &bar,
+                                    format!(
+                                    "{system}: {} (run {rep}): other work took {:.0} % of a core \
+                                     (limit {limit:.0} %); measuring it again",
+                                    cell.label, n.other_cpu_percent
+                                ),
+                                );
+                                redone += 1;
+                                continue;
+                            }
+                        }
+                    }
+                    break outcome;
+                };
                 match outcome {
                     Ok(Ok(r)) => results.push(r),
                     Ok(Err(e)) => skipped.push(Skipped {

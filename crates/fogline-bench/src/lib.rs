@@ -6,6 +6,7 @@
 //! - [`payload`]: the message format (producer id, sequence number, send timestamp, padding).
 //! - [`accounting`]: loss, duplicates and reordering from sequence numbers.
 //! - [`latency`]: HDR histograms. [`procstat`]: server CPU, RSS, disk and network from /proc.
+//! - [`quiet`]: other work on the machine during a run (waited out, runs it disturbed redone).
 //! - [`pin`]: server on one core, load on another. [`peers`]: starting and stopping systems.
 //! - [`cell`] and [`runner`]: one measured run. [`scenario`]: the studies' matrices.
 //! - [`report`]: JSON, Markdown ratio tables and (feature `plots`) SVG/PNG plots.
@@ -24,6 +25,7 @@ pub mod pin;
 #[cfg(feature = "plots")]
 pub mod plot;
 pub mod procstat;
+pub mod quiet;
 pub mod report;
 pub mod runner;
 pub mod scenario;

@@ -293,6 +293,7 @@ mod tests {
                     throughput_msgs: 10.0 * f,
                     throughput_mbps: 0.0,
                     server: None,
+                    noise: None,
                     errors: vec![],
                 });
             }

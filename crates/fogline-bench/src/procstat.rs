@@ -76,7 +76,7 @@ fn lo_bytes() -> Option<u64> {
     parse_lo_bytes(&std::fs::read_to_string("/proc/net/dev").ok()?)
 }
 
-fn ticks_per_second() -> u64 {
+pub(crate) fn ticks_per_second() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 {

@@ -270,6 +270,29 @@ fn partial_note(sums: &[(CellSpec, Vec<Summary>)], repetitions: u32) -> String {
     }
 }
 
+/// Other work on the machine over all runs that recorded it (see [`crate::quiet`]).
+fn noise_line(results: &[CellResult]) -> Option<String> {
+    let noise: Vec<&crate::quiet::Noise> =
+        results.iter().filter_map(|r| r.noise.as_ref()).collect();
+    if noise.is_empty() {
+        return None;
+    }
+    let spread = |f: fn(&crate::quiet::Noise) -> f64| {
+        let mut v: Vec<f64> = noise.iter().map(|n| f(n)).collect();
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[v.len() - 1])
+    };
+    let (other_mid, other_max) = spread(|n| n.other_cpu_percent);
+    let (steal_mid, steal_max) = spread(|n| n.steal_percent);
+    let redone: u32 = noise.iter().map(|n| n.redone).sum();
+    Some(format!(
+        "other work during the runs: other processes' CPU median {other_mid:.1} % of a core \
+         (max {other_max:.1} %), steal time median {steal_mid:.1} % (max {steal_max:.1} %) \
+         over {} runs; {redone} disturbed runs were discarded and measured again",
+        noise.len()
+    ))
+}
+
 /// The Markdown summary.
 pub fn markdown(report: &RunReport) -> String {
     let m = &report.meta;
@@ -312,6 +335,9 @@ pub fn markdown(report: &RunReport) -> String {
         m.repetitions,
         partial_note(&sums, m.repetitions)
     );
+    if let Some(line) = noise_line(&report.results) {
+        let _ = writeln!(s, "- {line}");
+    }
     if m.scenario.ends_with("-quick") {
         let _ = writeln!(
             s,
@@ -486,6 +512,7 @@ mod tests {
             throughput_msgs: tput,
             throughput_mbps: 0.0,
             server: None,
+            noise: None,
             errors: vec![],
         }
     }
@@ -503,6 +530,41 @@ mod tests {
             resumed: vec![],
             build: Default::default(),
         }
+    }
+
+    #[test]
+    fn the_summary_states_other_work_during_the_runs() {
+        let c = CellSpec::new("c", 22, Rate::Max, Budget::Messages(100));
+        let mut results = vec![
+            result("fogline", &c, 1.0, 1.0, 0),
+            result("nats", &c, 1.0, 1.0, 0),
+            result("redis", &c, 1.0, 1.0, 0),
+        ];
+        let report = |results| RunReport {
+            meta: meta("t", "c", 1),
+            results,
+            skipped: vec![],
+        };
+        assert!(!markdown(&report(results.clone())).contains("other work"));
+        for (r, (other, steal, redone)) in
+            results
+                .iter_mut()
+                .zip([(0.5, 0.0, 0), (2.0, 1.5, 2), (40.0, 9.0, 1)])
+        {
+            r.noise = Some(crate::quiet::Noise {
+                other_cpu_percent: other,
+                steal_percent: steal,
+                redone,
+            });
+        }
+        let md = markdown(&report(results));
+        assert!(
+            md.contains(
+                "other processes' CPU median 2.0 % of a core (max 40.0 %), steal time median \
+                 1.5 % (max 9.0 %) over 3 runs; 3 disturbed runs were discarded"
+            ),
+            "{md}"
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::driver::{Driver, DriverError, Publisher, Subscriber};
 use crate::latency::LatencyRecorder;
 use crate::payload::{self, Encoder, Header, WARMUP_PRODUCER};
 use crate::procstat::Sampler;
+use crate::quiet::Watch;
 
 /// How long subscribers may take to see the first warm-up probe.
 const WARMUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -176,13 +177,22 @@ async fn produce(
                 if spec.producers == 1 {
                     due = start;
                 }
+                let sleep = tokio::time::sleep_until(due);
+                tokio::pin!(sleep);
                 while seq < limit {
                     if let Some(d) = deadline {
                         if due >= d {
                             break;
                         }
                     }
-                    tokio::time::sleep_until(due).await;
+                    sleep.as_mut().await;
+                    due += next_gap(spec.pace, hz, &mut rng);
+                    // Arm the next wake before sending, not after: arming a timer that
+                    // fires before the driver's next wake-up writes tokio's eventfd, and
+                    // after a send that writes its socket at once (fogline's direct
+                    // write) that write and the wasted epoll_wait it causes would fall
+                    // inside the latency being measured.
+                    sleep.as_mut().reset(due);
                     let m = enc.encode(Header {
                         producer: id,
                         seq,
@@ -191,7 +201,6 @@ async fn produce(
                     p.send(m).await?;
                     p.flush().await?;
                     seq += 1;
-                    due += next_gap(spec.pace, hz, &mut rng);
                 }
             }
         }
@@ -289,6 +298,7 @@ pub async fn run_cell(
     }
 
     let sampler = server_pid.map(|pid| Sampler::start(pid, Duration::from_millis(100)));
+    let watch = Watch::start(server_pid);
     let start = tokio::time::Instant::now();
     let start_ns = now_ns();
     let handles: Vec<_> = pubs
@@ -352,6 +362,7 @@ pub async fn run_cell(
         }
     }
     let server = sampler.map(Sampler::finish);
+    let noise = watch.as_ref().and_then(Watch::finish);
     let send_seconds = (send_end_ns.saturating_sub(start_ns)) as f64 / 1e9;
     let (elapsed_seconds, delivered) = if nsubs == 0 {
         (send_seconds, sent)
@@ -378,6 +389,7 @@ pub async fn run_cell(
         throughput_msgs,
         throughput_mbps: throughput_msgs * wire as f64 / 1e6,
         server,
+        noise,
         errors,
     })
 }

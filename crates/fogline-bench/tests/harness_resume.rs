@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use fogline_bench::cell::{Budget, CellSpec, Rate};
-use fogline_bench::driver::Durability;
 use fogline_bench::harness::{self, HarnessOptions, RunReport, Skipped};
-use fogline_bench::peers::PeerEnv;
 use fogline_bench::report;
 use fogline_bench::scenario::Scenario;
 use fogline_bench::System;
+
+mod common;
 
 fn scenario() -> Scenario {
     let cell = |label: &str, size| {
@@ -17,32 +17,19 @@ fn scenario() -> Scenario {
         s.straggler_timeout = Duration::from_millis(200);
         s
     };
-    Scenario {
-        name: "resume-test".into(),
-        source: "test",
-        cells: vec![cell("small", 64), cell("large", 4096)],
-        repetitions: 2,
-        durability: Durability::Volatile,
-        systems: vec![System::Memory],
-    }
+    common::scenario(
+        "resume-test",
+        vec![cell("small", 64), cell("large", 4096)],
+        2,
+        System::Memory,
+    )
 }
 
 fn options(dir: &std::path::Path, resume: Option<RunReport>) -> HarnessOptions {
-    HarnessOptions {
-        systems: vec![System::Memory],
-        peers: PeerEnv {
-            scripts: dir.join("no-scripts"),
-            work_dir: dir.join("work"),
-            server_core: None,
-            fogline_exe: None,
-        },
-        command: "test".into(),
-        placement: None,
-        progress: false,
-        resume,
-        checkpoint: Some(dir.join("out")),
-        build: Default::default(),
-    }
+    let mut o = common::options(dir, System::Memory);
+    o.resume = resume;
+    o.checkpoint = Some(dir.join("out"));
+    o
 }
 
 fn runs(r: &RunReport) -> Vec<(String, u32, u64)> {

@@ -6,41 +6,22 @@ use std::path::Path;
 use std::time::Duration;
 
 use fogline_bench::cell::{Budget, CellSpec, Rate};
-use fogline_bench::driver::Durability;
 use fogline_bench::harness::{self, HarnessOptions};
-use fogline_bench::peers::PeerEnv;
 use fogline_bench::scenario::Scenario;
+
+mod common;
 use fogline_bench::System;
 
 fn scenario() -> Scenario {
     let mut cell = CellSpec::new("c", 64, Rate::Max, Budget::Messages(100));
     cell.straggler_timeout = Duration::from_millis(200);
-    Scenario {
-        name: "start-test".into(),
-        source: "test",
-        cells: vec![cell],
-        repetitions: 3,
-        durability: Durability::Volatile,
-        systems: vec![System::Fogline],
-    }
+    common::scenario("start-test", vec![cell], 3, System::Fogline)
 }
 
 fn options(dir: &Path, exe: Option<std::path::PathBuf>) -> HarnessOptions {
-    HarnessOptions {
-        systems: vec![System::Fogline],
-        peers: PeerEnv {
-            scripts: dir.join("no-scripts"),
-            work_dir: dir.join("work"),
-            server_core: None,
-            fogline_exe: exe,
-        },
-        command: "test".into(),
-        placement: None,
-        progress: false,
-        resume: None,
-        checkpoint: None,
-        build: Default::default(),
-    }
+    let mut o = common::options(dir, System::Fogline);
+    o.peers.fogline_exe = exe;
+    o
 }
 
 #[tokio::test]

@@ -15,6 +15,10 @@ use fogline_bench::pin::{self, Placement};
 use fogline_bench::scenario::{self, Overrides};
 use fogline_bench::{report, System};
 
+/// Other work allowed beside a full run, percent of one core: far above this machine's idle
+/// background (about 1 %), far below a build (100 % and more).
+const DEFAULT_MAX_OTHER_CPU: f64 = 10.0;
+
 /// Run a benchmark scenario.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -61,6 +65,11 @@ pub struct BenchArgs {
     /// No progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// Other work allowed beside a run, in percent of one core: the harness waits for a
+    /// quiet machine before each run and measures a disturbed run again (default: 10 for full
+    /// runs, off for --quick; 0 turns it off).
+    #[arg(long, value_name = "PERCENT")]
+    pub max_other_cpu: Option<f64>,
     /// Finish an interrupted run: keep the runs in `--out`'s results.json and measure only
     /// the missing ones (same scenario and options required).
     #[arg(long)]
@@ -273,6 +282,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         resume,
         checkpoint: Some(out.clone()),
         build,
+        max_other_cpu: match args.max_other_cpu {
+            Some(p) if p > 0.0 => Some(p),
+            Some(_) => None,
+            None if args.quick => None,
+            None => Some(DEFAULT_MAX_OTHER_CPU),
+        },
     };
     // Pinned to one core, the load runs on one thread: a second worker there adds no
     // parallelism, only cross-thread wake-ups on every hop between tasks (A/B in

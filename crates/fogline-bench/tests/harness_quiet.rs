@@ -1,0 +1,40 @@
+//! The harness waits out other work on the machine and measures a disturbed run again.
+
+use std::time::Duration;
+
+use fogline_bench::cell::{Budget, CellSpec, Rate};
+use fogline_bench::harness;
+use fogline_bench::System;
+
+mod common;
+
+#[tokio::test]
+async fn a_run_disturbed_by_other_work_is_measured_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cell = CellSpec::new(
+        "paced",
+        64,
+        Rate::Hz(500.0),
+        Budget::Time(Duration::from_secs(3)),
+    );
+    cell.straggler_timeout = Duration::from_millis(200);
+    let scenario = common::scenario("quiet-test", vec![cell], 1, System::Memory);
+    let mut opts = common::options(dir.path(), System::Memory);
+    opts.max_other_cpu = Some(50.0);
+    // Quiet for 1.5 s, so the check before the first attempt passes (one quiet second) and
+    // that attempt starts; then another process keeps a core busy for 4 s, over most of it.
+    let mut busy = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "sleep 1.5; exec timeout 4 sh -c 'while :; do :; done'",
+        ])
+        .spawn()
+        .unwrap();
+    let report = harness::run(&scenario, &opts).await;
+    busy.wait().unwrap();
+    assert_eq!(report.results.len(), 1, "{:?}", report.skipped);
+    let noise = report.results[0].noise.expect("noise is recorded");
+    assert!(noise.redone >= 1, "{noise:?}");
+    assert!(noise.other_cpu_percent < 50.0, "{noise:?}");
+    assert_eq!(report.results[0].delivery.lost, 0);
+}
