@@ -39,10 +39,10 @@ pub struct HarnessOptions {
     pub checkpoint: Option<PathBuf>,
     /// Which binary measures, and from which checkout (see [`Meta::build`]).
     pub build: BuildId,
-    /// Other work allowed beside a run, percent of one core (see [`crate::quiet`]): wait for
-    /// a quiet machine before each run and measure again a run that more disturbed. None:
-    /// measure whatever the machine is doing.
-    pub max_other_cpu: Option<f64>,
+    /// Other work allowed beside a run (see [`crate::quiet`]): wait for a quiet machine
+    /// before each run and measure again a run that more disturbed. None: measure whatever
+    /// the machine is doing (the noise is still recorded).
+    pub quiet: Option<quiet::Limits>,
 }
 
 /// What identifies the code that measured a run.
@@ -249,9 +249,6 @@ fn say(bar: &ProgressBar, msg: String) {
     }
 }
 
-/// How long to wait for other work to stop before measuring anyway.
-const QUIET_GIVE_UP: Duration = Duration::from_secs(15 * 60);
-
 /// The longest a cell may take before it is abandoned.
 fn cell_deadline(c: &crate::cell::CellSpec) -> Duration {
     let send = match (c.budget, c.rate) {
@@ -337,6 +334,7 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
     // hours is shared by all systems instead of landing on whichever ran last, and an
     // interrupted run leaves whole repetitions of every system.
     let mut unavailable: Vec<System> = Vec::new();
+    let mut patience = quiet::PATIENCE;
     for rep in 1..=scenario.repetitions {
         for &system in &opts.systems {
             let cells = scenario.cells.len() as u64;
@@ -421,13 +419,23 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                 let mut redone = 0;
                 let outcome = loop {
                     let label = format!("{system}: {} (run {rep})", cell.label);
-                    if let Some(limit) = opts.max_other_cpu {
-                        quiet::wait_for_quiet(limit, peer.pid, QUIET_GIVE_UP, |other| {
+                    if let Some(limits) = opts.quiet {
+                        let wait = |n: &quiet::Noise| {
                             bar.set_message(format!(
-                                "{label}: waiting for other work to stop ({other:.0} % of a core)"
+                                "{label}: waiting for a quiet machine (other processes {:.0} % \
+                                 of a core, steal {:.0} %)",
+                                n.other_cpu_percent, n.steal_percent
                             ));
-                        })
-                        .await;
+                        };
+                        if quiet::wait_for_quiet(limits, peer.pid, patience, wait).await {
+                            patience = quiet::PATIENCE;
+                        } else {
+                            say(
+                                &bar,
+                                format!("{label}: the machine stays busy; measuring anyway"),
+                            );
+                            patience = Duration::ZERO;
+                        }
                     }
                     bar.set_message(label);
                     topic_seq += 1;
@@ -438,16 +446,15 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                     )
                     .await;
                     if let Ok(Ok(r)) = &mut outcome {
-                        if let Some(n) = r.noise.as_mut() {
+                        if let (Some(n), Some(limits)) = (r.noise.as_mut(), opts.quiet) {
                             n.redone = redone;
-                            let limit = opts.max_other_cpu.unwrap_or(f64::INFINITY);
-                            if n.other_cpu_percent > limit && redone < quiet::MAX_REDO {
+                            if !limits.allow(n) && redone < quiet::MAX_REDO {
                                 say(
                                     &bar,
                                     format!(
-                                    "{system}: {} (run {rep}): other work took {:.0} % of a core \
-                                     (limit {limit:.0} %); measuring it again",
-                                    cell.label, n.other_cpu_percent
+                                    "{system}: {} (run {rep}): other processes took {:.0} % of a \
+                                     core, steal {:.0} %; measuring it again",
+                                    cell.label, n.other_cpu_percent, n.steal_percent
                                 ),
                                 );
                                 redone += 1;

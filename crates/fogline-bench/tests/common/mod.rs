@@ -38,6 +38,6 @@ pub fn options(dir: &Path, system: System) -> HarnessOptions {
         resume: None,
         checkpoint: None,
         build: Default::default(),
-        max_other_cpu: None,
+        quiet: None,
     }
 }
