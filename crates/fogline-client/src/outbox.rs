@@ -530,6 +530,28 @@ mod tests {
         assert_eq!(got, [("alarm".into(), 0, 1), ("bulk".into(), 0, 1)]);
     }
 
+    /// A connection lost while a direct write's rest waits in the carry: the rest is
+    /// dropped (it belongs to the old stream) and the next connection starts with whole
+    /// frames.
+    #[tokio::test]
+    async fn a_lost_connection_drops_the_carry() {
+        let (a, _peer) = tokio::net::UnixStream::pair().unwrap();
+        let (_read, write) = a.into_split();
+        let mut ob = Outbox::default();
+        ob.lend(Arc::new(WriteHalf::from(write)));
+        // Larger than the socket buffers, and the peer reads nothing: a partial write.
+        let big = vec![7u8; 8 << 20];
+        ob.push(&rec("big", &big), false, || 0, 16 << 20).unwrap();
+        assert_eq!(ob.write_now(), Some(false));
+        assert!(!ob.carry.is_empty(), "the rest waits in the carry");
+        ob.lose_connection();
+        assert!(ob.carry.is_empty());
+        assert!(ob.lent.is_none(), "nobody writes to the old socket");
+        assert_eq!(ob.done, ob.appended, "the lost bytes count as done");
+        ob.push(&rec("next", b"x"), false, || 0, 16 << 20).unwrap();
+        assert_eq!(publishes(ob.take().unwrap()), [("next".into(), 0, 1)]);
+    }
+
     #[test]
     fn counters_track_writes_and_drops() {
         let mut ob = Outbox::default();
