@@ -13,6 +13,9 @@
 //! reconnecting are sent after, but a write cut by a dropped connection is
 //! lost); `publish_acked` is at least once when the caller retries on
 //! `Disconnected`; subscriptions are at most once; consumers at least once.
+//! Order: records of one topic and one priority reach the server in the
+//! order they were published, whichever way each was published (high
+//! priority ones go ahead of the rest).
 //!
 //! Reconnect is on by default (`ClientOptions::reconnect`): after a lost
 //! connection the client reconnects with backoff, re-subscribes and

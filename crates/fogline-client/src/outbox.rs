@@ -98,6 +98,14 @@ impl Lane {
         self.sealed.push(batch.buf);
     }
 
+    /// Seals every open frame of `topic`, oldest first.
+    fn seal_topic(&mut self, topic: &str) {
+        while let Some(i) = self.open.iter().position(|b| b.topic == topic) {
+            self.seal(i);
+        }
+        self.last = 0;
+    }
+
     fn drain_into(&mut self, out: &mut Vec<BytesMut>) {
         out.append(&mut self.sealed);
         out.extend(self.open.drain(..).map(|b| b.buf));
@@ -205,11 +213,13 @@ impl Outbox {
                 let mut buf = self.spare.pop().unwrap_or_default();
                 buf.reserve(need);
                 let writer = encode_publish_header(&mut buf, request_id, rec.flags, rec.topic)?;
-                // A full frame of this key, or else the oldest, is sealed.
-                match found {
-                    Some(i) => lane.seal(i),
-                    None if lane.open.len() >= MAX_OPEN => lane.seal(0),
-                    None => {}
+                // Earlier frames of this topic (a full one, or one of the other ack mode) are
+                // sealed, so they are written before this one: records of a topic go out in
+                // the order they were published. Failing that, the oldest frame is sealed.
+                let before = lane.open.len();
+                lane.seal_topic(rec.topic);
+                if lane.open.len() == before && before >= MAX_OPEN {
+                    lane.seal(0);
                 }
                 lane.open.push(Batch {
                     topic: rec.topic.to_string(),
@@ -501,6 +511,45 @@ mod tests {
             got,
             [(t(), 0, 2), (t(), 0, 2), (t(), 0, 1), (t(), 1 << 32, 2)]
         );
+    }
+
+    /// Fire-and-forget and acknowledged records of one topic batch in separate frames, yet
+    /// go out in the order they were published.
+    #[test]
+    fn mixed_ack_modes_keep_a_topics_order() {
+        let mut ob = Outbox::default();
+        let mut id = 0;
+        let mut next = || {
+            id += 1;
+            id
+        };
+        ob.push(&rec("t", b"1"), false, &mut next, 1 << 16).unwrap();
+        ob.push(&rec("u", b"a"), true, &mut next, 1 << 16).unwrap();
+        ob.push(&rec("t", b"2"), true, &mut next, 1 << 16).unwrap();
+        ob.push(&rec("t", b"3"), false, &mut next, 1 << 16).unwrap();
+        ob.push(&rec("u", b"b"), true, &mut next, 1 << 16).unwrap();
+        ob.push(&rec("t", b"4"), false, &mut next, 1 << 16).unwrap();
+        let mut order: std::collections::HashMap<String, Vec<(u64, Vec<u8>)>> = Default::default();
+        for f in frames(ob.take().unwrap()) {
+            if let Frame::Publish {
+                topic,
+                request_id,
+                records,
+                ..
+            } = f
+            {
+                let list = order.entry(topic.to_string()).or_default();
+                list.extend(records.iter().map(|r| (request_id, r.payload.to_vec())));
+            }
+        }
+        let t: Vec<(u64, Vec<u8>)> = vec![
+            (0, b"1".to_vec()),
+            (2, b"2".to_vec()),
+            (0, b"3".to_vec()),
+            (0, b"4".to_vec()),
+        ];
+        assert_eq!(order["t"], t, "one topic, published order");
+        assert_eq!(order["u"], [(1, b"a".to_vec()), (1, b"b".to_vec())]);
     }
 
     #[test]
