@@ -287,6 +287,10 @@ impl Broker {
         self.check_sizes(&batch)?;
         let route = self.route(batch.topic.as_str());
         self.store(&route, &batch)?;
+        // `fsync` streams: acknowledged (and delivered) once durable, by group commit.
+        for stream in &route.streams {
+            stream.durable().await?;
+        }
         let batch = Arc::new(batch);
         for sub in targets(&route, batch.origin) {
             if !self.try_direct(sub, handoff, &batch) {
@@ -342,6 +346,9 @@ impl Broker {
             tokio::task::yield_now().await;
         }
         let stored = self.store(&route, &batch);
+        for stream in &route.streams {
+            stream.flush_soon();
+        }
         for sub in full {
             self.offer(sub, &batch).await;
         }

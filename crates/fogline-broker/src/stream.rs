@@ -9,8 +9,12 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use fogline_log::{Log, LogOptions, LogStats, Record, RecoveryReport};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::Arc;
+
+use fogline_log::{Log, LogError, LogOptions, LogStats, Record, RecoveryReport, SyncJob};
 use parking_lot::Mutex;
+use tokio::sync::Notify;
 
 use crate::batch::Batch;
 use crate::config::{valid_stream_name, BrokerConfig, StorageMode, StreamConfig};
@@ -26,6 +30,15 @@ pub struct Stream {
     log: Mutex<Log>,
     tail: Tail,
     durables: Mutex<Durables>,
+    /// `fsync` storage: appends become durable and visible by group commit
+    /// ([`Stream::durable`]) rather than one `msync` per batch on the caller's thread.
+    group_commit: bool,
+    /// A task is flushing; the others wait for it ([`Stream::durable`]).
+    syncing: AtomicBool,
+    /// A flush finished (or its leader gave up).
+    synced: Notify,
+    /// Flushes done by group commit.
+    flushes: AtomicU64,
 }
 
 #[derive(Default)]
@@ -92,6 +105,10 @@ impl Stream {
                     floors,
                     open: HashSet::new(),
                 }),
+                group_commit: storage == StorageMode::Fsync,
+                syncing: AtomicBool::new(false),
+                synced: Notify::new(),
+                flushes: AtomicU64::new(0),
             },
             report,
         ))
@@ -119,8 +136,9 @@ impl Stream {
             .any(|f| fogline_wire::filter_matches(f, topic))
     }
 
-    /// Appends every record of `batch` and commits them with the stream's
-    /// durability (for `fsync` this syncs before returning).
+    /// Appends every record of `batch` and commits them, except with `fsync`
+    /// storage: there they become durable and visible through [`Stream::durable`]
+    /// or [`Stream::flush_soon`].
     ///
     /// # Errors
     /// [`BrokerError::Storage`] when the log fails; records appended before
@@ -139,11 +157,113 @@ impl Stream {
             log.append(ts, topic, &rec.headers, &rec.payload)
                 .map_err(|e| self.storage_err(e))?;
         }
-        log.commit().map_err(|e| self.storage_err(e))?;
         let next = log.next_offset();
+        if self.group_commit {
+            return Ok(next);
+        }
+        log.commit().map_err(|e| self.storage_err(e))?;
         drop(log);
         self.tail.set(next);
         Ok(next)
+    }
+
+    /// Returns once every record appended before the call is durable and visible; at once
+    /// unless the storage is `fsync`. There one task at a time flushes (`msync` on a blocking
+    /// thread) everything appended before its flush began, and the others wait for it: the
+    /// batches of all publishers that arrive during one flush share the next (group commit),
+    /// and the runtime thread never blocks on the disk.
+    ///
+    /// # Errors
+    /// [`BrokerError::Storage`] when the flush fails; the records stay invisible until a
+    /// later flush succeeds.
+    pub async fn durable(&self) -> Result<(), BrokerError> {
+        if !self.group_commit {
+            return Ok(());
+        }
+        let upto = self.log.lock().next_offset();
+        loop {
+            let notified = self.synced.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.log.lock().committed_offset() >= upto {
+                return Ok(());
+            }
+            if self.try_lead() {
+                self.lead().await?;
+            } else {
+                notified.await;
+            }
+        }
+    }
+
+    /// With `fsync` storage, makes sure a flush will cover what was appended so far, without
+    /// waiting for it (publishers that are not acknowledged).
+    pub fn flush_soon(self: &Arc<Self>) {
+        if self.group_commit && !self.syncing.load(SeqCst) {
+            let stream = self.clone();
+            tokio::spawn(async move {
+                if stream.try_lead() {
+                    if let Err(e) = stream.lead().await {
+                        tracing::warn!(error = %e, "flushing unacknowledged records failed");
+                    }
+                }
+            });
+        }
+    }
+
+    fn try_lead(&self) -> bool {
+        self.syncing
+            .compare_exchange(false, true, SeqCst, SeqCst)
+            .is_ok()
+    }
+
+    /// Flushes until nothing appended is left unflushed; called by the task that set
+    /// `syncing`. After letting go it looks once more: a record appended after its last
+    /// look, by a task that saw `syncing` still set, would otherwise wait for the next flush
+    /// that somebody else starts.
+    async fn lead(&self) -> Result<(), BrokerError> {
+        let mut leader = Leader {
+            stream: self,
+            active: true,
+        };
+        loop {
+            let job = self.log.lock().sync_job();
+            if let Some(job) = job {
+                self.flush(job).await?;
+                self.synced.notify_waiters();
+                continue;
+            }
+            leader.release();
+            let more = self.log.lock().sync_job().is_some();
+            if !more || !self.try_lead() {
+                return Ok(());
+            }
+            leader.active = true;
+        }
+    }
+
+    async fn flush(&self, job: SyncJob) -> Result<(), BrokerError> {
+        let (job, result) = tokio::task::spawn_blocking(move || {
+            let r = job.run();
+            (job, r)
+        })
+        .await
+        .map_err(|e| {
+            self.storage_err(LogError::Io {
+                op: "msync",
+                path: self.dir.clone().unwrap_or_default(),
+                source: std::io::Error::other(e),
+            })
+        })?;
+        result.map_err(|e| self.storage_err(e))?;
+        self.flushes.fetch_add(1, Relaxed);
+        let next = {
+            let mut log = self.log.lock();
+            log.finish_sync(&job);
+            log.committed_offset()
+        };
+        self.tail.set(next);
+        Ok(())
     }
 
     /// Reads up to `max_records` records from offset `from` (or the first retained one).
@@ -181,6 +301,12 @@ impl Stream {
     /// Counters of the underlying log.
     pub fn stats(&self) -> LogStats {
         self.log.lock().stats()
+    }
+
+    /// Flushes made by group commit (`fsync` storage; each covers every batch appended
+    /// before it began).
+    pub fn flushes(&self) -> u64 {
+        self.flushes.load(Relaxed)
     }
 
     /// Number of durable consumers currently open.
@@ -234,6 +360,29 @@ impl Stream {
             stream: self.name.clone(),
             source,
         }
+    }
+}
+
+/// The flushing task's hold on `syncing`: let go when it is done, fails, or is dropped (a
+/// closed connection), so that a waiter takes over.
+struct Leader<'a> {
+    stream: &'a Stream,
+    active: bool,
+}
+
+impl Leader<'_> {
+    fn release(&mut self) {
+        if self.active {
+            self.active = false;
+            self.stream.syncing.store(false, SeqCst);
+            self.stream.synced.notify_waiters();
+        }
+    }
+}
+
+impl Drop for Leader<'_> {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 

@@ -10,7 +10,10 @@
 //!   appended since the previous commit before making them visible. Fsync policy: every commit
 //!   (one per acknowledged batch) is durable before it returns; creating a segment fsyncs the
 //!   preallocated file and the directory; sealing fsyncs the truncated file, the index file and
-//!   the directory. A record acknowledged after `commit` survives power loss.
+//!   the directory. A record acknowledged after `commit` survives power loss. For group
+//!   commit, [`Log::sync_job`] hands out the same flush to run on another thread while appends
+//!   go on; [`Log::finish_sync`] then makes what it flushed visible (the broker's streams do
+//!   this, so one `msync` serves every batch appended before it began).
 //!
 //! # Appending and reading
 //!
@@ -99,6 +102,7 @@ pub use format::Damage;
 pub use log::{now_micros, Log, LogStats, RetentionReport};
 pub use options::{LogOptions, Record, Storage};
 pub use recovery::{RecoveryReport, Truncation};
+pub use segment::SyncJob;
 pub use verify::{verify, IndexStatus, SegmentReport, StreamReport, VerifyReport};
 
 /// Size of a record's fixed fields; a record's encoded size is this plus topic, headers and

@@ -3,7 +3,7 @@
 use crate::buf::MapBuf;
 use crate::format::{encoded_len, RECORD_HEADER};
 use crate::recovery::{open_dir, OpenParams, RecoveryReport};
-use crate::segment::{create_file, Backing, Limits, Segment, Spare};
+use crate::segment::{create_file, Backing, Limits, Segment, Spare, SyncJob};
 use crate::{LogError, LogOptions, Record, Storage};
 use serde::Serialize;
 use std::fmt;
@@ -226,6 +226,19 @@ impl Log {
     /// `Io` when the flush fails; the records then stay invisible.
     pub fn commit(&mut self) -> Result<(), LogError> {
         self.active().commit()
+    }
+
+    /// With `fsync` storage, the flush that makes everything appended so far durable, to run
+    /// on another thread while appends go on (group commit): run it, then pass it to
+    /// [`finish_sync`](Log::finish_sync). None with nothing to flush, or with other storage
+    /// (use [`commit`](Log::commit)).
+    pub fn sync_job(&self) -> Option<SyncJob> {
+        self.segments[self.segments.len() - 1].sync_job()
+    }
+
+    /// Makes the records a successful [`SyncJob`] flushed visible.
+    pub fn finish_sync(&mut self, job: &SyncJob) {
+        self.active().finish_sync(job);
     }
 
     /// Committed records from offset `from` (raised to `first_offset()`), at most `max_records`

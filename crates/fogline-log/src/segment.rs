@@ -89,6 +89,38 @@ pub struct Segment {
     dirty: usize,
 }
 
+/// A flush of `[start, end)` of one segment's mapping, made by the log and run by anyone
+/// (another thread), so one `msync` makes the records of many batches durable while the log
+/// keeps taking appends: group commit. Records become visible only with
+/// [`Log::finish_sync`](crate::Log::finish_sync).
+#[derive(Debug)]
+pub struct SyncJob {
+    buf: Arc<MapBuf>,
+    path: PathBuf,
+    base: u64,
+    start: usize,
+    end: usize,
+    count: u64,
+}
+
+impl SyncJob {
+    /// Flushes the range to stable storage (`msync(MS_SYNC)`).
+    ///
+    /// # Errors
+    /// `Io` when the flush fails: the records stay invisible, and the next job covers them
+    /// again.
+    pub fn run(&self) -> Result<(), LogError> {
+        self.buf
+            .flush(self.start, self.end)
+            .map_err(LogError::io("msync", &self.path))
+    }
+
+    /// The offset after the last record the job makes durable.
+    pub fn end_offset(&self) -> u64 {
+        self.base + self.count
+    }
+}
+
 /// The mapping of a dropped memory segment, kept for the next one: reusing it spares the
 /// page faults of a fresh mapping and the unmapping of the old one.
 #[derive(Debug)]
@@ -249,6 +281,32 @@ impl Segment {
         self.visible_pos = self.write_pos;
         self.visible_count = self.count;
         Ok(())
+    }
+
+    /// With `fsync` storage: the flush that would make the records appended so far durable,
+    /// to run without the log (see [`SyncJob`]). None when there is nothing to flush.
+    pub fn sync_job(&self) -> Option<SyncJob> {
+        (self.backing.fsync && self.write_pos > self.synced_pos).then(|| SyncJob {
+            buf: self.buf.clone(),
+            path: self.log_file().unwrap_or_default(),
+            base: self.base,
+            start: self.synced_pos,
+            end: self.write_pos,
+            count: self.count,
+        })
+    }
+
+    /// A finished [`SyncJob`] of this segment: its records are durable, so they become
+    /// visible. A job of an earlier segment is ignored (sealing committed all of it).
+    pub fn finish_sync(&mut self, job: &SyncJob) {
+        if job.base != self.base || job.end <= self.synced_pos {
+            return;
+        }
+        self.synced_pos = job.end;
+        if job.end > self.visible_pos {
+            self.visible_pos = job.end;
+            self.visible_count = job.count;
+        }
     }
 
     /// Commits, then makes the segment read-only: the file is cut to its data and its index is

@@ -42,6 +42,74 @@ fn records_are_visible_only_after_commit() {
     assert_eq!(log.committed_offset(), 1);
 }
 
+/// Group commit: a sync job flushes what was appended when it was made, on another thread,
+/// while appends go on; only what it flushed becomes visible.
+#[test]
+fn sync_jobs_make_what_they_flushed_visible() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = Log::open(file_opts(dir.path(), Storage::Fsync, 1 << 20)).unwrap();
+    assert!(log.sync_job().is_none(), "nothing appended");
+    for i in 0..3 {
+        log.append(1, b"t", b"", &[i]).unwrap();
+    }
+    let job = log.sync_job().unwrap();
+    assert_eq!(job.end_offset(), 3);
+    log.append(1, b"t", b"", b"later").unwrap();
+    let job = std::thread::spawn(move || {
+        job.run().unwrap();
+        job
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        log.committed_offset(),
+        0,
+        "nothing visible before the job finishes"
+    );
+    log.finish_sync(&job);
+    assert_eq!(
+        log.committed_offset(),
+        3,
+        "the later record is not flushed yet"
+    );
+    assert_eq!(read_all(&log).len(), 3);
+    let rest = log.sync_job().unwrap();
+    assert_eq!(rest.end_offset(), 4);
+    rest.run().unwrap();
+    log.finish_sync(&rest);
+    log.finish_sync(&job); // a stale job changes nothing
+    assert_eq!(log.committed_offset(), 4);
+    assert!(log.sync_job().is_none());
+    // After a restart, everything flushed is there.
+    drop(log);
+    let (log, _) = Log::open(file_opts(dir.path(), Storage::Fsync, 1 << 20)).unwrap();
+    assert_eq!(read_all(&log).len(), 4);
+}
+
+/// A job made before the segment rolled is ignored: sealing committed the whole segment.
+#[test]
+fn a_sync_job_of_a_sealed_segment_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = Log::open(file_opts(dir.path(), Storage::Fsync, 512)).unwrap();
+    log.append(1, b"t", b"", &[0; 100]).unwrap();
+    let job = log.sync_job().unwrap();
+    for _ in 0..10 {
+        log.append(1, b"t", b"", &[0; 100]).unwrap();
+    }
+    assert!(log.stats().segments > 1);
+    let sealed_through = log.committed_offset();
+    assert!(sealed_through >= 1, "sealing committed the first segment");
+    job.run().unwrap();
+    log.finish_sync(&job);
+    assert_eq!(log.committed_offset(), sealed_through);
+    for storage in [Storage::Memory, Storage::Mmap] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, _) = Log::open(file_opts(dir.path(), storage, 512)).unwrap();
+        log.append(1, b"t", b"", b"x").unwrap();
+        assert!(log.sync_job().is_none(), "{storage}: commit() is enough");
+    }
+}
+
 #[test]
 fn read_limits_and_start() {
     let mut log = memory(512);
