@@ -448,7 +448,7 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                     if let Ok(Ok(r)) = &mut outcome {
                         if let (Some(n), Some(limits)) = (r.noise.as_mut(), opts.quiet) {
                             n.redone = redone;
-                            if !limits.allow(n) && redone < quiet::MAX_REDO {
+                            if !limits.allow(n) && redone < quiet::MAX_REDO && !patience.is_zero() {
                                 say(
                                     &bar,
                                     format!(

@@ -26,13 +26,11 @@ async fn a_run_disturbed_by_other_work_is_measured_again() {
         // Steal is another guest's doing: a test cannot rely on there being none.
         steal_percent: f64::INFINITY,
     });
-    // Quiet for 1.5 s, so the check before the first attempt passes (one quiet second) and
-    // that attempt starts; then another process keeps a core busy for 4 s, over most of it.
+    // Quiet for 4 s, so the check before the first attempt passes (one quiet 3-second
+    // window) and that attempt starts; then another process keeps a core busy for 4 s, over
+    // most of it.
     let mut busy = std::process::Command::new("sh")
-        .args([
-            "-c",
-            "sleep 1.5; exec timeout 4 sh -c 'while :; do :; done'",
-        ])
+        .args(["-c", "sleep 4; exec timeout 4 sh -c 'while :; do :; done'"])
         .spawn()
         .unwrap();
     let report = harness::run(&scenario, &opts).await;
