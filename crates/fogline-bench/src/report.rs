@@ -81,6 +81,9 @@ pub struct Summary {
     pub rss_mib: Option<f64>,
     /// Server disk bytes written (median).
     pub disk_bytes: Option<u64>,
+    /// Largest other-processes CPU (percent of a core) and steal (percent) seen in a run of
+    /// this cell (see [`crate::quiet`]), if recorded.
+    pub noise_max: Option<(f64, f64)>,
     /// First error seen, if any.
     pub error: Option<String>,
 }
@@ -161,6 +164,10 @@ pub fn summarise(results: &[CellResult]) -> Vec<(CellSpec, Vec<Summary>)> {
                             .map(|b| b as f64)
                             .reduce(f64::max)
                             .map(|b| b as u64),
+                        noise_max: rs.iter().filter_map(|r| r.noise).fold(None, |m, n| {
+                            let (o, s) = m.unwrap_or((0.0, 0.0));
+                            Some((o.max(n.other_cpu_percent), s.max(n.steal_percent)))
+                        }),
                         error: rs.iter().find_map(|r| r.errors.first().cloned()),
                     }
                 })
@@ -348,8 +355,8 @@ pub fn markdown(report: &RunReport) -> String {
         ratio_table(&mut s, &ratios(&sums, subject), subject);
     }
     let _ = writeln!(s, "\n## Results\n");
-    let _ = writeln!(s, "| cell | system | msg/s | MB/s | p50 us | p99 us | loss % | dup | reord | server CPU % | server RSS MiB | disk MB | note |");
-    let _ = writeln!(s, "|{}", " --- |".repeat(13));
+    let _ = writeln!(s, "| cell | system | msg/s | MB/s | p50 us | p99 us | loss % | dup | reord | server CPU % | server RSS MiB | disk MB | other CPU / steal % (max) | note |");
+    let _ = writeln!(s, "|{}", " --- |".repeat(14));
     for (spec, list) in &sums {
         for x in list {
             let opt = |v: Option<f64>| v.map_or("-".into(), num);
@@ -364,7 +371,7 @@ pub fn markdown(report: &RunReport) -> String {
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} |",
                 spec.label,
                 x.system,
                 num(x.throughput_msgs),
@@ -377,6 +384,8 @@ pub fn markdown(report: &RunReport) -> String {
                 opt(x.cpu_pct),
                 opt(x.rss_mib),
                 opt(x.disk_bytes.map(|b| b as f64 / 1e6)),
+                x.noise_max
+                    .map_or("-".into(), |(o, st)| format!("{o:.0} / {st:.1}")),
                 x.error.as_deref().map_or(String::new(), |e| e
                     .replace('|', "/")
                     .chars()
@@ -565,6 +574,9 @@ mod tests {
             ),
             "{md}"
         );
+        // Each system's row names the worst run of its cell.
+        let redis_row = md.lines().find(|l| l.starts_with("| c | redis |")).unwrap();
+        assert!(redis_row.ends_with("| 40 / 9.0 |  |"), "{redis_row}");
     }
 
     #[test]
