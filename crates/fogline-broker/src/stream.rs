@@ -33,12 +33,16 @@ pub struct Stream {
     /// `fsync` storage: appends become durable and visible by group commit
     /// ([`Stream::durable`]) rather than one `msync` per batch on the caller's thread.
     group_commit: bool,
-    /// A task is flushing; the others wait for it ([`Stream::durable`]).
+    /// The flusher task runs ([`Stream::flush_soon`]).
     syncing: AtomicBool,
-    /// A flush finished (or its leader gave up).
+    /// A flush finished, or the flusher stopped.
     synced: Notify,
     /// Flushes done by group commit.
     flushes: AtomicU64,
+    /// Failed flushes, the end offset of the last one's records, and its error.
+    failures: AtomicU64,
+    failed_end: AtomicU64,
+    failure: Mutex<String>,
 }
 
 #[derive(Default)]
@@ -109,6 +113,9 @@ impl Stream {
                 syncing: AtomicBool::new(false),
                 synced: Notify::new(),
                 flushes: AtomicU64::new(0),
+                failures: AtomicU64::new(0),
+                failed_end: AtomicU64::new(0),
+                failure: Mutex::new(String::new()),
             },
             report,
         ))
@@ -159,6 +166,10 @@ impl Stream {
         }
         let next = log.next_offset();
         if self.group_commit {
+            // A segment roll sealed (and so committed) what came before it.
+            let committed = log.committed_offset();
+            drop(log);
+            self.tail.set(committed);
             return Ok(next);
         }
         log.commit().map_err(|e| self.storage_err(e))?;
@@ -168,19 +179,23 @@ impl Stream {
     }
 
     /// Returns once every record appended before the call is durable and visible; at once
-    /// unless the storage is `fsync`. There one task at a time flushes (`msync` on a blocking
-    /// thread) everything appended before its flush began, and the others wait for it: the
-    /// batches of all publishers that arrive during one flush share the next (group commit),
-    /// and the runtime thread never blocks on the disk.
+    /// unless the storage is `fsync`. There a single flusher task per stream
+    /// ([`Stream::flush_soon`]) runs `msync` on a blocking thread over everything appended
+    /// before each flush began, and the publishers wait for it: the batches of all publishers
+    /// that arrive during one flush share the next (group commit). No publisher's task runs
+    /// flushes for others, so none is held up by a steady stream of later appends.
     ///
     /// # Errors
-    /// [`BrokerError::Storage`] when the flush fails; the records stay invisible until a
-    /// later flush succeeds.
-    pub async fn durable(&self) -> Result<(), BrokerError> {
+    /// [`BrokerError::Storage`] when a flush that covered these records failed; they stay
+    /// invisible until a later flush succeeds (and may then be stored twice if the publisher
+    /// retries: at least once).
+    pub async fn durable(self: &Arc<Self>) -> Result<(), BrokerError> {
         if !self.group_commit {
             return Ok(());
         }
         let upto = self.log.lock().next_offset();
+        let failures = self.failures.load(SeqCst);
+        self.flush_soon();
         loop {
             let notified = self.synced.notified();
             tokio::pin!(notified);
@@ -188,26 +203,27 @@ impl Stream {
             if self.log.lock().committed_offset() >= upto {
                 return Ok(());
             }
-            if self.try_lead() {
-                self.lead().await?;
-            } else {
-                notified.await;
+            if self.failures.load(SeqCst) != failures && self.failed_end.load(SeqCst) >= upto {
+                let msg = self.failure.lock().clone();
+                return Err(self.storage_err(LogError::Io {
+                    op: "msync",
+                    path: self.dir.clone().unwrap_or_default(),
+                    source: std::io::Error::other(msg),
+                }));
             }
+            // A flusher that stopped on an error before reaching these records: start another.
+            self.flush_soon();
+            notified.await;
         }
     }
 
-    /// With `fsync` storage, makes sure a flush will cover what was appended so far, without
-    /// waiting for it (publishers that are not acknowledged).
+    /// With `fsync` storage, makes sure a flush will cover what was appended so far: starts
+    /// the stream's flusher task unless it runs (it then covers it). Fire-and-forget
+    /// publishers call only this.
     pub fn flush_soon(self: &Arc<Self>) {
-        if self.group_commit && !self.syncing.load(SeqCst) {
+        if self.group_commit && !self.syncing.load(SeqCst) && self.try_lead() {
             let stream = self.clone();
-            tokio::spawn(async move {
-                if stream.try_lead() {
-                    if let Err(e) = stream.lead().await {
-                        tracing::warn!(error = %e, "flushing unacknowledged records failed");
-                    }
-                }
-            });
+            tokio::spawn(async move { stream.flusher().await });
         }
     }
 
@@ -217,28 +233,30 @@ impl Stream {
             .is_ok()
     }
 
-    /// Flushes until nothing appended is left unflushed; called by the task that set
-    /// `syncing`. After letting go it looks once more: a record appended after its last
-    /// look, by a task that saw `syncing` still set, would otherwise wait for the next flush
-    /// that somebody else starts.
-    async fn lead(&self) -> Result<(), BrokerError> {
-        let mut leader = Leader {
-            stream: self,
-            active: true,
-        };
+    /// The flusher: flushes until nothing appended is left unflushed, or a flush fails. After
+    /// letting go of `syncing` it looks once more: a record appended after its last look, by
+    /// a task that saw `syncing` still set, would otherwise wait for the next publish.
+    async fn flusher(self: Arc<Self>) {
         loop {
-            let job = self.log.lock().sync_job();
-            if let Some(job) = job {
-                self.flush(job).await?;
+            let failed = loop {
+                let job = self.log.lock().sync_job();
+                let Some(job) = job else { break false };
+                let end = job.end_offset();
+                if let Err(e) = self.flush(job).await {
+                    tracing::warn!(stream = %self.name, error = %e, "flush failed");
+                    *self.failure.lock() = e.to_string();
+                    self.failed_end.store(end, SeqCst);
+                    self.failures.fetch_add(1, SeqCst);
+                    break true;
+                }
                 self.synced.notify_waiters();
-                continue;
+            };
+            self.syncing.store(false, SeqCst);
+            self.synced.notify_waiters();
+            // After a failure the next publish (or a waiter) starts the next attempt.
+            if failed || self.log.lock().sync_job().is_none() || !self.try_lead() {
+                return;
             }
-            leader.release();
-            let more = self.log.lock().sync_job().is_some();
-            if !more || !self.try_lead() {
-                return Ok(());
-            }
-            leader.active = true;
         }
     }
 
@@ -287,10 +305,11 @@ impl Stream {
         self.log.lock().offset_for_time(timestamp)
     }
 
-    /// Oldest retained and next offsets.
+    /// The oldest retained offset, and the end of what reads see (with `fsync` storage,
+    /// records not flushed yet are past it).
     pub fn bounds(&self) -> (u64, u64) {
         let log = self.log.lock();
-        (log.first_offset(), log.next_offset())
+        (log.first_offset(), log.committed_offset())
     }
 
     /// Returns once records past `cursor` are committed (at once if they are).
@@ -360,29 +379,6 @@ impl Stream {
             stream: self.name.clone(),
             source,
         }
-    }
-}
-
-/// The flushing task's hold on `syncing`: let go when it is done, fails, or is dropped (a
-/// closed connection), so that a waiter takes over.
-struct Leader<'a> {
-    stream: &'a Stream,
-    active: bool,
-}
-
-impl Leader<'_> {
-    fn release(&mut self) {
-        if self.active {
-            self.active = false;
-            self.stream.syncing.store(false, SeqCst);
-            self.stream.synced.notify_waiters();
-        }
-    }
-}
-
-impl Drop for Leader<'_> {
-    fn drop(&mut self) {
-        self.release();
     }
 }
 

@@ -31,9 +31,10 @@ impl Tail {
         }
     }
 
-    /// Moves the tail to `next` and wakes the waiters, if any.
+    /// Moves the tail forward to `next` (never back: appends on other threads may report
+    /// out of order) and wakes the waiters, if any.
     pub fn set(&self, next: u64) {
-        self.next.store(next, SeqCst);
+        self.next.fetch_max(next, SeqCst);
         if self.waiters.load(SeqCst) > 0 {
             self.notify.notify_waiters();
         }

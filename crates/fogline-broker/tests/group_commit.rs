@@ -107,3 +107,88 @@ async fn unacked_publishes_are_flushed_without_a_waiter() {
         .expect("all 20 records became visible");
     assert!(stream.flushes() >= 1);
 }
+
+/// Two publishers that keep publishing acknowledged batches until both have had 20
+/// acknowledged: each append lands during the other's wait, so a publisher whose task flushed
+/// for everybody would never get back to its own loop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acked_publishers_under_steady_load_all_make_progress() {
+    use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = fsync_broker(dir.path());
+    let done = std::sync::Arc::new(AtomicU32::new(0));
+    let publishers: Vec<_> = (0..2u32)
+        .map(|p| {
+            let (b, done) = (broker.clone(), done.clone());
+            tokio::spawn(async move {
+                let mut n = 0u32;
+                while done.load(SeqCst) < 2 {
+                    let one = batch(&b, &(p << 24 | n).to_le_bytes());
+                    b.publish(one, Handoff::Queue).await.unwrap();
+                    n += 1;
+                    if n == 20 {
+                        done.fetch_add(1, SeqCst);
+                    }
+                }
+                n
+            })
+        })
+        .collect();
+    let all = async {
+        let mut total = 0;
+        for p in publishers {
+            total += p.await.unwrap();
+        }
+        total
+    };
+    let total = tokio::time::timeout(Duration::from_secs(20), all)
+        .await
+        .expect("both publishers got 20 acknowledgements");
+    let stream = broker.stream("default").unwrap();
+    assert_eq!(
+        stream.read(0, usize::MAX, usize::MAX).unwrap().len(),
+        total as usize
+    );
+}
+
+/// An acknowledged publish returns while fire-and-forget batches keep arriving, and those
+/// all become visible.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acked_publish_returns_among_steady_unacked_ones() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = fsync_broker(dir.path());
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let load = {
+        let (b, stop) = (broker.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut n = 0u32;
+            while !stop.load(Relaxed) {
+                b.publish_unacked(batch(&b, &n.to_le_bytes()), Handoff::Queue)
+                    .await
+                    .unwrap();
+                n += 1;
+                tokio::task::yield_now().await;
+            }
+            n
+        })
+    };
+    for i in 0..20u32 {
+        let one = batch(&broker, &i.to_le_bytes());
+        tokio::time::timeout(Duration::from_secs(10), broker.publish(one, Handoff::Queue))
+            .await
+            .expect("the acked publish returned")
+            .unwrap();
+    }
+    stop.store(true, Relaxed);
+    let unacked = load.await.unwrap() as usize;
+    let stream = broker.stream("default").unwrap().clone();
+    let all = async {
+        while stream.read(0, usize::MAX, usize::MAX).unwrap().len() < 20 + unacked {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), all)
+        .await
+        .expect("every record became visible");
+}

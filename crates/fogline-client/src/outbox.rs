@@ -2,9 +2,11 @@
 //!
 //! Publishers encode records straight into open Publish frames (no
 //! per-record allocation, no channel send). Each priority lane keeps up to
-//! `MAX_OPEN` frames open, one per (topic, flags, ack mode): a record joins
-//! the open frame of its key (the `RecordBlockWriter` keeps it valid after
-//! every record) until the frame reaches the batch cap and is sealed. The
+//! `MAX_OPEN` frames open, at most one per topic: a record joins the open
+//! frame of its topic if flags and ack mode match (the `RecordBlockWriter`
+//! keeps it valid after every record) until the frame reaches the batch cap
+//! and is sealed; otherwise the topic's open frame is sealed first, so a
+//! topic's records keep their order. The
 //! writer task takes everything whenever it is free, so batches grow only
 //! while the socket is busy: at low rates each record leaves at once, at
 //! high rates frames fill up to the cap, also when topics interleave.
