@@ -93,6 +93,15 @@ mod tests {
         assert_eq!(t.waiters.load(SeqCst), 0);
     }
 
+    /// Appends on two threads may report their ends out of order: the tail keeps the larger.
+    #[test]
+    fn the_tail_never_moves_back() {
+        let t = Tail::new(0);
+        t.set(9);
+        t.set(7);
+        assert_eq!(t.next.load(SeqCst), 9);
+    }
+
     #[tokio::test]
     async fn a_timed_out_waiter_is_uncounted() {
         let t = Tail::new(0);
