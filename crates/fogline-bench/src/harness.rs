@@ -417,6 +417,8 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                     },
                 };
                 let mut redone = 0;
+                // The last disturbed measurement, kept in case a repeat fails.
+                let mut disturbed: Option<CellResult> = None;
                 let outcome = loop {
                     let label = format!("{system}: {} (run {rep})", cell.label);
                     if let Some(limits) = opts.quiet {
@@ -458,11 +460,25 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                                 ),
                                 );
                                 redone += 1;
+                                disturbed = Some(r.clone());
                                 continue;
                             }
                         }
                     }
-                    break outcome;
+                    break match (outcome, disturbed.take()) {
+                        (Ok(Ok(r)), _) => Ok(Ok(r)),
+                        (failed, Some(mut earlier)) => {
+                            let why = match failed {
+                                Ok(Err(e)) => e.to_string(),
+                                _ => "it hung".into(),
+                            };
+                            earlier
+                                .errors
+                                .push(format!("a repeat of this disturbed run failed: {why}"));
+                            Ok(Ok(earlier))
+                        }
+                        (failed, None) => failed,
+                    };
                 };
                 match outcome {
                     Ok(Ok(r)) => results.push(r),
