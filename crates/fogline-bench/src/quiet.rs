@@ -36,7 +36,7 @@ pub const MAX_REDO: u32 = 10;
 pub const QUIET_WINDOW: Duration = Duration::from_secs(3);
 
 /// How long to wait for a quiet machine before measuring anyway.
-pub const PATIENCE: Duration = Duration::from_secs(5 * 60);
+pub const PATIENCE: Duration = Duration::from_secs(30 * 60);
 
 /// How much other work a run tolerates.
 #[derive(Debug, Clone, Copy, PartialEq)]
