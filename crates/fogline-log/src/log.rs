@@ -188,14 +188,13 @@ impl Log {
         let active = self.active();
         let base = active.next_offset();
         let reuse = active.count == 0;
-        if reuse {
-            // An empty active segment is replaced, not sealed (sealed segments are never
-            // empty). Its file is truncated and resized in place, never removed, so a crash
-            // here cannot leave a directory without the segment that carries the next offset.
-            self.segments.pop();
-        } else {
+        if !reuse {
             active.seal()?;
         }
+        // An empty active segment is replaced, not sealed (sealed segments are never empty):
+        // its successor is created first (a new file renamed over it), so a failure leaves
+        // it in place and a crash cannot leave a directory without the segment that carries
+        // the next offset.
         let seg = match (&self.opts.storage, &self.opts.dir) {
             (Storage::Memory, _) | (_, None) => match self.spare.take() {
                 Some(spare) if spare.len() == cap => {
@@ -212,6 +211,9 @@ impl Log {
             },
             (storage, Some(dir)) => create_file(dir, base, cap, *storage == Storage::Fsync)?,
         };
+        if reuse {
+            self.segments.pop();
+        }
         self.segments.push(seg);
         if !reuse {
             self.enforce_retention(now_micros())?;

@@ -105,7 +105,7 @@ pub fn list_segments(dir: &Path) -> Result<(Vec<u64>, Vec<PathBuf>), LogError> {
         let entry = entry.map_err(LogError::io("read directory", dir))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if name.ends_with(".idx.tmp") {
+        if name.ends_with(".idx.tmp") || name.ends_with(".log.tmp") {
             temps.push(entry.path());
         } else if let Some(stem) = name.strip_suffix(".log") {
             if stem.len() == 20 && stem.bytes().all(|b| b.is_ascii_digit()) {

@@ -110,6 +110,35 @@ fn a_sync_job_of_a_sealed_segment_is_ignored() {
     }
 }
 
+/// The first record does not fit the empty first segment, and its larger replacement cannot
+/// be created (here the directory is gone; a full disk does the same): the append fails with
+/// an error, the log keeps its segment and works again once the disk does.
+#[test]
+fn a_failed_replacement_of_the_empty_segment_keeps_the_log_usable() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("s");
+    let (mut log, _) = Log::open(file_opts(&dir, Storage::Mmap, 1024)).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let big = vec![5u8; 4000];
+    assert!(matches!(
+        log.append(1, b"t", b"", &big),
+        Err(LogError::Io { .. })
+    ));
+    assert_eq!(log.next_offset(), 0);
+    std::fs::create_dir(&dir).unwrap();
+    assert_eq!(log.append(1, b"t", b"", &big).unwrap(), 0);
+    log.commit().unwrap();
+    let got = read_all(&log);
+    assert_eq!(got.len(), 1);
+    assert_eq!(&got[0].payload[..], &big[..]);
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
 #[test]
 fn read_limits_and_start() {
     let mut log = memory(512);

@@ -380,3 +380,22 @@ proptest! {
         }
     }
 }
+
+/// A segment file left half-made by a crash during its creation (`BASE.log.tmp`) is removed
+/// on open and reported; the log's records are untouched.
+#[test]
+fn a_half_made_segment_file_is_removed_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = file_opts(dir.path(), Storage::Mmap, 1 << 20);
+    {
+        let (mut log, _) = Log::open(opts.clone()).unwrap();
+        log.append(1, b"t", b"", b"kept").unwrap();
+        log.commit().unwrap();
+    }
+    let tmp = dir.path().join("00000000000000000001.log.tmp");
+    fs::write(&tmp, vec![0u8; 4096]).unwrap();
+    let (log, report) = Log::open(opts).unwrap();
+    assert!(!tmp.exists());
+    assert_eq!(report.removed, vec![tmp]);
+    assert_eq!(log.next_offset(), 1);
+}
