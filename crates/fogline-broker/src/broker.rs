@@ -270,8 +270,10 @@ impl Broker {
     /// Stores the batch in every stream that captures its topic, then queues
     /// it for every matching subscription. Returns once the records are as
     /// durable as their streams promise, so the caller may acknowledge them.
-    /// On an error nothing was delivered: the publisher may retry without
-    /// duplicating anything (MQTT QoS 2 relies on it).
+    /// On an error nothing was delivered, and the publisher may retry without
+    /// duplicating anything (MQTT QoS 2 relies on it), except after a failed
+    /// `fsync` flush: records of the failed batch may come back after a
+    /// restart (see [`Stream::durable`](crate::Stream::durable)).
     ///
     /// Under the `block` policy this waits while a subscriber's queue is full
     /// (at most the configured block timeout, after which that subscriber is
@@ -286,7 +288,13 @@ impl Broker {
     pub async fn publish(&self, batch: Batch, handoff: Handoff) -> Result<(), BrokerError> {
         self.check_sizes(&batch)?;
         let route = self.route(batch.topic.as_str());
-        self.store(&route, &batch)?;
+        if let Err(e) = self.store(&route, &batch) {
+            // What the streams before the failing one took still gets flushed.
+            for stream in &route.streams {
+                stream.flush_soon();
+            }
+            return Err(e);
+        }
         // `fsync` streams: acknowledged (and delivered) once durable, by group commit.
         for stream in &route.streams {
             stream.durable().await?;

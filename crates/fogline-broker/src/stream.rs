@@ -39,10 +39,10 @@ pub struct Stream {
     synced: Notify,
     /// Flushes done by group commit.
     flushes: AtomicU64,
-    /// Failed flushes, the end offset of the last one's records, and its error.
-    failures: AtomicU64,
-    failed_end: AtomicU64,
-    failure: Mutex<String>,
+    /// Set by a failed flush: the stream then takes no more records (see [`Stream::durable`]).
+    broken: Mutex<Option<String>>,
+    /// Test hook: the next flush fails ([`Stream::fail_next_flush`]).
+    fail_next: AtomicBool,
 }
 
 #[derive(Default)]
@@ -113,9 +113,8 @@ impl Stream {
                 syncing: AtomicBool::new(false),
                 synced: Notify::new(),
                 flushes: AtomicU64::new(0),
-                failures: AtomicU64::new(0),
-                failed_end: AtomicU64::new(0),
-                failure: Mutex::new(String::new()),
+                broken: Mutex::new(None),
+                fail_next: AtomicBool::new(false),
             },
             report,
         ))
@@ -151,6 +150,9 @@ impl Stream {
     /// [`BrokerError::Storage`] when the log fails; records appended before
     /// the failure stay, but the batch must not be acknowledged.
     pub fn append(&self, batch: &Batch) -> Result<u64, BrokerError> {
+        if self.group_commit {
+            self.check_broken()?;
+        }
         let mut log = self.log.lock();
         let topic = batch.topic.as_bytes();
         for rec in batch.records.iter() {
@@ -186,15 +188,16 @@ impl Stream {
     /// flushes for others, so none is held up by a steady stream of later appends.
     ///
     /// # Errors
-    /// [`BrokerError::Storage`] when a flush that covered these records failed; they stay
-    /// invisible until a later flush succeeds (and may then be stored twice if the publisher
-    /// retries: at least once).
+    /// [`BrokerError::Storage`] when a flush failed before these records were durable. The
+    /// stream then takes no more records until a restart recovers it from disk: after a failed
+    /// `msync` the kernel may already have dropped the pages' error, so a retry that succeeds
+    /// proves nothing (the records may be lost, or may come back after the restart: at least
+    /// once).
     pub async fn durable(self: &Arc<Self>) -> Result<(), BrokerError> {
         if !self.group_commit {
             return Ok(());
         }
         let upto = self.log.lock().next_offset();
-        let failures = self.failures.load(SeqCst);
         self.flush_soon();
         loop {
             let notified = self.synced.notified();
@@ -203,25 +206,40 @@ impl Stream {
             if self.log.lock().committed_offset() >= upto {
                 return Ok(());
             }
-            if self.failures.load(SeqCst) != failures && self.failed_end.load(SeqCst) >= upto {
-                let msg = self.failure.lock().clone();
-                return Err(self.storage_err(LogError::Io {
-                    op: "msync",
-                    path: self.dir.clone().unwrap_or_default(),
-                    source: std::io::Error::other(msg),
-                }));
-            }
-            // A flusher that stopped on an error before reaching these records: start another.
-            self.flush_soon();
+            self.check_broken()?;
             notified.await;
         }
+    }
+
+    fn check_broken(&self) -> Result<(), BrokerError> {
+        match self.broken.lock().as_deref() {
+            None => Ok(()),
+            Some(why) => Err(self.storage_err(LogError::Io {
+                op: "msync",
+                path: self.dir.clone().unwrap_or_default(),
+                source: std::io::Error::other(format!(
+                    "an earlier flush failed ({why}); the stream takes no more records until \
+                     the server restarts"
+                )),
+            })),
+        }
+    }
+
+    /// Test hook: makes the next flush fail as a failed `msync` would.
+    #[doc(hidden)]
+    pub fn fail_next_flush(&self) {
+        self.fail_next.store(true, SeqCst);
     }
 
     /// With `fsync` storage, makes sure a flush will cover what was appended so far: starts
     /// the stream's flusher task unless it runs (it then covers it). Fire-and-forget
     /// publishers call only this.
     pub fn flush_soon(self: &Arc<Self>) {
-        if self.group_commit && !self.syncing.load(SeqCst) && self.try_lead() {
+        if self.group_commit
+            && !self.syncing.load(SeqCst)
+            && self.broken.lock().is_none()
+            && self.try_lead()
+        {
             let stream = self.clone();
             tokio::spawn(async move { stream.flusher().await });
         }
@@ -233,30 +251,32 @@ impl Stream {
             .is_ok()
     }
 
-    /// The flusher: flushes until nothing appended is left unflushed, or a flush fails. After
-    /// letting go of `syncing` it looks once more: a record appended after its last look, by
-    /// a task that saw `syncing` still set, would otherwise wait for the next publish.
+    /// The flusher: flushes until nothing appended is left unflushed, or a flush fails (the
+    /// stream is then broken). After letting go of `syncing` it looks once more: a record
+    /// appended after its last look, by a task that saw `syncing` still set, would otherwise
+    /// wait for the next publish. Its guard lets go however it ends (also when the runtime
+    /// drops it), so waiters never wait for a flusher that is gone.
     async fn flusher(self: Arc<Self>) {
+        let mut hold = Flushing {
+            stream: &self,
+            held: true,
+        };
         loop {
-            let failed = loop {
+            loop {
                 let job = self.log.lock().sync_job();
-                let Some(job) = job else { break false };
-                let end = job.end_offset();
+                let Some(job) = job else { break };
                 if let Err(e) = self.flush(job).await {
-                    tracing::warn!(stream = %self.name, error = %e, "flush failed");
-                    *self.failure.lock() = e.to_string();
-                    self.failed_end.store(end, SeqCst);
-                    self.failures.fetch_add(1, SeqCst);
-                    break true;
+                    tracing::error!(stream = %self.name, error = %e, "flush failed; the stream takes no more records until restarted");
+                    *self.broken.lock() = Some(e.to_string());
+                    return;
                 }
                 self.synced.notify_waiters();
-            };
-            self.syncing.store(false, SeqCst);
-            self.synced.notify_waiters();
-            // After a failure the next publish (or a waiter) starts the next attempt.
-            if failed || self.log.lock().sync_job().is_none() || !self.try_lead() {
+            }
+            hold.release();
+            if self.log.lock().sync_job().is_none() || !self.try_lead() {
                 return;
             }
+            hold.held = true;
         }
     }
 
@@ -273,6 +293,13 @@ impl Stream {
                 source: std::io::Error::other(e),
             })
         })?;
+        if self.fail_next.swap(false, SeqCst) {
+            return Err(self.storage_err(LogError::Io {
+                op: "msync",
+                path: self.dir.clone().unwrap_or_default(),
+                source: std::io::Error::other("injected failure"),
+            }));
+        }
         result.map_err(|e| self.storage_err(e))?;
         self.flushes.fetch_add(1, Relaxed);
         let next = {
@@ -379,6 +406,28 @@ impl Stream {
             stream: self.name.clone(),
             source,
         }
+    }
+}
+
+/// The flusher's hold on `syncing`: let go (and waiters woken) however the flusher ends.
+struct Flushing<'a> {
+    stream: &'a Stream,
+    held: bool,
+}
+
+impl Flushing<'_> {
+    fn release(&mut self) {
+        if self.held {
+            self.held = false;
+            self.stream.syncing.store(false, SeqCst);
+            self.stream.synced.notify_waiters();
+        }
+    }
+}
+
+impl Drop for Flushing<'_> {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 

