@@ -360,16 +360,20 @@ impl Stream {
         self.durables.lock().open.len()
     }
 
-    /// Drops segments past the retention limits.
+    /// Drops segments past the retention limits; their files are deleted off this thread,
+    /// and deletions that failed since the last call are logged.
     ///
     /// # Errors
-    /// [`BrokerError::Storage`] when a segment cannot be removed.
+    /// [`BrokerError::Storage`] when the log cannot drop a segment.
     pub fn enforce_retention(&self, now_us: u64) -> Result<(), BrokerError> {
-        self.log
-            .lock()
-            .enforce_retention(now_us)
-            .map(|_| ())
-            .map_err(|e| self.storage_err(e))
+        let mut log = self.log.lock();
+        log.enforce_retention(now_us)
+            .map_err(|e| self.storage_err(e))?;
+        // Files of dropped segments go on the log's own thread; report what failed there.
+        for e in log.take_removal_errors() {
+            tracing::warn!(stream = %self.name, error = %e, "cannot delete a dropped segment's file; it is found again on the next start");
+        }
+        Ok(())
     }
 
     /// Marks durable consumer `name` open and returns its stored floor.

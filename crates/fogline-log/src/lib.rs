@@ -93,6 +93,7 @@ mod index;
 mod log;
 mod options;
 mod recovery;
+mod remover;
 mod scan;
 mod segment;
 mod verify;

@@ -3,6 +3,7 @@
 use crate::buf::MapBuf;
 use crate::format::{encoded_len, RECORD_HEADER};
 use crate::recovery::{open_dir, OpenParams, RecoveryReport};
+use crate::remover::Remover;
 use crate::segment::{create_file, Backing, Limits, Segment, Spare, SyncJob};
 use crate::{LogError, LogOptions, Record, Storage};
 use serde::Serialize;
@@ -21,6 +22,9 @@ pub struct Log {
     /// Data bytes of all segments.
     total_bytes: u64,
     last_ts: u64,
+    /// File storage: removes the files of dropped segments off the writer's thread. Declared
+    /// before `_lock`, so it is dropped (and finishes) first.
+    remover: Option<Remover>,
     /// Holds the directory's `flock` (file storage) for the log's lifetime.
     _lock: Option<std::fs::File>,
     /// Memory storage: the mapping of the last segment retention dropped, for the next one.
@@ -127,6 +131,7 @@ impl Log {
             segments,
             total_bytes,
             last_ts,
+            remover: None,
             _lock: lock,
             spare: None,
             #[cfg(test)]
@@ -319,10 +324,16 @@ impl Log {
 
     /// Drops whole oldest segments while the log exceeds `retention_bytes`, or while the
     /// oldest segment's newest record is older than `now_us - retention_age`. Never drops the
-    /// active segment. Called by `append` whenever a segment fills.
+    /// active segment. Called by `append` whenever a segment fills. The files of dropped
+    /// segments are deleted on a thread of the log's own ([`wait_for_removals`],
+    /// [`take_removal_errors`]); records read before stay valid either way.
     ///
     /// # Errors
-    /// `Io` when a segment file cannot be deleted (the segment is then kept).
+    /// `Io` only when that thread cannot be started and deleting a file here fails (the
+    /// segment is then kept).
+    ///
+    /// [`wait_for_removals`]: Log::wait_for_removals
+    /// [`take_removal_errors`]: Log::take_removal_errors
     pub fn enforce_retention(&mut self, now_us: u64) -> Result<RetentionReport, LogError> {
         let mut r = RetentionReport::default();
         let max_age = self.opts.retention_age.map(|a| a.as_micros() as u64);
@@ -336,18 +347,43 @@ impl Log {
             if !(too_big || too_old) {
                 break;
             }
-            oldest.remove_files()?;
+            let file_backed = oldest.log_file().is_some();
+            if file_backed && self.remover.is_none() {
+                self.remover = Remover::start();
+            }
+            let background = file_backed && self.remover.is_some();
+            if file_backed && !background {
+                oldest.remove_files()?;
+            }
             let seg = self.segments.remove(0);
             self.total_bytes -= seg.write_pos as u64;
             r.segments_removed += 1;
             r.records_removed += seg.count;
             r.bytes_removed += seg.write_pos as u64;
-            if self.spare.is_none() {
-                self.spare = seg.into_spare();
+            match &self.remover {
+                Some(remover) if background => remover.remove(seg),
+                _ if self.spare.is_none() => self.spare = seg.into_spare(),
+                _ => {}
             }
         }
         r.first_offset = self.first_offset();
         Ok(r)
+    }
+
+    /// Returns once the files of every segment retention dropped are deleted (they go on
+    /// another thread; see [`enforce_retention`](Log::enforce_retention)).
+    pub fn wait_for_removals(&self) {
+        if let Some(r) = &self.remover {
+            r.wait();
+        }
+    }
+
+    /// Deletions of dropped segments' files that failed since the last call (the files stay,
+    /// and the next open finds those segments again).
+    pub fn take_removal_errors(&mut self) -> Vec<LogError> {
+        self.remover
+            .as_ref()
+            .map_or_else(Vec::new, Remover::take_errors)
     }
 
     /// Counters: records, bytes, segments, offsets and timestamps.

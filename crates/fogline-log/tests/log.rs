@@ -271,6 +271,7 @@ fn retention_by_bytes_keeps_offsets() {
         log.read(0, 1, usize::MAX).unwrap()[0].offset,
         st.first_offset
     );
+    log.wait_for_removals();
     let files = std::fs::read_dir(dir.path()).unwrap().count();
     let want = 2 * st.segments; // a .log per segment, an .idx per sealed one, the .lock
     assert_eq!(files, want);
@@ -281,6 +282,41 @@ fn retention_by_bytes_keeps_offsets() {
         (log.first_offset(), log.next_offset()),
         (st.first_offset, 300)
     );
+}
+
+/// Retention deletes files on the log's own thread: a deletion that fails is reported by
+/// `take_removal_errors`, leaves the file, and the next open finds that segment again.
+#[test]
+fn a_failed_removal_is_reported_and_the_segment_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = LogOptions {
+        retention_age: Some(Duration::from_secs(3600)),
+        ..file_opts(dir.path(), Storage::Mmap, 300)
+    };
+    let (mut log, _) = Log::open(opts.clone()).unwrap();
+    let t0 = fogline_log::now_micros();
+    for i in 0..20u64 {
+        log.append(t0 + i, b"t", b"", &[i as u8; 100]).unwrap();
+    }
+    log.commit().unwrap();
+    assert!(log.stats().segments > 2);
+    // The oldest segment's index becomes a directory with an entry: removing it fails.
+    let idx = dir.path().join(format!("{:020}.idx", 0));
+    std::fs::remove_file(&idx).unwrap();
+    std::fs::create_dir(&idx).unwrap();
+    std::fs::write(idx.join("x"), b"x").unwrap();
+    let r = log.enforce_retention(t0 + 2 * 3_600_000_000).unwrap();
+    assert!(r.segments_removed >= 2, "{r:?}");
+    log.wait_for_removals();
+    let errors = log.take_removal_errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(log.take_removal_errors().is_empty(), "reported once");
+    let log_file = dir.path().join(format!("{:020}.log", 0));
+    assert!(log_file.exists(), "kept: its index could not go first");
+    drop(log);
+    std::fs::remove_dir_all(&idx).unwrap();
+    let (log, _) = Log::open(opts).unwrap();
+    assert_eq!(log.first_offset(), 0, "the segment is found again");
 }
 
 #[test]
@@ -336,6 +372,7 @@ fn bytes_outlive_deleted_segment_files() {
     let held = log.read(0, 5, usize::MAX).unwrap();
     fill(&mut log, 5, 40);
     assert!(log.first_offset() > 5);
+    log.wait_for_removals();
     assert!(!dir.path().join(format!("{:020}.log", 0)).exists());
     for r in &held {
         check(r, r.offset);
