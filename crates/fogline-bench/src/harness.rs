@@ -8,14 +8,14 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
-use crate::cell::{Budget, CellResult, Rate, Reading};
+use crate::cell::{Budget, CellResult, CellSpec, Rate, Reading};
 use crate::clock::utc_now_string;
 use crate::driver::{Driver, Durability};
 use crate::drivers;
 use crate::peers::{PeerEnv, PeerError, RunningPeer};
 use crate::pin::Placement;
 use crate::quiet;
-use crate::runner::run_cell;
+use crate::runner::{run_cell, RunError};
 use crate::scenario::Scenario;
 use crate::system::System;
 
@@ -240,6 +240,96 @@ pub fn machine_description() -> String {
     )
 }
 
+/// What a run of a cell needs besides the cell.
+struct Attempt<'a> {
+    bar: &'a ProgressBar,
+    scenario: &'a str,
+    system: System,
+    pid: Option<u32>,
+    limits: Option<quiet::Limits>,
+}
+
+/// A run's result, or the deadline it missed.
+type Outcome = Result<Result<CellResult, RunError>, tokio::time::error::Elapsed>;
+
+impl Attempt<'_> {
+    /// Measures one run of `cell`. With limits it first waits for a quiet machine, and
+    /// measures again, up to [`quiet::MAX_REDO`] times, a run that other work disturbed,
+    /// unless the last wait gave up (`patience` zero: the machine is busy for good). A
+    /// disturbed run whose repeat fails is kept, with the failure noted.
+    async fn measure(
+        &self,
+        driver: &Arc<dyn Driver>,
+        cell: &CellSpec,
+        rep: u32,
+        patience: &mut Duration,
+        topic_seq: &mut u32,
+    ) -> Outcome {
+        let label = format!("{}: {} (run {rep})", self.system, cell.label);
+        let mut disturbed: Option<CellResult> = None;
+        let mut redone = 0;
+        loop {
+            if let Some(limits) = self.limits {
+                let wait = |n: &quiet::Noise| {
+                    self.bar.set_message(format!(
+                        "{label}: waiting for a quiet machine (other processes {:.0} % of a \
+                         core, steal {:.0} %)",
+                        n.other_cpu_percent, n.steal_percent
+                    ));
+                };
+                if quiet::wait_for_quiet(limits, self.pid, *patience, wait).await {
+                    *patience = quiet::PATIENCE;
+                } else {
+                    say(
+                        self.bar,
+                        format!("{label}: the machine stays busy; measuring anyway"),
+                    );
+                    *patience = Duration::ZERO;
+                }
+            }
+            self.bar.set_message(label.clone());
+            *topic_seq += 1;
+            let topic = format!("fb-{}-{}-{topic_seq}", self.scenario, std::process::id());
+            let outcome = tokio::time::timeout(
+                cell_deadline(cell),
+                run_cell(driver.clone(), cell, &topic, self.pid, rep),
+            )
+            .await;
+            let mut r = match (outcome, disturbed.take()) {
+                (Ok(Ok(r)), _) => r,
+                (failed, None) => return failed,
+                (failed, Some(mut earlier)) => {
+                    let why = match failed {
+                        Ok(Err(e)) => e.to_string(),
+                        _ => "it hung".into(),
+                    };
+                    earlier
+                        .errors
+                        .push(format!("a repeat of this disturbed run failed: {why}"));
+                    return Ok(Ok(earlier));
+                }
+            };
+            if let (Some(n), Some(limits)) = (r.noise.as_mut(), self.limits) {
+                n.redone = redone;
+                if !limits.allow(n) && redone < quiet::MAX_REDO && !patience.is_zero() {
+                    say(
+                        self.bar,
+                        format!(
+                            "{label}: other processes took {:.0} % of a core, steal {:.0} %; \
+                             measuring it again",
+                            n.other_cpu_percent, n.steal_percent
+                        ),
+                    );
+                    redone += 1;
+                    disturbed = Some(r);
+                    continue;
+                }
+            }
+            return Ok(Ok(r));
+        }
+    }
+}
+
 /// Prints above the progress bar, or to stderr when there is none (`--no-progress`).
 fn say(bar: &ProgressBar, msg: String) {
     if bar.is_hidden() {
@@ -416,70 +506,16 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
                         }
                     },
                 };
-                let mut redone = 0;
-                // The last disturbed measurement, kept in case a repeat fails.
-                let mut disturbed: Option<CellResult> = None;
-                let outcome = loop {
-                    let label = format!("{system}: {} (run {rep})", cell.label);
-                    if let Some(limits) = opts.quiet {
-                        let wait = |n: &quiet::Noise| {
-                            bar.set_message(format!(
-                                "{label}: waiting for a quiet machine (other processes {:.0} % \
-                                 of a core, steal {:.0} %)",
-                                n.other_cpu_percent, n.steal_percent
-                            ));
-                        };
-                        if quiet::wait_for_quiet(limits, peer.pid, patience, wait).await {
-                            patience = quiet::PATIENCE;
-                        } else {
-                            say(
-                                &bar,
-                                format!("{label}: the machine stays busy; measuring anyway"),
-                            );
-                            patience = Duration::ZERO;
-                        }
-                    }
-                    bar.set_message(label);
-                    topic_seq += 1;
-                    let topic = format!("fb-{}-{}-{topic_seq}", scenario.name, std::process::id());
-                    let mut outcome = tokio::time::timeout(
-                        cell_deadline(cell),
-                        run_cell(driver.clone(), cell, &topic, peer.pid, rep),
-                    )
-                    .await;
-                    if let Ok(Ok(r)) = &mut outcome {
-                        if let (Some(n), Some(limits)) = (r.noise.as_mut(), opts.quiet) {
-                            n.redone = redone;
-                            if !limits.allow(n) && redone < quiet::MAX_REDO && !patience.is_zero() {
-                                say(
-                                    &bar,
-                                    format!(
-                                    "{system}: {} (run {rep}): other processes took {:.0} % of a \
-                                     core, steal {:.0} %; measuring it again",
-                                    cell.label, n.other_cpu_percent, n.steal_percent
-                                ),
-                                );
-                                redone += 1;
-                                disturbed = Some(r.clone());
-                                continue;
-                            }
-                        }
-                    }
-                    break match (outcome, disturbed.take()) {
-                        (Ok(Ok(r)), _) => Ok(Ok(r)),
-                        (failed, Some(mut earlier)) => {
-                            let why = match failed {
-                                Ok(Err(e)) => e.to_string(),
-                                _ => "it hung".into(),
-                            };
-                            earlier
-                                .errors
-                                .push(format!("a repeat of this disturbed run failed: {why}"));
-                            Ok(Ok(earlier))
-                        }
-                        (failed, None) => failed,
-                    };
+                let attempt = Attempt {
+                    bar: &bar,
+                    scenario: &scenario.name,
+                    system,
+                    pid: peer.pid,
+                    limits: opts.quiet,
                 };
+                let outcome = attempt
+                    .measure(&driver, cell, rep, &mut patience, &mut topic_seq)
+                    .await;
                 match outcome {
                     Ok(Ok(r)) => results.push(r),
                     Ok(Err(e)) => skipped.push(Skipped {

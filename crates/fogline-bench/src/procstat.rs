@@ -60,13 +60,18 @@ pub fn parse_lo_bytes(dev: &str) -> Option<u64> {
     Some(fields.first()?.parse::<u64>().ok()? + fields.get(8)?.parse::<u64>().ok()?)
 }
 
+/// CPU ticks process `pid` used so far (see [`parse_stat`]); `None` if it is gone.
+pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
 /// Reads process `pid` now; `None` if it is gone.
 pub fn read(pid: u32) -> Option<Reading> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let cpu_ticks = cpu_ticks(pid)?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok();
     Some(Reading {
-        cpu_ticks: parse_stat(&stat)?,
+        cpu_ticks,
         rss_kib: parse_rss(&status)?,
         write_bytes: io.as_deref().and_then(parse_io_write),
     })

@@ -114,13 +114,7 @@ pub struct Watch {
 }
 
 fn own_ticks(pids: &[u32]) -> u64 {
-    pids.iter()
-        .filter_map(|&p| {
-            std::fs::read_to_string(format!("/proc/{p}/stat"))
-                .ok()
-                .and_then(|s| procstat::parse_stat(&s))
-        })
-        .sum()
+    pids.iter().filter_map(|&p| procstat::cpu_ticks(p)).sum()
 }
 
 impl Watch {

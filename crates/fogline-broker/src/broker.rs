@@ -563,9 +563,7 @@ impl Broker {
     pub fn enforce_retention(&self) {
         let now = crate::batch::now_micros();
         for s in &self.inner.streams {
-            if let Err(e) = s.enforce_retention(now) {
-                tracing::warn!(stream = s.name(), error = %e, "retention failed");
-            }
+            s.enforce_retention(now);
         }
     }
 }

@@ -214,15 +214,20 @@ impl Stream {
     fn check_broken(&self) -> Result<(), BrokerError> {
         match self.broken.lock().as_deref() {
             None => Ok(()),
-            Some(why) => Err(self.storage_err(LogError::Io {
-                op: "msync",
-                path: self.dir.clone().unwrap_or_default(),
-                source: std::io::Error::other(format!(
-                    "an earlier flush failed ({why}); the stream takes no more records until \
-                     the server restarts"
-                )),
-            })),
+            Some(why) => Err(self.flush_error(format!(
+                "an earlier flush failed ({why}); the stream takes no more records until the \
+                 server restarts"
+            ))),
         }
+    }
+
+    /// A flush failure that did not come from the log itself.
+    fn flush_error(&self, why: impl std::fmt::Display) -> BrokerError {
+        self.storage_err(LogError::Io {
+            op: "msync",
+            path: self.dir.clone().unwrap_or_default(),
+            source: std::io::Error::other(why.to_string()),
+        })
     }
 
     /// Test hook: makes the next flush fail as a failed `msync` would.
@@ -286,19 +291,9 @@ impl Stream {
             (job, r)
         })
         .await
-        .map_err(|e| {
-            self.storage_err(LogError::Io {
-                op: "msync",
-                path: self.dir.clone().unwrap_or_default(),
-                source: std::io::Error::other(e),
-            })
-        })?;
+        .map_err(|e| self.flush_error(e))?;
         if self.fail_next.swap(false, SeqCst) {
-            return Err(self.storage_err(LogError::Io {
-                op: "msync",
-                path: self.dir.clone().unwrap_or_default(),
-                source: std::io::Error::other("injected failure"),
-            }));
+            return Err(self.flush_error("injected failure"));
         }
         result.map_err(|e| self.storage_err(e))?;
         self.flushes.fetch_add(1, Relaxed);
@@ -362,18 +357,12 @@ impl Stream {
 
     /// Drops segments past the retention limits; their files are deleted off this thread,
     /// and deletions that failed since the last call are logged.
-    ///
-    /// # Errors
-    /// [`BrokerError::Storage`] when the log cannot drop a segment.
-    pub fn enforce_retention(&self, now_us: u64) -> Result<(), BrokerError> {
+    pub fn enforce_retention(&self, now_us: u64) {
         let mut log = self.log.lock();
-        log.enforce_retention(now_us)
-            .map_err(|e| self.storage_err(e))?;
-        // Files of dropped segments go on the log's own thread; report what failed there.
+        log.enforce_retention(now_us);
         for e in log.take_removal_errors() {
             tracing::warn!(stream = %self.name, error = %e, "cannot delete a dropped segment's file; it is found again on the next start");
         }
-        Ok(())
     }
 
     /// Marks durable consumer `name` open and returns its stored floor.

@@ -36,8 +36,8 @@ async fn concurrent_acked_publishes_share_flushes() {
         t.await.unwrap().unwrap();
     }
     let stream = broker.stream("default").unwrap();
-    // The first publisher's flush covers its own batch; the 49 appended meanwhile share
-    // what follows.
+    // The flusher starts with the first publish and runs once the others have appended:
+    // one flush, or a few, covers all 50.
     let flushes = stream.flushes();
     assert!(
         (1..=10).contains(&flushes),

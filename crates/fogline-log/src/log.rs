@@ -221,7 +221,7 @@ impl Log {
         }
         self.segments.push(seg);
         if !reuse {
-            self.enforce_retention(now_micros())?;
+            self.enforce_retention(now_micros());
         }
         Ok(())
     }
@@ -325,16 +325,13 @@ impl Log {
     /// Drops whole oldest segments while the log exceeds `retention_bytes`, or while the
     /// oldest segment's newest record is older than `now_us - retention_age`. Never drops the
     /// active segment. Called by `append` whenever a segment fills. The files of dropped
-    /// segments are deleted on a thread of the log's own ([`wait_for_removals`],
-    /// [`take_removal_errors`]); records read before stay valid either way.
-    ///
-    /// # Errors
-    /// `Io` only when that thread cannot be started and deleting a file here fails (the
-    /// segment is then kept).
+    /// segments are deleted on a thread of the log's own: [`wait_for_removals`] waits for
+    /// them, [`take_removal_errors`] reports the deletions that failed. Records read before
+    /// stay valid either way.
     ///
     /// [`wait_for_removals`]: Log::wait_for_removals
     /// [`take_removal_errors`]: Log::take_removal_errors
-    pub fn enforce_retention(&mut self, now_us: u64) -> Result<RetentionReport, LogError> {
+    pub fn enforce_retention(&mut self, now_us: u64) -> RetentionReport {
         let mut r = RetentionReport::default();
         let max_age = self.opts.retention_age.map(|a| a.as_micros() as u64);
         while self.segments.len() > 1 {
@@ -347,27 +344,19 @@ impl Log {
             if !(too_big || too_old) {
                 break;
             }
-            let file_backed = oldest.log_file().is_some();
-            if file_backed && self.remover.is_none() {
-                self.remover = Remover::start();
-            }
-            let background = file_backed && self.remover.is_some();
-            if file_backed && !background {
-                oldest.remove_files()?;
-            }
             let seg = self.segments.remove(0);
             self.total_bytes -= seg.write_pos as u64;
             r.segments_removed += 1;
             r.records_removed += seg.count;
             r.bytes_removed += seg.write_pos as u64;
-            match &self.remover {
-                Some(remover) if background => remover.remove(seg),
-                _ if self.spare.is_none() => self.spare = seg.into_spare(),
-                _ => {}
+            if seg.log_file().is_some() {
+                self.remover.get_or_insert_with(Remover::start).remove(seg);
+            } else if self.spare.is_none() {
+                self.spare = seg.into_spare();
             }
         }
         r.first_offset = self.first_offset();
-        Ok(r)
+        r
     }
 
     /// Returns once the files of every segment retention dropped are deleted (they go on

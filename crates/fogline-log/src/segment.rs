@@ -509,34 +509,36 @@ pub fn preallocate(file: &File, len: u64) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A new file at `path` with `cap` bytes reserved (and synced, for `fsync`).
+fn prepare_file(path: &Path, cap: usize, fsync: bool) -> Result<File, LogError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(LogError::io("create", path))?;
+    preallocate(&file, cap as u64).map_err(LogError::io("preallocate", path))?;
+    if fsync {
+        file.sync_all().map_err(LogError::io("fsync", path))?;
+    }
+    Ok(file)
+}
+
 /// Creates `BASE.log` for a new active segment of `cap` bytes. The file is prepared as
 /// `BASE.log.tmp` and renamed into place, so a failure (a full disk) leaves any segment
 /// already at `BASE.log` untouched: the log replaces an empty active segment this way.
 pub fn create_file(dir: &Path, base: u64, cap: usize, fsync: bool) -> Result<Segment, LogError> {
     let path = log_path(dir, base);
     let tmp = path.with_extension("log.tmp");
-    let prepared = (|| {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(LogError::io("create", &tmp))?;
-        preallocate(&file, cap as u64).map_err(LogError::io("preallocate", &tmp))?;
-        if fsync {
-            file.sync_all().map_err(LogError::io("fsync", &tmp))?;
-        }
-        fs::rename(&tmp, &path).map_err(LogError::io("rename", &path))?;
-        Ok(file)
-    })();
-    let file = match prepared {
-        Ok(file) => file,
-        Err(e) => {
+    let file = prepare_file(&tmp, cap, fsync)
+        .and_then(|file| {
+            fs::rename(&tmp, &path).map_err(LogError::io("rename", &path))?;
+            Ok(file)
+        })
+        .inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
-            return Err(e);
-        }
-    };
+        })?;
     if fsync {
         sync_dir(dir)?;
     }

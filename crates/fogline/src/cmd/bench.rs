@@ -20,10 +20,10 @@ use fogline_bench::{report, System};
 /// background (0.0 % in every run of a quick mqtt run), far below a build (100 % and more).
 const DEFAULT_MAX_OTHER_CPU: f64 = 10.0;
 /// Steal allowed during a full run, percent of all CPU time. Small shares matter at low
-/// rates: steal is counted from a woken vCPU's wait for a physical CPU, so 1 % at 30-100 Hz
-/// went with p50 latencies of 190-370 us where a quiet host gave 20-60 us (seed000 round 1,
-/// 03:38-03:55 UTC on 2026-11-23). In a quick mqtt run the undisturbed runs had at most
-/// 0.3 %.
+/// rates: steal is counted from a woken vCPU's wait for a physical CPU, so 0.8-1.2 % at
+/// 30-100 Hz went with p50 latencies of 170-370 us for 1 KiB and 100 KiB where round 1 of an
+/// earlier run gave 21-59 us (`bench/results/checks-2026-11-23`). In a quick mqtt run the
+/// six runs with the lowest steal had at most 0.3 %.
 const DEFAULT_MAX_STEAL: f64 = 0.5;
 
 /// The noise limits the options ask for: a 0 turns that check off, both off (or --quick
