@@ -101,16 +101,46 @@ async fn disconnect_policy_cuts_off_only_the_slow_subscriber() {
     let mut fast = Raw::connect(&srv.addr).await;
     fast.subscribe(2, "t", 0).await;
     let mut publ = Raw::connect(&srv.addr).await;
-    let n = 20_000;
+    let n: u32 = 20_000;
+    // The reader reports how far it got; the publisher never runs more than one frame of
+    // 64 KiB ahead of it, so the reader's 1 MiB queue cannot fill however busy the machine
+    // is, while the slow subscriber, which reads nothing, falls 20 MiB behind.
+    let (got_tx, mut got) = tokio::sync::watch::channel(0usize);
     let reader = tokio::spawn(async move {
-        let (seqs, dropped) = drain(&mut fast, 2, Duration::from_secs(2)).await;
-        (seqs.len(), dropped)
+        let mut seqs = Vec::new();
+        let mut dropped = 0u64;
+        while let Some(f) = fast.recv_within(Duration::from_secs(10)).await {
+            if let Frame::Deliver { dropped: d, .. } = &f {
+                dropped += u64::from(*d);
+            }
+            seqs.extend(
+                delivered(std::slice::from_ref(&f), 2)
+                    .iter()
+                    .map(|p| seq(p)),
+            );
+            got_tx.send_replace(seqs.len());
+            if seqs.len() == n as usize {
+                break;
+            }
+        }
+        (seqs, dropped)
     });
-    flood(&mut publ, "t", 0, n).await;
+    let recs: Vec<Vec<u8>> = (0..n).map(record).collect();
+    for (i, chunk) in recs.chunks(64).enumerate() {
+        let refs: Vec<&[u8]> = chunk.iter().map(|v| v.as_slice()).collect();
+        publ.publish_acked("t", &refs, i as u64 + 1).await;
+        let sent = i * 64 + chunk.len();
+        tokio::time::timeout(Duration::from_secs(10), got.wait_for(|&g| g >= sent))
+            .await
+            .expect("the reading subscriber keeps up")
+            .expect("reader alive");
+    }
+    let (seqs, dropped) = reader.await.expect("reader");
+    assert_eq!(dropped, 0, "nothing dropped for the reading subscriber");
     assert_eq!(
-        reader.await.expect("reader"),
-        (n as usize, 0),
-        "the reading subscriber got everything"
+        seqs,
+        (0..n).collect::<Vec<_>>(),
+        "the reading subscriber got everything, in order"
     );
     let frames = slow.closed().await;
     assert!(
