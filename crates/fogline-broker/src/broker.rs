@@ -286,6 +286,22 @@ impl Broker {
     /// Oversize records or a storage failure; in both cases nothing may be
     /// acknowledged.
     pub async fn publish(&self, batch: Batch, handoff: Handoff) -> Result<(), BrokerError> {
+        let stored = self.store_acked(batch)?;
+        stored.durable().await?;
+        self.deliver(stored, handoff).await;
+        Ok(())
+    }
+
+    /// The first half of [`publish`](Broker::publish): checks the batch and stores it in
+    /// every stream that captures its topic. The batch may be acknowledged and delivered
+    /// once [`Stored::durable`] returns, then handed to [`deliver`](Broker::deliver). A
+    /// connection that pipelines acked batches stores each as it arrives and waits for their
+    /// durability in order, so one `fsync` flush covers many of its batches (group commit
+    /// within a connection, not only across connections).
+    ///
+    /// # Errors
+    /// As [`publish`](Broker::publish): nothing may be acknowledged.
+    pub fn store_acked(&self, batch: Batch) -> Result<Stored, BrokerError> {
         self.check_sizes(&batch)?;
         let route = self.route(batch.topic.as_str());
         if let Err(e) = self.store(&route, &batch) {
@@ -296,16 +312,30 @@ impl Broker {
             return Err(e);
         }
         // `fsync` streams: acknowledged (and delivered) once durable, by group commit.
-        for stream in &route.streams {
-            stream.durable().await?;
+        let waits = route
+            .streams
+            .iter()
+            .filter_map(|s| s.durable_target().map(|upto| (s.clone(), upto)))
+            .collect::<Vec<_>>();
+        for (stream, _) in &waits {
+            stream.flush_soon();
         }
-        let batch = Arc::new(batch);
+        Ok(Stored {
+            route,
+            batch: Arc::new(batch),
+            waits,
+        })
+    }
+
+    /// The second half of [`publish`](Broker::publish): queues a stored batch for every
+    /// matching subscription (after [`Stored::durable`]).
+    pub async fn deliver(&self, stored: Stored, handoff: Handoff) {
+        let Stored { route, batch, .. } = stored;
         for sub in targets(&route, batch.origin) {
             if !self.try_direct(sub, handoff, &batch) {
                 self.offer(sub, &batch).await;
             }
         }
-        Ok(())
     }
 
     /// Publishes for a publisher that is not acknowledged (native
@@ -565,5 +595,41 @@ impl Broker {
         for s in &self.inner.streams {
             s.enforce_retention(now);
         }
+    }
+}
+
+/// An acknowledged batch, stored but perhaps not yet durable (see [`Broker::store_acked`]).
+pub struct Stored {
+    route: Arc<Route>,
+    batch: Arc<Batch>,
+    /// The `fsync` streams that hold it, and the offset each must make durable.
+    waits: Vec<(Arc<Stream>, u64)>,
+}
+
+impl Stored {
+    /// True when nothing is left to wait for (no `fsync` stream, or already flushed).
+    pub fn is_durable(&self) -> bool {
+        self.waits.iter().all(|(s, upto)| s.is_durable(*upto))
+    }
+
+    /// Returns once the batch is durable in every stream that holds it.
+    ///
+    /// # Errors
+    /// As [`Stream::durable`]: a flush failed, so the batch must not be acknowledged.
+    pub async fn durable(&self) -> Result<(), BrokerError> {
+        for (stream, upto) in &self.waits {
+            stream.durable_until(*upto).await?;
+        }
+        Ok(())
+    }
+
+    /// Records in the batch.
+    pub fn count(&self) -> u32 {
+        self.batch.count()
+    }
+
+    /// The batch's size in bytes (see [`Batch::weight`]).
+    pub fn weight(&self) -> usize {
+        self.batch.weight()
     }
 }

@@ -25,7 +25,7 @@ mod tail;
 pub mod trie;
 
 pub use batch::{now_micros, Batch};
-pub use broker::{Broker, BrokerStats, SubscribeOptions, Subscription};
+pub use broker::{Broker, BrokerStats, Stored, SubscribeOptions, Subscription};
 pub use config::{BrokerConfig, QueueConfig, SlowConsumerPolicy, StorageMode, StreamConfig};
 pub use consumer::{Consumer, ConsumerOptions, Delivery, Start};
 pub use direct::{DirectSink, DirectSocket, Handoff, SharedWrite, WriteHalf, Written};

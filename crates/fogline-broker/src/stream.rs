@@ -194,11 +194,36 @@ impl Stream {
     /// proves nothing (the records may be lost, or may come back after the restart: at least
     /// once).
     pub async fn durable(self: &Arc<Self>) -> Result<(), BrokerError> {
+        match self.durable_target() {
+            None => Ok(()),
+            Some(upto) => {
+                self.flush_soon();
+                self.durable_until(upto).await
+            }
+        }
+    }
+
+    /// With `fsync` storage, the offset [`durable_until`](Stream::durable_until) must reach
+    /// for every record appended so far; None for other storage (nothing to wait for).
+    pub fn durable_target(&self) -> Option<u64> {
+        self.group_commit.then(|| self.log.lock().next_offset())
+    }
+
+    /// True once every record before `upto` is durable (or the storage is not `fsync`).
+    pub fn is_durable(&self, upto: u64) -> bool {
+        !self.group_commit || self.log.lock().committed_offset() >= upto
+    }
+
+    /// Returns once every record before `upto` (see [`durable_target`](Stream::durable_target))
+    /// is durable and visible; it does not start a flush (the append's
+    /// [`flush_soon`](Stream::flush_soon) did).
+    ///
+    /// # Errors
+    /// As [`durable`](Stream::durable).
+    pub async fn durable_until(&self, upto: u64) -> Result<(), BrokerError> {
         if !self.group_commit {
             return Ok(());
         }
-        let upto = self.log.lock().next_offset();
-        self.flush_soon();
         loop {
             let notified = self.synced.notified();
             tokio::pin!(notified);

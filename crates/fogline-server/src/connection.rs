@@ -24,6 +24,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
+use crate::acks::Pipeline;
 use crate::consumers::{self, ConsumerSlot};
 use crate::direct::{Direct, Sink};
 use crate::errors::broker_code;
@@ -208,11 +209,27 @@ fn cleanup(conn: &Conn) {
     }
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, conn: &Arc<Conn>) -> std::io::Result<()> {
+/// Reads and applies frames until the connection ends; acked batches still waiting for
+/// durability are then answered (delivered, and acked if the socket still takes it).
+async fn read_loop<R: AsyncRead + Unpin>(rd: R, conn: &Arc<Conn>) -> std::io::Result<()> {
+    let mut acks = Pipeline::default();
+    let r = read_frames(rd, conn, &mut acks).await;
+    acks.drain(conn).await;
+    r
+}
+
+async fn read_frames<R: AsyncRead + Unpin>(
+    mut rd: R,
+    conn: &Arc<Conn>,
+    acks: &mut Pipeline,
+) -> std::io::Result<()> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let mut greeted = false;
     loop {
         loop {
+            if acks.is_full() {
+                acks.answer_ready(conn).await;
+            }
             match fogline_wire::decode(&mut buf, conn.limits.max_frame) {
                 Ok(Some(frame)) => {
                     // With more of the client's frames already here, let the writers batch.
@@ -221,7 +238,7 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, conn: &Arc<Conn>) -> std::io
                     } else {
                         Handoff::Queue
                     };
-                    if !handle(conn, frame, &mut greeted, handoff).await {
+                    if !handle(conn, frame, &mut greeted, handoff, acks).await {
                         return Ok(());
                     }
                 }
@@ -246,13 +263,24 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, conn: &Arc<Conn>) -> std::io
                     return Ok(());
                 }
             }
+            () = acks.oldest_ready() => acks.answer_ready(conn).await,
             _ = closed => return Ok(()),
         }
     }
 }
 
 /// Applies one frame; false when the connection must close.
-async fn handle(conn: &Arc<Conn>, frame: Frame, greeted: &mut bool, handoff: Handoff) -> bool {
+async fn handle(
+    conn: &Arc<Conn>,
+    frame: Frame,
+    greeted: &mut bool,
+    handoff: Handoff,
+    acks: &mut Pipeline,
+) -> bool {
+    if !acks.is_empty() && !matches!(frame, Frame::Publish { request_id, .. } if request_id != 0) {
+        // Nothing overtakes an acked batch that waits for its flush.
+        acks.drain(conn).await;
+    }
     if !*greeted {
         return match frame {
             Frame::Hello { version, .. } if version == PROTOCOL_VERSION => {
@@ -294,7 +322,6 @@ async fn handle(conn: &Arc<Conn>, frame: Frame, greeted: &mut bool, handoff: Han
                 );
                 return true;
             }
-            let count = records.count();
             let batch = Batch {
                 topic,
                 records,
@@ -303,15 +330,13 @@ async fn handle(conn: &Arc<Conn>, frame: Frame, greeted: &mut bool, handoff: Han
                 origin: conn.origin,
             };
             // Request id 0: fire-and-forget, so live subscribers need not wait for storage.
-            let result = if request_id == 0 {
-                conn.broker.publish_unacked(batch, handoff).await
+            if request_id == 0 {
+                if let Err(e) = conn.broker.publish_unacked(batch, handoff).await {
+                    conn.error(request_id, broker_code(&e), e.to_string());
+                }
             } else {
-                conn.broker.publish(batch, handoff).await
-            };
-            match result {
-                Ok(()) if request_id != 0 => conn.reply(&Frame::PubAck { request_id, count }),
-                Ok(()) => {}
-                Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),
+                let stored = conn.broker.store_acked(batch);
+                acks.push(conn, request_id, stored, handoff).await;
             }
         }
         Frame::Subscribe {

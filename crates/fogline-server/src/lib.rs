@@ -10,6 +10,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod acks;
 mod config;
 mod connection;
 mod consumers;

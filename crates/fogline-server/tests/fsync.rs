@@ -8,6 +8,7 @@ use std::collections::HashSet;
 
 use common::{collect, Raw, TestServer};
 use fogline_broker::StorageMode;
+use fogline_wire::Frame;
 use fogline_wire::StartPosition;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -51,5 +52,105 @@ async fn acked_publishes_of_many_connections_are_replayable_when_acked() {
         more.extend(c.fetch(id, 10, 1000).await);
     }
     assert_eq!(more.len(), 2);
+    srv.stop().await;
+}
+
+/// Sends `n` acked single-record batches on `topic` without waiting, then reads the answers:
+/// (request ids acked, in the order the acks came; error frames' request ids).
+async fn pipeline(c: &mut Raw, topic: &str, n: u64) -> (Vec<u64>, Vec<u64>) {
+    for i in 1..=n {
+        c.publish(topic, &[format!("{i}").as_bytes()], i, 0).await;
+    }
+    let (mut acked, mut failed) = (Vec::new(), Vec::new());
+    while (acked.len() + failed.len()) < n as usize {
+        match c.recv().await {
+            Frame::PubAck { request_id, .. } => acked.push(request_id),
+            Frame::Error { request_id, .. } => failed.push(request_id),
+            _ => {}
+        }
+    }
+    (acked, failed)
+}
+
+/// One connection that pipelines acked batches gets them flushed together: the server stores
+/// each as it arrives instead of waiting for the previous one's flush, and acks them in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_connections_pipelined_acked_batches_share_flushes() {
+    let srv = TestServer::start(|c| c.broker.storage = StorageMode::Fsync).await;
+    let mut c = Raw::connect(&srv.addr).await;
+    let (acked, failed) = pipeline(&mut c, "t", 200).await;
+    assert!(failed.is_empty());
+    assert_eq!(acked, (1..=200).collect::<Vec<_>>(), "acked in order");
+    let flushes = srv.broker.stream("default").unwrap().flushes();
+    assert!(
+        flushes <= 50,
+        "{flushes} flushes for 200 pipelined batches of one connection"
+    );
+    srv.stop().await;
+}
+
+/// Pipelined acked batches reach a live subscriber in order, and a fire-and-forget record
+/// sent after them (same topic) does not overtake them while they wait for their flush.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_overtakes_acked_batches_waiting_for_their_flush() {
+    let srv = TestServer::start(|c| c.broker.storage = StorageMode::Fsync).await;
+    let mut sub = Raw::connect(&srv.addr).await;
+    sub.subscribe(1, "t", 0).await;
+    let mut c = Raw::connect(&srv.addr).await;
+    for i in 1..=50u64 {
+        c.publish("t", &[format!("{i}").as_bytes()], i, 0).await;
+    }
+    c.publish("t", &[b"last"], 0, 0).await;
+    let got = collect(&mut sub, 1, 51).await;
+    let mut want: Vec<Vec<u8>> = (1..=50).map(|i| format!("{i}").into_bytes()).collect();
+    want.push(b"last".to_vec());
+    assert_eq!(
+        got.iter().map(|b| b.to_vec()).collect::<Vec<_>>(),
+        want,
+        "delivered in the order sent"
+    );
+    srv.stop().await;
+}
+
+/// A client that sends acked batches and hangs up at once: what the server stored is still
+/// delivered to live subscribers and replayable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acked_batches_stored_before_a_hang_up_are_delivered() {
+    let srv = TestServer::start(|c| c.broker.storage = StorageMode::Fsync).await;
+    let mut sub = Raw::connect(&srv.addr).await;
+    sub.subscribe(1, "t", 0).await;
+    let mut c = Raw::connect(&srv.addr).await;
+    for i in 1..=30u64 {
+        c.publish("t", &[format!("{i}").as_bytes()], i, 0).await;
+    }
+    // Wait until the server has stored them all (not yet flushed, as a rule), then hang up
+    // without reading the acks.
+    let stream = srv.broker.stream("default").unwrap().clone();
+    for _ in 0..5000 {
+        if stream.durable_target() >= Some(30) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    drop(c);
+    let got = collect(&mut sub, 1, 30).await;
+    assert_eq!(got.len(), 30);
+    assert_eq!(&got[29][..], b"30");
+    srv.stop().await;
+}
+
+/// A failed flush fails every pipelined batch it was to cover: none of them is acked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_flush_fails_the_pipelined_batches_it_covers() {
+    let srv = TestServer::start(|c| c.broker.storage = StorageMode::Fsync).await;
+    let mut c = Raw::connect(&srv.addr).await;
+    c.publish_acked("t", &[b"before"], 1000).await;
+    srv.broker.stream("default").unwrap().fail_next_flush();
+    let (acked, failed) = pipeline(&mut c, "t", 20).await;
+    assert!(
+        acked.is_empty(),
+        "acked despite the failed flush: {acked:?}"
+    );
+    assert_eq!(failed, (1..=20).collect::<Vec<_>>(), "errors in order");
     srv.stop().await;
 }
