@@ -607,9 +607,16 @@ pub struct Stored {
 }
 
 impl Stored {
-    /// True when nothing is left to wait for (no `fsync` stream, or already flushed).
-    pub fn is_durable(&self) -> bool {
-        self.waits.iter().all(|(s, upto)| s.is_durable(*upto))
+    /// Whether the batch is durable in every stream that holds it: `Some(Ok)` yes (also with
+    /// no `fsync` stream), `Some(Err)` never (a flush failed), `None` not yet.
+    pub fn durable_state(&self) -> Option<Result<(), BrokerError>> {
+        for (stream, upto) in &self.waits {
+            match stream.durable_state(*upto) {
+                Some(Ok(())) => {}
+                other => return other,
+            }
+        }
+        Some(Ok(()))
     }
 
     /// Returns once the batch is durable in every stream that holds it.

@@ -13,6 +13,7 @@
 //! API; neither has routing of its own.
 #![deny(missing_docs)]
 
+mod acks;
 mod batch;
 mod broker;
 pub mod config;
@@ -24,6 +25,7 @@ mod stream;
 mod tail;
 pub mod trie;
 
+pub use acks::AckQueue;
 pub use batch::{now_micros, Batch};
 pub use broker::{Broker, BrokerStats, Stored, SubscribeOptions, Subscription};
 pub use config::{BrokerConfig, QueueConfig, SlowConsumerPolicy, StorageMode, StreamConfig};

@@ -209,9 +209,13 @@ impl Stream {
         self.group_commit.then(|| self.log.lock().next_offset())
     }
 
-    /// True once every record before `upto` is durable (or the storage is not `fsync`).
-    pub fn is_durable(&self, upto: u64) -> bool {
-        !self.group_commit || self.log.lock().committed_offset() >= upto
+    /// Whether every record before `upto` is durable: `Some(Ok)` yes (or the storage is not
+    /// `fsync`), `Some(Err)` never (a flush failed), `None` not yet.
+    pub fn durable_state(&self, upto: u64) -> Option<Result<(), BrokerError>> {
+        if !self.group_commit || self.log.lock().committed_offset() >= upto {
+            return Some(Ok(()));
+        }
+        self.check_broken().err().map(Err)
     }
 
     /// Returns once every record before `upto` (see [`durable_target`](Stream::durable_target))

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fogline_broker::{Batch, Broker, BrokerError, Handoff, SubscribeOptions};
+use fogline_broker::{Batch, Broker, BrokerError, Handoff, Stored, SubscribeOptions};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -168,6 +168,26 @@ impl Shared {
         acked: bool,
         handoff: Handoff,
     ) -> Result<(), BrokerError> {
+        if acked {
+            let stored = self.store_acked(msg, origin)?;
+            stored.durable().await?;
+            self.broker.deliver(stored, handoff).await;
+            return Ok(());
+        }
+        let batch = self.batch(msg, origin)?;
+        self.broker.publish_unacked(batch, handoff).await
+    }
+
+    /// The first half of an acked [`publish`](Shared::publish): applies a retained message
+    /// and stores the message; it may be delivered and acknowledged once durable (see
+    /// [`fogline_broker::AckQueue`]).
+    pub fn store_acked(&self, msg: &Message, origin: u64) -> Result<Stored, BrokerError> {
+        let batch = self.batch(msg, origin)?;
+        self.broker.store_acked(batch)
+    }
+
+    /// Applies a retained message (journaled), then makes the message a batch.
+    fn batch(&self, msg: &Message, origin: u64) -> Result<Batch, BrokerError> {
         if msg.retain {
             self.retained.apply(msg);
             let mut j = Vec::new();
@@ -181,18 +201,13 @@ impl Shared {
         let records = msg
             .to_block()
             .map_err(|e| BrokerError::Config(format!("cannot encode an MQTT message: {e}")))?;
-        let batch = Batch {
+        Ok(Batch {
             topic: msg.topic.clone(),
             records,
             timestamp: msg.received,
             priority: false,
             origin,
-        };
-        if acked {
-            self.broker.publish(batch, handoff).await
-        } else {
-            self.broker.publish_unacked(batch, handoff).await
-        }
+        })
     }
 
     /// Moves queued messages of every durable session into its journal, so

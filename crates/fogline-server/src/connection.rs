@@ -24,7 +24,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
-use crate::acks::Pipeline;
+use crate::acks::{self, Acks};
 use crate::consumers::{self, ConsumerSlot};
 use crate::direct::{Direct, Sink};
 use crate::errors::broker_code;
@@ -212,23 +212,24 @@ fn cleanup(conn: &Conn) {
 /// Reads and applies frames until the connection ends; acked batches still waiting for
 /// durability are then answered (delivered, and acked if the socket still takes it).
 async fn read_loop<R: AsyncRead + Unpin>(rd: R, conn: &Arc<Conn>) -> std::io::Result<()> {
-    let mut acks = Pipeline::default();
-    let r = read_frames(rd, conn, &mut acks).await;
-    acks.drain(conn).await;
+    let mut waiting = Acks::default();
+    let r = read_frames(rd, conn, &mut waiting).await;
+    acks::drain(conn, &mut waiting).await;
     r
 }
 
 async fn read_frames<R: AsyncRead + Unpin>(
     mut rd: R,
     conn: &Arc<Conn>,
-    acks: &mut Pipeline,
+    waiting: &mut Acks,
 ) -> std::io::Result<()> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let mut greeted = false;
     loop {
         loop {
-            if acks.is_full() {
-                acks.answer_ready(conn).await;
+            if waiting.is_full() {
+                waiting.oldest_ready().await;
+                acks::answer_ready(conn, waiting).await;
             }
             match fogline_wire::decode(&mut buf, conn.limits.max_frame) {
                 Ok(Some(frame)) => {
@@ -238,7 +239,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
                     } else {
                         Handoff::Queue
                     };
-                    if !handle(conn, frame, &mut greeted, handoff, acks).await {
+                    if !handle(conn, frame, &mut greeted, handoff, waiting).await {
                         return Ok(());
                     }
                 }
@@ -263,7 +264,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
                     return Ok(());
                 }
             }
-            () = acks.oldest_ready() => acks.answer_ready(conn).await,
+            () = waiting.oldest_ready() => acks::answer_ready(conn, waiting).await,
             _ = closed => return Ok(()),
         }
     }
@@ -275,11 +276,12 @@ async fn handle(
     frame: Frame,
     greeted: &mut bool,
     handoff: Handoff,
-    acks: &mut Pipeline,
+    waiting: &mut Acks,
 ) -> bool {
-    if !acks.is_empty() && !matches!(frame, Frame::Publish { request_id, .. } if request_id != 0) {
+    if !waiting.is_empty() && !matches!(frame, Frame::Publish { request_id, .. } if request_id != 0)
+    {
         // Nothing overtakes an acked batch that waits for its flush.
-        acks.drain(conn).await;
+        acks::drain(conn, waiting).await;
     }
     if !*greeted {
         return match frame {
@@ -336,7 +338,9 @@ async fn handle(
                 }
             } else {
                 let stored = conn.broker.store_acked(batch);
-                acks.push(conn, request_id, stored, handoff).await;
+                if let Some((request_id, now)) = waiting.push(request_id, stored) {
+                    acks::answer(conn, request_id, now, handoff).await;
+                }
             }
         }
         Frame::Subscribe {

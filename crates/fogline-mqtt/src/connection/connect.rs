@@ -260,6 +260,7 @@ async fn handshake<W: AsyncWrite + Unpin>(
         connect_expiry: requested_expiry,
         handoff: Handoff::Direct,
         direct: false,
+        acks: Default::default(),
     };
     if let Some((msg, delay)) = will {
         conn.will = Some(msg);

@@ -1,9 +1,9 @@
 //! Packets from the client: PUBLISH and its acknowledgements, SUBSCRIBE,
 //! UNSUBSCRIBE, PINGREQ, DISCONNECT.
 
-use fogline_broker::BrokerError;
 use fogline_wire::Str;
 
+use super::acks::refusal;
 use super::{Conn, End};
 use crate::codec::{
     Ack, Disconnect, Packet, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
@@ -15,6 +15,11 @@ use crate::store::entry::{Entry, SubRecord};
 
 impl Conn {
     pub(super) async fn handle(&mut self, p: Packet) -> Result<(), End> {
+        if !self.acks.is_empty() && !matches!(&p, Packet::Publish(pb) if pb.qos == QoS::AtLeastOnce)
+        {
+            // Nothing overtakes a QoS 1 message that waits for its flush.
+            self.drain_acks().await?;
+        }
         match p {
             Packet::Publish(p) => return self.on_publish(p).await,
             Packet::PubAck(a) => self.on_puback(&a, false),
@@ -80,6 +85,14 @@ impl Conn {
             }
         }
         let msg = Message::from_publish(&p, topic, fogline_broker::now_micros());
+        if p.qos == QoS::AtLeastOnce {
+            // Answered once durable, in order (see `acks`).
+            let stored = self.shared.store_acked(&msg, self.session.origin);
+            if let Some((pkid, now)) = self.acks.push(p.pkid, stored) {
+                return self.answer_qos1(pkid, now, self.handoff).await;
+            }
+            return Ok(());
+        }
         let acked = p.qos != QoS::AtMostOnce;
         let result = self
             .shared
@@ -96,34 +109,23 @@ impl Conn {
                 self.shared.flush_durable();
                 0
             }
-            Err(e) if self.version == Version::V4 => {
-                // 3.1.1 cannot refuse a PUBLISH: close instead [MQTT-3.3.5-2].
-                return Err(End::error(0x80, e.to_string()));
-            }
-            // Over the broker's message limit: 0x97 (quota exceeded); 0x95 is no
-            // PUBACK/PUBREC reason code [MQTT-3.4.2-1], [MQTT-3.5.2-1].
-            Err(BrokerError::MessageTooLarge { .. }) => 0x97,
-            Err(_) => 0x80,
+            Err(e) => refusal(self.version, &e)?,
         };
         let mut ack = Ack::ok(p.pkid);
         ack.reason = reason;
-        if p.qos == QoS::AtLeastOnce {
-            self.send(&Packet::PubAck(ack)); // [MQTT-4.3.2-2]
-        } else {
-            if reason == 0 {
-                let mut st = self.session.state.lock();
-                st.qos2_in.insert(p.pkid);
-                self.session.journal(
-                    &self.shared,
-                    &st,
-                    Entry::Qos2In {
-                        client: &self.session.client_id,
-                        pkid: p.pkid,
-                    },
-                );
-            }
-            self.send(&Packet::PubRec(ack)); // [MQTT-4.3.3-8]
+        if reason == 0 {
+            let mut st = self.session.state.lock();
+            st.qos2_in.insert(p.pkid);
+            self.session.journal(
+                &self.shared,
+                &st,
+                Entry::Qos2In {
+                    client: &self.session.client_id,
+                    pkid: p.pkid,
+                },
+            );
         }
+        self.send(&Packet::PubRec(ack)); // [MQTT-4.3.3-8]
         Ok(())
     }
 

@@ -4,6 +4,7 @@
 //! Protocol errors cost this connection only: an MQTT 5 client is told the
 //! reason in a DISCONNECT, then the socket closes [MQTT-4.13.1-1].
 
+mod acks;
 mod connect;
 mod inbound;
 mod outbound;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_broker::{DirectSocket, Handoff, WriteHalf};
+use fogline_broker::{AckQueue, DirectSocket, Handoff, WriteHalf};
 use fogline_net::yield_to_woken;
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -79,6 +80,8 @@ pub(crate) struct Conn {
     handoff: Handoff,
     /// Publishers may write QoS 0/1 messages to this connection's socket (TCP).
     direct: bool,
+    /// Stored QoS 1 messages waiting for durability before their PUBACK, by packet id.
+    acks: AckQueue<u16>,
 }
 
 impl Conn {
@@ -89,7 +92,19 @@ impl Conn {
         }
     }
 
+    /// Serves the connection until it ends. Stored QoS 1 messages still waiting for
+    /// durability are then delivered all the same (their PUBACKs go nowhere).
     async fn run<R, W>(&mut self, rd: &mut R, wr: &mut W, buf: &mut BytesMut) -> End
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let end = self.serve_packets(rd, wr, buf).await;
+        let _ = self.drain_acks().await;
+        end
+    }
+
+    async fn serve_packets<R, W>(&mut self, rd: &mut R, wr: &mut W, buf: &mut BytesMut) -> End
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
@@ -112,6 +127,12 @@ impl Conn {
             let mut received = false;
             let mut published = false;
             loop {
+                if self.acks.is_full() {
+                    self.acks.oldest_ready().await;
+                    if let Err(end) = self.answer_ready().await {
+                        return end;
+                    }
+                }
                 match codec::decode(buf, self.version, self.max_packet) {
                     Ok(Some(p)) => {
                         received = true;
@@ -179,6 +200,11 @@ impl Conn {
                     Ok(_) => {}
                 },
                 _ = self.session.waker.notified() => {}
+                () = self.acks.oldest_ready() => {
+                    if let Err(end) = self.answer_ready().await {
+                        return end;
+                    }
+                }
                 // [MQTT-3.1.2-24] (3.1.1: [MQTT-3.1.2-24]) one and a half keep-alives without a packet.
                 () = timer.as_mut(), if keep_alive.is_some() => {
                     let deadline = last_rx + keep_alive.unwrap_or_default();

@@ -1,0 +1,113 @@
+//! `fsync` storage: a client's pipelined QoS 1 PUBLISHes are stored as they arrive and share
+//! flushes; once durable they are delivered in order [MQTT-4.6.0-5] and acknowledged in the
+//! order received; nothing sent after them overtakes them; a failed flush refuses them.
+
+mod common;
+
+use common::*;
+use fogline_broker::StorageMode;
+use fogline_mqtt::codec::{Packet, Version};
+
+async fn fsync_server() -> TestServer {
+    TestServer::start_in(tempfile::tempdir().expect("tempdir"), |c| {
+        c.broker.storage = StorageMode::Fsync
+    })
+    .await
+}
+
+/// Sends QoS 1 PUBLISHes with packet ids `1..=n` without waiting, then reads `n` PUBACKs:
+/// (packet id, reason) in the order they came.
+async fn pipeline(c: &mut Raw, topic: &str, n: u16) -> Vec<(u16, u8)> {
+    for i in 1..=n {
+        let p = publish(topic, format!("{i}").as_bytes(), QoS::AtLeastOnce, i);
+        c.send(&Packet::Publish(p)).await;
+    }
+    let mut acks = Vec::new();
+    while acks.len() < usize::from(n) {
+        match c.recv().await {
+            Some(Packet::PubAck(a)) => acks.push((a.pkid, a.reason)),
+            Some(_) => {}
+            None => panic!("connection closed after {} PUBACKs", acks.len()),
+        }
+    }
+    acks
+}
+
+/// A client that got one QoS 1 message acknowledged, on a server whose next flush fails.
+async fn flush_fails_next(v: Version) -> (TestServer, Raw) {
+    let srv = fsync_server().await;
+    let (mut c, _) = Raw::connect(&srv.mqtt, connect_packet(v, "fs-f", true)).await;
+    c.publish_qos1(publish("t", b"before", QoS::AtLeastOnce, 900))
+        .await;
+    srv.broker
+        .stream("default")
+        .expect("default stream")
+        .fail_next_flush();
+    (srv, c)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_qos1_publishes_share_flushes_and_are_acked_in_order() {
+    let srv = fsync_server().await;
+    let (mut c, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "fs-p", true)).await;
+    let acks = pipeline(&mut c, "t", 200).await;
+    let want: Vec<(u16, u8)> = (1..=200).map(|i| (i, 0)).collect();
+    assert_eq!(acks, want, "every PUBACK, in order, success");
+    let flushes = srv
+        .broker
+        .stream("default")
+        .expect("default stream")
+        .flushes();
+    assert!(
+        flushes <= 50,
+        "{flushes} flushes for 200 pipelined QoS 1 messages"
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mqtt_4_6_0_5_nothing_overtakes_qos1_messages_waiting_for_their_flush() {
+    let srv = fsync_server().await;
+    let (mut sub, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "fs-s", true)).await;
+    sub.subscribe(1, vec![filter("t", QoS::AtLeastOnce)]).await;
+    let (mut c, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "fs-p", true)).await;
+    for i in 1..=50u16 {
+        let p = publish("t", format!("{i}").as_bytes(), QoS::AtLeastOnce, i);
+        c.send(&Packet::Publish(p)).await;
+    }
+    c.send(&Packet::Publish(publish("t", b"last", QoS::AtMostOnce, 0)))
+        .await;
+    let mut got = Vec::new();
+    for _ in 0..51 {
+        got.push(sub.expect_publish().await.payload.to_vec());
+    }
+    let mut want: Vec<Vec<u8>> = (1..=50).map(|i| format!("{i}").into_bytes()).collect();
+    want.push(b"last".to_vec());
+    assert_eq!(got, want, "delivered in the order sent");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mqtt_3_4_2_1_a_failed_flush_refuses_the_pipelined_messages_it_covers() {
+    let (srv, mut c) = flush_fails_next(Version::V5).await;
+    let acks = pipeline(&mut c, "t", 20).await;
+    let want: Vec<(u16, u8)> = (1..=20).map(|i| (i, 0x80)).collect();
+    assert_eq!(acks, want, "each refused with 0x80, in order");
+    srv.stop().await;
+}
+
+/// 3.1.1 cannot refuse a PUBLISH: the connection closes [MQTT-3.3.5-2].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mqtt_3_3_5_2_a_failed_flush_closes_a_3_1_1_connection() {
+    let (srv, mut c) = flush_fails_next(Version::V4).await;
+    for i in 1..=5u16 {
+        let p = publish("t", format!("{i}").as_bytes(), QoS::AtLeastOnce, i);
+        c.send(&Packet::Publish(p)).await;
+    }
+    let seen = c.expect_close().await;
+    assert!(
+        !seen.iter().any(|p| matches!(p, Packet::PubAck(_))),
+        "no PUBACK after the failed flush: {seen:?}"
+    );
+    srv.stop().await;
+}
