@@ -317,6 +317,8 @@ async fn handle(
             records,
         } => {
             if let Err(e) = fogline_wire::validate_topic(topic.as_str()) {
+                // Answered in turn, after the acked batches before it.
+                acks::drain(conn, waiting).await;
                 conn.error(
                     request_id,
                     ErrorCode::InvalidTopic,

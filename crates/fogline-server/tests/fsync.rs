@@ -154,3 +154,26 @@ async fn a_failed_flush_fails_the_pipelined_batches_it_covers() {
     assert_eq!(failed, (1..=20).collect::<Vec<_>>(), "errors in order");
     srv.stop().await;
 }
+
+/// A refused acked batch (an invalid topic) is answered after the batches sent before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_batch_is_answered_in_turn() {
+    let srv = TestServer::start(|c| c.broker.storage = StorageMode::Fsync).await;
+    let mut c = Raw::connect(&srv.addr).await;
+    for i in 1..=20u64 {
+        c.publish("t", &[b"x"], i, 0).await;
+    }
+    c.publish("bad/#", &[b"x"], 21, 0).await;
+    let mut answers = Vec::new();
+    while answers.len() < 21 {
+        match c.recv().await {
+            Frame::PubAck { request_id, .. } => answers.push((request_id, true)),
+            Frame::Error { request_id, .. } => answers.push((request_id, false)),
+            _ => {}
+        }
+    }
+    let mut want: Vec<(u64, bool)> = (1..=20).map(|i| (i, true)).collect();
+    want.push((21, false));
+    assert_eq!(answers, want);
+    srv.stop().await;
+}
