@@ -50,8 +50,9 @@ async fn flush_fails_next(v: Version) -> (TestServer, Raw) {
 async fn pipelined_qos1_publishes_share_flushes_and_are_acked_in_order() {
     let srv = fsync_server().await;
     let (mut c, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "fs-p", true)).await;
-    let acks = pipeline(&mut c, "t", 200).await;
-    let want: Vec<(u16, u8)> = (1..=200).map(|i| (i, 0)).collect();
+    // 600: more than a connection lets wait at once (256), so the reader also pauses.
+    let acks = pipeline(&mut c, "t", 600).await;
+    let want: Vec<(u16, u8)> = (1..=600).map(|i| (i, 0)).collect();
     assert_eq!(acks, want, "every PUBACK, in order, success");
     let flushes = srv
         .broker
@@ -59,8 +60,8 @@ async fn pipelined_qos1_publishes_share_flushes_and_are_acked_in_order() {
         .expect("default stream")
         .flushes();
     assert!(
-        flushes <= 50,
-        "{flushes} flushes for 200 pipelined QoS 1 messages"
+        flushes <= 150,
+        "{flushes} flushes for 600 pipelined QoS 1 messages"
     );
     srv.stop().await;
 }
@@ -109,5 +110,30 @@ async fn mqtt_3_3_5_2_a_failed_flush_closes_a_3_1_1_connection() {
         !seen.iter().any(|p| matches!(p, Packet::PubAck(_))),
         "no PUBACK after the failed flush: {seen:?}"
     );
+    srv.stop().await;
+}
+
+/// QoS 1 messages still waiting for their flush when the client disconnects (DISCONNECT, or
+/// the socket closing) are delivered all the same: they are stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qos1_messages_waiting_at_the_end_of_a_connection_are_delivered() {
+    let srv = fsync_server().await;
+    let (mut sub, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "fs-s", true)).await;
+    sub.subscribe(1, vec![filter("t", QoS::AtMostOnce)]).await;
+    for (id, polite) in [("fs-d", true), ("fs-h", false)] {
+        let (mut c, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V4, id, true)).await;
+        for i in 1..=30u16 {
+            let p = publish("t", format!("{id}-{i}").as_bytes(), QoS::AtLeastOnce, i);
+            c.send(&Packet::Publish(p)).await;
+        }
+        if polite {
+            c.send(&Packet::Disconnect(Disconnect::default())).await;
+        }
+        drop(c);
+        for i in 1..=30u16 {
+            let got = sub.expect_publish().await;
+            assert_eq!(&got.payload[..], format!("{id}-{i}").as_bytes());
+        }
+    }
     srv.stop().await;
 }

@@ -251,6 +251,8 @@ async fn read_frames<R: AsyncRead + Unpin>(
                 }
             }
         }
+        // Batches made durable meanwhile are answered now, not only when reading pauses.
+        acks::answer_ready(conn, waiting).await;
         fogline_wire::reserve_read(&mut buf, READ_CHUNK);
         let closed = conn.closed.notified();
         tokio::pin!(closed);

@@ -100,7 +100,10 @@ impl Conn {
         W: AsyncWrite + Unpin,
     {
         let end = self.serve_packets(rd, wr, buf).await;
-        let _ = self.drain_acks().await;
+        // A refusal (3.1.1) ends `drain_acks` after answering one message: go on to the rest.
+        while !self.acks.is_empty() {
+            let _ = self.drain_acks().await;
+        }
         end
     }
 
@@ -152,6 +155,10 @@ impl Conn {
                         return End::error(e.reason_code(), e.to_string());
                     }
                 }
+            }
+            // Messages made durable meanwhile are answered now, not only when reading pauses.
+            if let Err(end) = self.answer_ready().await {
+                return end;
             }
             if published && one_thread && !self.out.is_empty() {
                 // The subscribers' tasks were woken: let them write before this task's
