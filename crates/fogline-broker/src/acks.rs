@@ -40,6 +40,11 @@ impl<T> AckQueue<T> {
         self.waiting.is_empty()
     }
 
+    /// How many waiting batches' tags satisfy `f`.
+    pub fn count(&self, f: impl Fn(&T) -> bool) -> usize {
+        self.waiting.iter().filter(|(t, _)| f(t)).count()
+    }
+
     /// The connection should wait for the oldest batch before it reads more.
     pub fn is_full(&self) -> bool {
         self.waiting.len() >= MAX_BATCHES || self.bytes >= MAX_BYTES

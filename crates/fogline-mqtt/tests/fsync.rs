@@ -114,7 +114,8 @@ async fn mqtt_3_3_5_2_a_failed_flush_closes_a_3_1_1_connection() {
 }
 
 /// QoS 1 messages still waiting for their flush when the client disconnects (DISCONNECT, or
-/// the socket closing) are delivered all the same: they are stored.
+/// the socket closing) are delivered all the same: they are stored. (Each client reads until
+/// the server closes, so neither side resets the connection.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qos1_messages_waiting_at_the_end_of_a_connection_are_delivered() {
     let srv = fsync_server().await;
@@ -128,12 +129,72 @@ async fn qos1_messages_waiting_at_the_end_of_a_connection_are_delivered() {
         }
         if polite {
             c.send(&Packet::Disconnect(Disconnect::default())).await;
+        } else {
+            // A hang-up with a FIN: closing with unread PUBACKs would reset the connection,
+            // and a reset discards what the server had not read yet.
+            tokio::io::AsyncWriteExt::shutdown(&mut c.sock)
+                .await
+                .expect("half-close");
         }
-        drop(c);
+        c.expect_close().await;
         for i in 1..=30u16 {
             let got = sub.expect_publish().await;
             assert_eq!(&got.payload[..], format!("{id}-{i}").as_bytes());
         }
     }
+    srv.stop().await;
+}
+
+/// QoS 2 pipelines too: PUBRECs come in order once the messages are durable, and each
+/// message reaches the subscriber exactly once [MQTT-4.3.3-9].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_qos2_publishes_share_flushes_and_arrive_once() {
+    let srv = fsync_server().await;
+    let (mut sub, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "fs-s2", true)).await;
+    sub.subscribe(1, vec![filter("t", QoS::AtMostOnce)]).await;
+    let (mut c, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "fs-p2", true)).await;
+    let n = 300u16;
+    for i in 1..=n {
+        let p = publish("t", format!("{i}").as_bytes(), QoS::ExactlyOnce, i);
+        c.send(&Packet::Publish(p)).await;
+    }
+    // A redelivery of the last one while it may still wait for its flush: not stored twice.
+    let mut again = publish("t", format!("{n}").as_bytes(), QoS::ExactlyOnce, n);
+    again.dup = true;
+    c.send(&Packet::Publish(again)).await;
+    let mut recs = Vec::new();
+    while recs.len() < usize::from(n) + 1 {
+        match c.recv().await {
+            Some(Packet::PubRec(a)) => recs.push((a.pkid, a.reason)),
+            Some(_) => {}
+            None => panic!("connection closed after {} PUBRECs", recs.len()),
+        }
+    }
+    let mut want: Vec<(u16, u8)> = (1..=n).map(|i| (i, 0)).collect();
+    want.push((n, 0));
+    assert_eq!(recs, want, "every PUBREC, in order, success");
+    let flushes = srv
+        .broker
+        .stream("default")
+        .expect("default stream")
+        .flushes();
+    assert!(
+        flushes <= 75,
+        "{flushes} flushes for {n} pipelined QoS 2 messages"
+    );
+    for i in 1..=n {
+        c.send(&Packet::PubRel(Ack::ok(i))).await;
+    }
+    let mut comps = 0;
+    while comps < n {
+        if let Some(Packet::PubComp(_)) = c.recv().await {
+            comps += 1;
+        }
+    }
+    for i in 1..=n {
+        let got = sub.expect_publish().await;
+        assert_eq!(&got.payload[..], format!("{i}").as_bytes());
+    }
+    sub.expect_silence(200).await;
     srv.stop().await;
 }

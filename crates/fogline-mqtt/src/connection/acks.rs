@@ -1,29 +1,32 @@
-//! QoS 1 PUBLISHes that wait for `fsync` durability before their PUBACK (see
-//! [`fogline_broker::AckQueue`]). A client keeps up to the receive maximum of them in flight;
-//! each is stored as it arrives, one flush covers many, and they are delivered (in order,
-//! [MQTT-4.6.0-5]) and acknowledged in the order received. Any other packet waits until they
-//! are answered, so nothing overtakes them.
+//! QoS 1 and QoS 2 PUBLISHes that wait for `fsync` durability before their PUBACK or PUBREC
+//! (see [`fogline_broker::AckQueue`]). A client keeps up to the receive maximum of them in
+//! flight; each is stored as it arrives, one flush covers many, and they are delivered (in
+//! order, [MQTT-4.6.0-5]) and acknowledged in the order received. Any other packet waits until
+//! they are answered, so nothing overtakes them. A QoS 2 message enters `qos2_in` (which
+//! recognises a redelivery) when it is answered; a redelivery of one still waiting first
+//! waits for it (see `on_publish`).
 
 use fogline_broker::{BrokerError, Handoff, Stored};
 
 use super::{Conn, End};
-use crate::codec::{Ack, Packet, Version};
+use crate::codec::{Ack, Packet, QoS, Version};
+use crate::store::entry::Entry;
 
 impl Conn {
-    /// Answers every waiting QoS 1 message that is durable (or refused), in order.
+    /// Answers every waiting message that is durable (or refused), in order.
     pub(super) async fn answer_ready(&mut self) -> Result<(), End> {
-        while let Some((pkid, stored)) = self.acks.pop_ready() {
+        while let Some(((pkid, qos), stored)) = self.acks.pop_ready() {
             let handoff = if self.acks.is_empty() {
                 Handoff::Direct
             } else {
                 Handoff::Queue
             };
-            self.answer_qos1(pkid, stored, handoff).await?;
+            self.answer(pkid, qos, stored, handoff).await?;
         }
         Ok(())
     }
 
-    /// Waits for and answers every waiting QoS 1 message.
+    /// Waits for and answers every waiting message.
     pub(super) async fn drain_acks(&mut self) -> Result<(), End> {
         while !self.acks.is_empty() {
             self.acks.oldest_ready().await;
@@ -32,10 +35,12 @@ impl Conn {
         Ok(())
     }
 
-    /// Delivers a durable QoS 1 message and sends its PUBACK [MQTT-4.3.2-2], or refuses it.
-    pub(super) async fn answer_qos1(
+    /// Delivers a durable message and sends its PUBACK [MQTT-4.3.2-2] or PUBREC
+    /// [MQTT-4.3.3-8], or refuses it.
+    pub(super) async fn answer(
         &mut self,
         pkid: u16,
+        qos: QoS,
         stored: Result<Stored, BrokerError>,
         handoff: Handoff,
     ) -> Result<(), End> {
@@ -49,7 +54,23 @@ impl Conn {
         };
         let mut ack = Ack::ok(pkid);
         ack.reason = reason;
-        self.send(&Packet::PubAck(ack));
+        if qos == QoS::AtLeastOnce {
+            self.send(&Packet::PubAck(ack));
+            return Ok(());
+        }
+        if reason == 0 {
+            let mut st = self.session.state.lock();
+            st.qos2_in.insert(pkid);
+            self.session.journal(
+                &self.shared,
+                &st,
+                Entry::Qos2In {
+                    client: &self.session.client_id,
+                    pkid,
+                },
+            );
+        }
+        self.send(&Packet::PubRec(ack));
         Ok(())
     }
 }
@@ -58,7 +79,7 @@ impl Conn {
 /// be refused, so its connection closes instead [MQTT-3.3.5-2]. Over the broker's message
 /// limit is 0x97 (quota exceeded); 0x95 is no PUBACK/PUBREC reason code [MQTT-3.4.2-1],
 /// [MQTT-3.5.2-1].
-pub(super) fn refusal(version: Version, e: &BrokerError) -> Result<u8, End> {
+fn refusal(version: Version, e: &BrokerError) -> Result<u8, End> {
     match e {
         _ if version == Version::V4 => Err(End::error(0x80, e.to_string())),
         BrokerError::MessageTooLarge { .. } => Ok(0x97),

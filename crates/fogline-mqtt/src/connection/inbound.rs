@@ -3,7 +3,6 @@
 
 use fogline_wire::Str;
 
-use super::acks::refusal;
 use super::{Conn, End};
 use crate::codec::{
     Ack, Disconnect, Packet, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
@@ -15,9 +14,9 @@ use crate::store::entry::{Entry, SubRecord};
 
 impl Conn {
     pub(super) async fn handle(&mut self, p: Packet) -> Result<(), End> {
-        if !self.acks.is_empty() && !matches!(&p, Packet::Publish(pb) if pb.qos == QoS::AtLeastOnce)
+        if !self.acks.is_empty() && !matches!(&p, Packet::Publish(pb) if pb.qos != QoS::AtMostOnce)
         {
-            // Nothing overtakes a QoS 1 message that waits for its flush.
+            // Nothing overtakes a QoS 1 or 2 message that waits for its flush.
             self.drain_acks().await?;
         }
         match p {
@@ -73,6 +72,15 @@ impl Conn {
             return Err(End::error(0x82, "invalid response topic"));
         }
         if p.qos == QoS::ExactlyOnce {
+            if self
+                .acks
+                .count(|&(id, q)| id == p.pkid && q == QoS::ExactlyOnce)
+                > 0
+            {
+                // A redelivery of a message still waiting for its flush: once answered, it is
+                // in `qos2_in` and recognised below.
+                self.drain_acks().await?;
+            }
             let st = self.session.state.lock();
             if st.qos2_in.contains(&p.pkid) {
                 drop(st);
@@ -80,52 +88,28 @@ impl Conn {
                 self.send(&Packet::PubRec(Ack::ok(p.pkid)));
                 return Ok(());
             }
-            if st.qos2_in.len() >= usize::from(self.shared.config.receive_maximum.max(1)) {
+            let waiting = self.acks.count(|&(_, q)| q == QoS::ExactlyOnce);
+            if st.qos2_in.len() + waiting >= usize::from(self.shared.config.receive_maximum.max(1))
+            {
                 return Err(End::error(0x93, "receive maximum exceeded")); // [MQTT-3.3.4-7]
             }
         }
         let msg = Message::from_publish(&p, topic, fogline_broker::now_micros());
-        if p.qos == QoS::AtLeastOnce {
-            // Answered once durable, in order (see `acks`).
-            let stored = self.shared.store_acked(&msg, self.session.origin);
-            if let Some((pkid, now)) = self.acks.push(p.pkid, stored) {
-                return self.answer_qos1(pkid, now, self.handoff).await;
-            }
-            return Ok(());
-        }
-        let acked = p.qos != QoS::AtMostOnce;
-        let result = self
-            .shared
-            .publish(&msg, self.session.origin, acked, self.handoff)
-            .await;
         if p.qos == QoS::AtMostOnce {
+            let result = self
+                .shared
+                .publish(&msg, self.session.origin, false, self.handoff)
+                .await;
             if let Err(e) = result {
                 tracing::debug!(error = %e, "QoS 0 publish failed");
             }
             return Ok(());
         }
-        let reason = match result {
-            Ok(()) => {
-                self.shared.flush_durable();
-                0
-            }
-            Err(e) => refusal(self.version, &e)?,
-        };
-        let mut ack = Ack::ok(p.pkid);
-        ack.reason = reason;
-        if reason == 0 {
-            let mut st = self.session.state.lock();
-            st.qos2_in.insert(p.pkid);
-            self.session.journal(
-                &self.shared,
-                &st,
-                Entry::Qos2In {
-                    client: &self.session.client_id,
-                    pkid: p.pkid,
-                },
-            );
+        // Answered once durable, in order (see `acks`).
+        let stored = self.shared.store_acked(&msg, self.session.origin);
+        if let Some(((pkid, qos), now)) = self.acks.push((p.pkid, p.qos), stored) {
+            return self.answer(pkid, qos, now, self.handoff).await;
         }
-        self.send(&Packet::PubRec(ack)); // [MQTT-4.3.3-8]
         Ok(())
     }
 

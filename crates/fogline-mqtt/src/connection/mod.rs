@@ -80,8 +80,9 @@ pub(crate) struct Conn {
     handoff: Handoff,
     /// Publishers may write QoS 0/1 messages to this connection's socket (TCP).
     direct: bool,
-    /// Stored QoS 1 messages waiting for durability before their PUBACK, by packet id.
-    acks: AckQueue<u16>,
+    /// Stored QoS 1 and 2 messages waiting for durability before their PUBACK or PUBREC, by
+    /// packet id and QoS.
+    acks: AckQueue<(u16, codec::QoS)>,
 }
 
 impl Conn {
@@ -92,8 +93,8 @@ impl Conn {
         }
     }
 
-    /// Serves the connection until it ends. Stored QoS 1 messages still waiting for
-    /// durability are then delivered all the same (their PUBACKs go nowhere).
+    /// Serves the connection until it ends. Stored QoS 1 and 2 messages still waiting for
+    /// durability are then delivered all the same (their answers go nowhere).
     async fn run<R, W>(&mut self, rd: &mut R, wr: &mut W, buf: &mut BytesMut) -> End
     where
         R: AsyncRead + Unpin,
