@@ -33,6 +33,13 @@ async fn pipeline(c: &mut Raw, topic: &str, n: u16) -> Vec<(u16, u8)> {
     acks
 }
 
+/// The default stream made at most `max` flushes.
+fn assert_flushes_at_most(srv: &TestServer, max: u64, what: &str) {
+    let stream = srv.broker.stream("default").expect("default stream");
+    let flushes = stream.flushes();
+    assert!(flushes <= max, "{flushes} flushes for {what}");
+}
+
 /// A client that got one QoS 1 message acknowledged, on a server whose next flush fails.
 async fn flush_fails_next(v: Version) -> (TestServer, Raw) {
     let srv = fsync_server().await;
@@ -54,15 +61,7 @@ async fn pipelined_qos1_publishes_share_flushes_and_are_acked_in_order() {
     let acks = pipeline(&mut c, "t", 600).await;
     let want: Vec<(u16, u8)> = (1..=600).map(|i| (i, 0)).collect();
     assert_eq!(acks, want, "every PUBACK, in order, success");
-    let flushes = srv
-        .broker
-        .stream("default")
-        .expect("default stream")
-        .flushes();
-    assert!(
-        flushes <= 150,
-        "{flushes} flushes for 600 pipelined QoS 1 messages"
-    );
+    assert_flushes_at_most(&srv, 150, "600 pipelined QoS 1 messages");
     srv.stop().await;
 }
 
@@ -173,11 +172,7 @@ async fn pipelined_qos2_publishes_share_flushes_and_arrive_once() {
     let mut want: Vec<(u16, u8)> = (1..=n).map(|i| (i, 0)).collect();
     want.push((n, 0));
     assert_eq!(recs, want, "every PUBREC, in order, success");
-    let flushes = srv
-        .broker
-        .stream("default")
-        .expect("default stream")
-        .flushes();
+    assert_flushes_at_most(&srv, 75, "300 pipelined QoS 2 messages");
     assert!(
         flushes <= 75,
         "{flushes} flushes for {n} pipelined QoS 2 messages"
