@@ -173,10 +173,6 @@ async fn pipelined_qos2_publishes_share_flushes_and_arrive_once() {
     want.push((n, 0));
     assert_eq!(recs, want, "every PUBREC, in order, success");
     assert_flushes_at_most(&srv, 75, "300 pipelined QoS 2 messages");
-    assert!(
-        flushes <= 75,
-        "{flushes} flushes for {n} pipelined QoS 2 messages"
-    );
     for i in 1..=n {
         c.send(&Packet::PubRel(Ack::ok(i))).await;
     }
