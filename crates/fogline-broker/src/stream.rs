@@ -43,6 +43,8 @@ pub struct Stream {
     broken: Mutex<Option<String>>,
     /// Test hook: the next flush fails ([`Stream::fail_next_flush`]).
     fail_next: AtomicBool,
+    /// Test hook: flushes wait while it is true ([`Stream::hold_flushes`]).
+    hold: tokio::sync::watch::Sender<bool>,
 }
 
 #[derive(Default)]
@@ -115,6 +117,7 @@ impl Stream {
                 flushes: AtomicU64::new(0),
                 broken: Mutex::new(None),
                 fail_next: AtomicBool::new(false),
+                hold: tokio::sync::watch::Sender::new(false),
             },
             report,
         ))
@@ -259,6 +262,13 @@ impl Stream {
         })
     }
 
+    /// Test hook: while `hold` is true, flushes wait before they start, so appended records
+    /// stay not yet durable (as on a slow disk).
+    #[doc(hidden)]
+    pub fn hold_flushes(&self, hold: bool) {
+        self.hold.send_replace(hold);
+    }
+
     /// Test hook: makes the next flush fail as a failed `msync` would.
     #[doc(hidden)]
     pub fn fail_next_flush(&self) {
@@ -315,6 +325,8 @@ impl Stream {
     }
 
     async fn flush(&self, job: SyncJob) -> Result<(), BrokerError> {
+        // The sender lives as long as the stream, so the wait cannot fail.
+        let _ = self.hold.subscribe().wait_for(|held| !*held).await;
         let (job, result) = tokio::task::spawn_blocking(move || {
             let r = job.run();
             (job, r)

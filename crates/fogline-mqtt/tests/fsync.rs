@@ -189,3 +189,44 @@ async fn pipelined_qos2_publishes_share_flushes_and_arrive_once() {
     sub.expect_silence(200).await;
     srv.stop().await;
 }
+
+/// While flushes lag, a connection lets at most 256 messages wait and stops reading; once
+/// they are durable it reads on and acknowledges the rest, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_stops_reading_while_256_messages_wait() {
+    let srv = fsync_server().await;
+    let stream = srv
+        .broker
+        .stream("default")
+        .expect("default stream")
+        .clone();
+    stream.hold_flushes(true);
+    let (mut c, _) = Raw::connect(&srv.mqtt, connect_packet(Version::V5, "fs-b", true)).await;
+    for i in 1..=300u16 {
+        let p = publish("t", b"x", QoS::AtLeastOnce, i);
+        c.send(&Packet::Publish(p)).await;
+    }
+    for _ in 0..5000 {
+        if stream.durable_target() >= Some(256) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert_eq!(
+        stream.durable_target(),
+        Some(256),
+        "stored no more than 256"
+    );
+    stream.hold_flushes(false);
+    let mut acked = Vec::new();
+    while acked.len() < 300 {
+        match c.recv().await {
+            Some(Packet::PubAck(a)) => acked.push(a.pkid),
+            Some(_) => {}
+            None => panic!("closed after {} PUBACKs", acked.len()),
+        }
+    }
+    assert_eq!(acked, (1..=300).collect::<Vec<_>>());
+    srv.stop().await;
+}

@@ -5,6 +5,7 @@
 mod common;
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use common::{collect, Raw, TestServer};
 use fogline_broker::StorageMode;
@@ -120,23 +121,61 @@ async fn acked_batches_stored_before_a_hang_up_are_delivered() {
     let srv = TestServer::start(|c| c.broker.storage = StorageMode::Fsync).await;
     let mut sub = Raw::connect(&srv.addr).await;
     sub.subscribe(1, "t", 0).await;
+    let stream = srv.broker.stream("default").unwrap().clone();
+    stream.hold_flushes(true);
     let mut c = Raw::connect(&srv.addr).await;
     for i in 1..=30u64 {
         c.publish("t", &[format!("{i}").as_bytes()], i, 0).await;
     }
-    // Wait until the server has stored them all (not yet flushed, as a rule), then hang up
-    // without reading the acks.
-    let stream = srv.broker.stream("default").unwrap().clone();
-    for _ in 0..5000 {
-        if stream.durable_target() >= Some(30) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
+    // The server stores all 30 and can answer none while flushes are held; then the client
+    // hangs up (no ack was sent, so nothing is unread and the close is clean).
+    wait_stored(&stream, 30).await;
     drop(c);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    stream.hold_flushes(false);
     let got = collect(&mut sub, 1, 30).await;
     assert_eq!(got.len(), 30);
     assert_eq!(&got[29][..], b"30");
+    srv.stop().await;
+}
+
+/// Waits until `stream` has appended `n` records (durable or not).
+async fn wait_stored(stream: &fogline_broker::Stream, n: u64) {
+    for _ in 0..5000 {
+        if stream.durable_target() >= Some(n) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    panic!("{n} records not stored: {:?}", stream.durable_target());
+}
+
+/// While flushes lag, a connection lets at most 256 acked batches wait and stops reading;
+/// once they are durable it reads on and answers the rest, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_stops_reading_while_256_batches_wait() {
+    let srv = TestServer::start(|c| c.broker.storage = StorageMode::Fsync).await;
+    let stream = srv.broker.stream("default").unwrap().clone();
+    stream.hold_flushes(true);
+    let mut c = Raw::connect(&srv.addr).await;
+    for i in 1..=300u64 {
+        c.publish("t", &[b"x"], i, 0).await;
+    }
+    wait_stored(&stream, 256).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        stream.durable_target(),
+        Some(256),
+        "stored no more than 256"
+    );
+    stream.hold_flushes(false);
+    let mut acked = Vec::new();
+    while acked.len() < 300 {
+        if let Frame::PubAck { request_id, .. } = c.recv().await {
+            acked.push(request_id);
+        }
+    }
+    assert_eq!(acked, (1..=300).collect::<Vec<_>>());
     srv.stop().await;
 }
 
