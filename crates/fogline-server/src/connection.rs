@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use fogline_broker::{
-    Batch, Broker, DirectSink, Handoff, SharedWrite, SubscribeOptions, Subscription, WriteHalf,
+    Batch, Broker, BrokerError, DirectSink, Handoff, SharedWrite, SubscribeOptions, Subscription,
+    WriteHalf,
 };
 use fogline_wire::{ErrorCode, Frame, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION};
 use parking_lot::Mutex;
@@ -319,13 +320,12 @@ async fn handle(
             records,
         } => {
             if let Err(e) = fogline_wire::validate_topic(topic.as_str()) {
-                // Answered in turn, after the acked batches before it.
-                acks::drain(conn, waiting).await;
-                conn.error(
-                    request_id,
-                    ErrorCode::InvalidTopic,
-                    format!("topic {topic:?}: {e}"),
-                );
+                // Refused in turn, after the acked batches before it (a fire-and-forget
+                // publish found the queue answered already).
+                let refused = Err(BrokerError::InvalidTopic(format!("topic {topic:?}: {e}")));
+                if let Some((request_id, now)) = waiting.push(request_id, refused) {
+                    acks::answer(conn, request_id, now, handoff).await;
+                }
                 return true;
             }
             let batch = Batch {
