@@ -157,7 +157,7 @@ impl Shared {
     }
 
     /// Publishes an application message: updates the retained store when
-    /// it is retained, then hands it to the broker. `acked`: the publisher
+    /// it is retained and accepted, then hands it to the broker. `acked`: the publisher
     /// learns the outcome (QoS 1 and 2), so nothing may be delivered unless
     /// it is stored; QoS 0 goes to live subscribers before the streams.
     /// `handoff` as in [`fogline_broker::Handoff`].
@@ -175,29 +175,39 @@ impl Shared {
             return Ok(());
         }
         let batch = self.batch(msg, origin)?;
+        self.broker.check_sizes(&batch)?;
+        self.retain(msg);
         self.broker.publish_unacked(batch, handoff).await
     }
 
-    /// The first half of an acked [`publish`](Shared::publish): applies a retained message
-    /// and stores the message; it may be delivered and acknowledged once durable (see
-    /// [`fogline_broker::AckQueue`]).
+    /// The first half of an acked [`publish`](Shared::publish): stores the message and, once
+    /// it is stored, applies it as the retained message; it may be delivered and
+    /// acknowledged once durable (see [`fogline_broker::AckQueue`]). A refused message
+    /// (too large, storage failed) does not become the retained one.
     pub fn store_acked(&self, msg: &Message, origin: u64) -> Result<Stored, BrokerError> {
         let batch = self.batch(msg, origin)?;
-        self.broker.store_acked(batch)
+        let stored = self.broker.store_acked(batch)?;
+        self.retain(msg);
+        Ok(stored)
     }
 
-    /// Applies a retained message (journaled), then makes the message a batch.
-    fn batch(&self, msg: &Message, origin: u64) -> Result<Batch, BrokerError> {
-        if msg.retain {
-            self.retained.apply(msg);
-            let mut j = Vec::new();
-            if msg.payload.is_empty() {
-                Entry::RetainDel(&msg.topic).frame_into(&mut j);
-            } else {
-                Entry::RetainSet(msg).frame_into(&mut j);
-            }
-            self.journal(&j);
+    /// Applies a retained message (journaled); nothing for others.
+    fn retain(&self, msg: &Message) {
+        if !msg.retain {
+            return;
         }
+        self.retained.apply(msg);
+        let mut j = Vec::new();
+        if msg.payload.is_empty() {
+            Entry::RetainDel(&msg.topic).frame_into(&mut j);
+        } else {
+            Entry::RetainSet(msg).frame_into(&mut j);
+        }
+        self.journal(&j);
+    }
+
+    /// The message as a one-record batch.
+    fn batch(&self, msg: &Message, origin: u64) -> Result<Batch, BrokerError> {
         let records = msg
             .to_block()
             .map_err(|e| BrokerError::Config(format!("cannot encode an MQTT message: {e}")))?;

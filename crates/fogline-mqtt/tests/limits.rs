@@ -209,3 +209,41 @@ async fn mqtt_3_3_2_14_a_response_topic_with_wildcards_is_refused() {
     sub.expect_silence(300).await;
     s.stop().await;
 }
+
+/// A retained message the broker refuses (over its size limit) does not replace the retained
+/// one: a later subscriber gets the last accepted message, whatever the QoS.
+#[tokio::test]
+async fn a_refused_retained_message_is_not_retained() {
+    let s = TestServer::start(|c| c.broker.max_message_bytes = bytesize::ByteSize::kib(1)).await;
+    let (mut raw, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "ret", true)).await;
+    let mut ok = publish("r/t", b"small", QoS::AtLeastOnce, 1);
+    ok.retain = true;
+    raw.publish_qos1(ok).await;
+    let big = vec![7u8; 4096];
+    for (qos, pkid) in [
+        (QoS::AtMostOnce, 0),
+        (QoS::AtLeastOnce, 2),
+        (QoS::ExactlyOnce, 3),
+    ] {
+        let mut p = publish("r/t", &big, qos, pkid);
+        p.retain = true;
+        raw.send(&Packet::Publish(p)).await;
+    }
+    // The PUBACK and PUBREC refuse them (0x97), then the ping comes back.
+    raw.send(&Packet::PingReq).await;
+    let mut refusals = Vec::new();
+    loop {
+        match raw.recv().await {
+            Some(Packet::PubAck(a)) | Some(Packet::PubRec(a)) => refusals.push(a.reason),
+            Some(Packet::PingResp) => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(refusals, vec![0x97, 0x97]);
+    let (mut sub, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "ret-s", true)).await;
+    sub.subscribe(1, vec![filter("r/t", QoS::AtMostOnce)]).await;
+    let got = sub.expect_publish().await;
+    assert_eq!(&got.payload[..], b"small");
+    assert!(got.retain);
+    s.stop().await;
+}
