@@ -15,7 +15,7 @@ use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 
 use crate::batch::Batch;
-use crate::config::{BrokerConfig, SlowConsumerPolicy, StreamConfig};
+use crate::config::{BrokerConfig, SlowConsumerPolicy, StorageMode, StreamConfig};
 use crate::consumer::{Consumer, ConsumerOptions};
 use crate::direct::{DirectSink, Handoff};
 use crate::error::BrokerError;
@@ -278,7 +278,7 @@ impl Broker {
     /// On an error nothing was delivered, and the publisher may retry without
     /// duplicating anything (MQTT QoS 2 relies on it), except after a failed
     /// `fsync` flush: records of the failed batch may come back after a
-    /// restart (see [`Stream::durable`](crate::Stream::durable)).
+    /// restart (see [`Stream::durable_until`](crate::Stream::durable_until)).
     ///
     /// Under the `block` policy this waits while a subscriber's queue is full
     /// (at most the configured block timeout, after which that subscriber is
@@ -309,26 +309,16 @@ impl Broker {
     pub fn store_acked(&self, batch: Batch) -> Result<Stored, BrokerError> {
         self.check_sizes(&batch)?;
         let route = self.route(batch.topic.as_str());
-        if let Err(e) = self.store(&route, &batch) {
-            // What the streams before the failing one took still gets flushed.
-            for stream in &route.streams {
-                stream.flush_soon();
-            }
-            return Err(e);
-        }
-        // `fsync` streams: acknowledged (and delivered) once durable, by group commit.
-        let waits = route
-            .streams
-            .iter()
-            .filter_map(|s| s.durable_target().map(|upto| (s.clone(), upto)))
-            .collect::<Vec<_>>();
-        for (stream, _) in &waits {
+        let stored = self.store(&route, &batch);
+        // `fsync` streams: acknowledged (and delivered) once durable, by group commit. What
+        // they took, also before a failing stream, gets flushed.
+        for stream in &route.streams {
             stream.flush_soon();
         }
         Ok(Stored {
+            waits: stored?,
             route,
             batch: Arc::new(batch),
-            waits,
         })
     }
 
@@ -395,20 +385,26 @@ impl Broker {
         for sub in full {
             self.offer(sub, &batch).await;
         }
-        stored
+        stored.map(drop)
     }
 
     /// Appends `batch` to every stream of `route`.
-    fn store(&self, route: &Route, batch: &Batch) -> Result<(), BrokerError> {
+    /// Appends `batch` to every stream of `route`; returns the `fsync` streams among them with
+    /// the offset each must make durable for it.
+    fn store(&self, route: &Route, batch: &Batch) -> Result<Vec<(Arc<Stream>, u64)>, BrokerError> {
+        let mut waits = Vec::new();
         for stream in &route.streams {
-            stream.append(batch)?;
+            let next = stream.append(batch)?;
+            if stream.storage() == StorageMode::Fsync {
+                waits.push((stream.clone(), next));
+            }
         }
         let stats = &self.inner.stats;
         stats
             .records_in
             .fetch_add(u64::from(batch.count()), Ordering::Relaxed);
         stats.batches_in.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        Ok(waits)
     }
 
     fn try_direct(&self, sub: &Subscription, handoff: Handoff, batch: &Batch) -> bool {
@@ -627,7 +623,7 @@ impl Stored {
     /// Returns once the batch is durable in every stream that holds it.
     ///
     /// # Errors
-    /// As [`Stream::durable`]: a flush failed, so the batch must not be acknowledged.
+    /// As [`Stream::durable_until`]: a flush failed, so the batch must not be acknowledged.
     pub async fn durable(&self) -> Result<(), BrokerError> {
         for (stream, upto) in &self.waits {
             stream.durable_until(*upto).await?;

@@ -31,7 +31,7 @@ pub struct Stream {
     tail: Tail,
     durables: Mutex<Durables>,
     /// `fsync` storage: appends become durable and visible by group commit
-    /// ([`Stream::durable`]) rather than one `msync` per batch on the caller's thread.
+    /// ([`Stream::durable_until`]) rather than one `msync` per batch on the caller's thread.
     group_commit: bool,
     /// The flusher task runs ([`Stream::flush_soon`]).
     syncing: AtomicBool,
@@ -39,7 +39,7 @@ pub struct Stream {
     synced: Notify,
     /// Flushes done by group commit.
     flushes: AtomicU64,
-    /// Set by a failed flush: the stream then takes no more records (see [`Stream::durable`]).
+    /// Set by a failed flush: the stream then takes no more records (see [`Stream::durable_until`]).
     broken: Mutex<Option<String>>,
     /// Test hook: the next flush fails ([`Stream::fail_next_flush`]).
     fail_next: AtomicBool,
@@ -146,7 +146,7 @@ impl Stream {
     }
 
     /// Appends every record of `batch` and commits them, except with `fsync`
-    /// storage: there they become durable and visible through [`Stream::durable`]
+    /// storage: there they become durable and visible through [`Stream::durable_until`]
     /// or [`Stream::flush_soon`].
     ///
     /// # Errors
@@ -183,9 +183,19 @@ impl Stream {
         Ok(next)
     }
 
-    /// Returns once every record appended before the call is durable and visible; at once
-    /// unless the storage is `fsync`. There a single flusher task per stream
-    /// ([`Stream::flush_soon`]) runs `msync` on a blocking thread over everything appended
+    /// Whether every record before `upto` is durable: `Some(Ok)` yes (or the storage is not
+    /// `fsync`), `Some(Err)` never (a flush failed), `None` not yet.
+    pub fn durable_state(&self, upto: u64) -> Option<Result<(), BrokerError>> {
+        if !self.group_commit || self.log.lock().committed_offset() >= upto {
+            return Some(Ok(()));
+        }
+        self.check_broken().err().map(Err)
+    }
+
+    /// Returns once every record before offset `upto` (what [`Stream::append`] returned for
+    /// them) is durable and visible; at once unless the storage is `fsync`. It starts no
+    /// flush: the appender calls [`Stream::flush_soon`]. There a single flusher task per stream
+    /// runs `msync` on a blocking thread over everything appended
     /// before each flush began, and the publishers wait for it: the batches of all publishers
     /// that arrive during one flush share the next (group commit). No publisher's task runs
     /// flushes for others, so none is held up by a steady stream of later appends.
@@ -196,49 +206,14 @@ impl Stream {
     /// `msync` the kernel may already have dropped the pages' error, so a retry that succeeds
     /// proves nothing (the records may be lost, or may come back after the restart: at least
     /// once).
-    pub async fn durable(self: &Arc<Self>) -> Result<(), BrokerError> {
-        match self.durable_target() {
-            None => Ok(()),
-            Some(upto) => {
-                self.flush_soon();
-                self.durable_until(upto).await
-            }
-        }
-    }
-
-    /// With `fsync` storage, the offset [`durable_until`](Stream::durable_until) must reach
-    /// for every record appended so far; None for other storage (nothing to wait for).
-    pub fn durable_target(&self) -> Option<u64> {
-        self.group_commit.then(|| self.log.lock().next_offset())
-    }
-
-    /// Whether every record before `upto` is durable: `Some(Ok)` yes (or the storage is not
-    /// `fsync`), `Some(Err)` never (a flush failed), `None` not yet.
-    pub fn durable_state(&self, upto: u64) -> Option<Result<(), BrokerError>> {
-        if !self.group_commit || self.log.lock().committed_offset() >= upto {
-            return Some(Ok(()));
-        }
-        self.check_broken().err().map(Err)
-    }
-
-    /// Returns once every record before `upto` (see [`durable_target`](Stream::durable_target))
-    /// is durable and visible; it does not start a flush (the append's
-    /// [`flush_soon`](Stream::flush_soon) did).
-    ///
-    /// # Errors
-    /// As [`durable`](Stream::durable).
     pub async fn durable_until(&self, upto: u64) -> Result<(), BrokerError> {
-        if !self.group_commit {
-            return Ok(());
-        }
         loop {
             let notified = self.synced.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if self.log.lock().committed_offset() >= upto {
-                return Ok(());
+            if let Some(state) = self.durable_state(upto) {
+                return state;
             }
-            self.check_broken()?;
             notified.await;
         }
     }
@@ -325,8 +300,10 @@ impl Stream {
     }
 
     async fn flush(&self, job: SyncJob) -> Result<(), BrokerError> {
-        // The sender lives as long as the stream, so the wait cannot fail.
-        let _ = self.hold.subscribe().wait_for(|held| !*held).await;
+        if *self.hold.borrow() {
+            // The sender lives as long as the stream, so the wait cannot fail.
+            let _ = self.hold.subscribe().wait_for(|held| !*held).await;
+        }
         let (job, result) = tokio::task::spawn_blocking(move || {
             let r = job.run();
             (job, r)

@@ -207,17 +207,13 @@ async fn a_connection_stops_reading_while_256_messages_wait() {
         c.send(&Packet::Publish(p)).await;
     }
     for _ in 0..5000 {
-        if stream.durable_target() >= Some(256) {
+        if stream.stats().next_offset >= 256 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
     }
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    assert_eq!(
-        stream.durable_target(),
-        Some(256),
-        "stored no more than 256"
-    );
+    assert_eq!(stream.stats().next_offset, 256, "stored no more than 256");
     stream.hold_flushes(false);
     let mut acked = Vec::new();
     while acked.len() < 300 {
