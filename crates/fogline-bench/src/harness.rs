@@ -129,7 +129,8 @@ pub struct Meta {
     pub repetitions: u32,
     /// fogline version.
     pub fogline_version: String,
-    /// UTC times at which an interrupted run was resumed (`--resume`), in order.
+    /// UTC times at which an interrupted run was resumed (`--resume`), in order, each with
+    /// the executable's hash when a rebuild of the same commit resumed it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<String>,
     /// The build that measured every run (`--resume` refuses another one).
@@ -354,7 +355,12 @@ pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
     let (meta, mut results, mut skipped) = match &opts.resume {
         Some(prev) => {
             let mut meta = prev.meta.clone();
-            meta.resumed.push(utc_now_string());
+            let mut when = utc_now_string();
+            if opts.build.exe != meta.build.exe {
+                // A rebuild of the same commit (see `fogline bench --resume`).
+                when = format!("{when} by executable `{}`", opts.build.exe);
+            }
+            meta.resumed.push(when);
             // Runs still missing are tried again: their earlier failures no longer stand.
             let skipped: Vec<Skipped> = prev
                 .skipped

@@ -311,7 +311,7 @@ pub fn markdown(report: &RunReport) -> String {
     if !m.resumed.is_empty() {
         let _ = writeln!(
             s,
-            "- interrupted and resumed (`--resume`) at: {} (UTC)",
+            "- interrupted and resumed (`--resume`) at (UTC): {}",
             m.resumed.join(", ")
         );
     }

@@ -99,6 +99,9 @@ async fn resume_measures_only_the_missing_runs() {
     assert_eq!(saved.meta.resumed.len(), 1);
     assert!(report::markdown(&saved).contains("resumed"));
 
+    // The same build resumed it: the time alone is recorded.
+    assert!(!resumed.meta.resumed[0].contains("executable"));
+
     // Resuming a finished run measures nothing more.
     let again = harness::run(&sc, &options(dir.path(), Some(resumed.clone()))).await;
     assert_eq!(runs(&again), runs(&full));
@@ -137,5 +140,26 @@ async fn repetitions_run_in_rounds() {
     assert_eq!(
         order,
         [(1, "small"), (1, "large"), (2, "small"), (2, "large")]
+    );
+}
+
+/// A rebuild of the same commit that resumes a run is named with the resume time.
+#[tokio::test]
+async fn a_rebuild_that_resumes_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut partial = full_run(dir.path()).await;
+    partial.results.truncate(1);
+    let mut opts = options(dir.path(), Some(partial.clone()));
+    opts.build.exe = format!("{}-rebuilt", partial.meta.build.exe);
+    let resumed = harness::run(&scenario(), &opts).await;
+    assert_eq!(resumed.results.len(), 4);
+    assert_eq!(
+        resumed.meta.build, partial.meta.build,
+        "the first build stays"
+    );
+    let when = &resumed.meta.resumed[0];
+    assert!(
+        when.ends_with(&format!("by executable `{}`", opts.build.exe)),
+        "{when}"
     );
 }

@@ -148,10 +148,11 @@ fn previous_run(
         );
     }
     let before = &prev.meta.build.exe;
-    if !before.is_empty() && *before != build.exe {
+    if !before.is_empty() && *before != build.exe && !same_clean_commit(&prev.meta.build, build) {
         bail!(
             "{} was measured by another build of fogline (executable hash {before}, checkout {:?}); \
-             this one is {} ({:?}): resume with that binary, or drop --resume to start afresh",
+             this one is {} ({:?}): resume with that binary or a build of that clean commit, \
+             or drop --resume to start afresh",
             path.display(),
             prev.meta.build.checkout,
             build.exe,
@@ -168,6 +169,13 @@ fn previous_run(
         }
     }
     Ok(Some(prev))
+}
+
+/// Two builds of one commit from clean checkouts run the same code, though their executables
+/// may differ by a byte (a long run outlives the session, and the build directory, that
+/// started it). The harness records the new executable's hash with the resume time.
+fn same_clean_commit(a: &BuildId, b: &BuildId) -> bool {
+    !a.checkout.is_empty() && !a.checkout.ends_with("-dirty") && a.checkout == b.checkout
 }
 
 fn parse_size(s: &str) -> anyhow::Result<usize> {
@@ -400,9 +408,10 @@ mod tests {
     fn resume_requires_the_same_build() {
         let dir = tempfile::tempdir().unwrap();
         let sc = scenario::build("seed002", true, &Overrides::default()).unwrap();
+        // Builds of different commits.
         let build = |exe: &str| BuildId {
             exe: exe.into(),
-            checkout: "abc".into(),
+            checkout: format!("c{exe}"),
         };
         let prev = harness::RunReport {
             meta: harness::Meta {
@@ -425,6 +434,27 @@ mod tests {
             .unwrap()
             .is_some());
         let err = previous_run(dir.path(), &sc, &build("2222")).unwrap_err();
+        assert!(err.to_string().contains("another build"), "{err}");
+        // A rebuild of the same clean commit may finish it; a dirty checkout may not.
+        let commit = |exe: &str, checkout: &str| BuildId {
+            exe: exe.into(),
+            checkout: checkout.into(),
+        };
+        let mut clean = prev.clone();
+        clean.meta.build = commit("1111", "f010d7c12345");
+        report::write_all(&clean, dir.path()).unwrap();
+        assert!(
+            previous_run(dir.path(), &sc, &commit("2222", "f010d7c12345"))
+                .unwrap()
+                .is_some()
+        );
+        for other in ["f010d7c12345-dirty", "0123456789ab", ""] {
+            let err = previous_run(dir.path(), &sc, &commit("2222", other)).unwrap_err();
+            assert!(err.to_string().contains("another build"), "{other}: {err}");
+        }
+        clean.meta.build = commit("1111", "f010d7c12345-dirty");
+        report::write_all(&clean, dir.path()).unwrap();
+        let err = previous_run(dir.path(), &sc, &commit("2222", "f010d7c12345-dirty")).unwrap_err();
         assert!(err.to_string().contains("another build"), "{err}");
         // Runs from before builds were recorded can still be resumed.
         let mut old = prev;

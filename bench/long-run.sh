@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs a full scenario, or resumes it, on one pinned commit, so that a run longer than a
+# working day (seed000 about 9 h, seed003 about 17 h) can be finished over several
+# sittings and machines:
+#
+#   bench/long-run.sh SCENARIO [COMMIT]
+#
+# The results go to bench/results/SCENARIO of this checkout (results.json is rewritten
+# after every run: commit it now and then and nothing measured is lost). The commit that
+# measures is the one named in that results.json if there is one (a run resumes only on its
+# own build, `fogline bench --resume`), else COMMIT, else HEAD. It is checked out in a
+# worktree beside this repository (FOGLINE_BENCH_TREES, default ../fogline-bench-trees) and
+# built there once, with the peers' drivers; `fogline bench` runs from that worktree so it
+# records the commit. FOGLINE_BENCH_BIN names a binary already built from that commit
+# instead (its hash is recorded with the resume time). Other arguments for `fogline bench`
+# go in FOGLINE_BENCH_ARGS. Stop it with Ctrl-C or SIGTERM: the peers it started are stopped
+# and the summary is written.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+scenario=${1:?usage: bench/long-run.sh SCENARIO [COMMIT]}
+out=$repo/bench/results/$scenario
+commit=${2:-HEAD}
+if [ -f "$out/results.json" ]; then
+  recorded=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["meta"].get("build",{}).get("checkout",""))' "$out/results.json")
+  case $recorded in
+    "" | *-dirty) echo "long-run: $out/results.json was not measured from a clean commit; move it away to start afresh" >&2; exit 2 ;;
+  esac
+  commit=$recorded
+fi
+commit=$(git -C "$repo" rev-parse --verify "$commit^{commit}")
+short=$(git -C "$repo" rev-parse --short=12 "$commit")
+trees=${FOGLINE_BENCH_TREES:-$(dirname "$repo")/fogline-bench-trees}
+tree=$trees/$short
+if [ ! -d "$tree" ]; then
+  mkdir -p "$trees"
+  git -C "$repo" worktree add --detach "$tree" "$commit"
+fi
+bin=${FOGLINE_BENCH_BIN:-}
+if [ -z "$bin" ]; then
+  (cd "$tree" && cargo build --release -p fogline --features full)
+  bin=$tree/target/release/fogline
+fi
+cd "$tree"
+# shellcheck disable=SC2086 # FOGLINE_BENCH_ARGS is a list of words
+exec "$bin" bench "$scenario" --resume --no-progress --out "$out" --peers-dir "$repo/bench/peers" ${FOGLINE_BENCH_ARGS:-}
