@@ -162,7 +162,9 @@ struct Inner {
     config: BrokerConfig,
     subs: RwLock<Subs>,
     generation: AtomicU64,
-    routes: Mutex<HashMap<String, Arc<Route>>>,
+    /// Looked up for every published batch: foldhash, a tenth the instructions of std's
+    /// SipHash for a short topic; its per-process random seed keeps crafted collisions hard.
+    routes: Mutex<foldhash::HashMap<String, Arc<Route>>>,
     streams: Vec<Arc<Stream>>,
     next_id: AtomicU64,
     stats: BrokerStats,
@@ -205,7 +207,7 @@ impl Broker {
             config,
             subs: RwLock::new(Subs::default()),
             generation: AtomicU64::new(1),
-            routes: Mutex::new(HashMap::new()),
+            routes: Mutex::new(foldhash::HashMap::default()),
             streams,
             next_id: AtomicU64::new(1),
             stats: BrokerStats::default(),

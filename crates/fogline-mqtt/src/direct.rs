@@ -86,7 +86,7 @@ fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
         QoS::AtLeastOnce => !(sink.journaled && st.expiry > 0) && st.inflight.len() < receive_max,
         QoS::ExactlyOnce => false,
     };
-    let now = fogline_broker::now_micros();
+    let now = msg.expiry_clock();
     if !fits || msg.expired(now) {
         return Written::Declined;
     }

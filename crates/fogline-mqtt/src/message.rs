@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use fogline_wire::{Headers, HeadersBuilder, RecordBlock, Str, WireError};
 
-use crate::codec::{Properties, Publish, QoS};
+use crate::codec::{Properties, Props, Publish, QoS};
 
 /// Reserved header keys (see the module documentation).
 pub mod key {
@@ -56,7 +56,7 @@ pub struct Message {
     pub retain: bool,
     /// Properties to forward (payload format, expiry, content type,
     /// response topic, correlation data, user properties).
-    pub props: Properties,
+    pub props: Props,
     /// When the server received it, microseconds since the UNIX epoch
     /// (message expiry counts from here).
     pub received: u64,
@@ -79,14 +79,19 @@ impl Message {
     /// The message a PUBLISH carries (topic already resolved from aliases).
     pub fn from_publish(p: &Publish, topic: Str, received: u64) -> Message {
         let src = &p.props;
-        let props = Properties {
-            payload_format: src.payload_format,
-            message_expiry: src.message_expiry,
-            content_type: src.content_type.clone(),
-            response_topic: src.response_topic.clone(),
-            correlation_data: src.correlation_data.clone(),
-            user: src.user.clone(),
-            ..Properties::default()
+        let props = if src.is_empty() {
+            Props::default()
+        } else {
+            Properties {
+                payload_format: src.payload_format,
+                message_expiry: src.message_expiry,
+                content_type: src.content_type.clone(),
+                response_topic: src.response_topic.clone(),
+                correlation_data: src.correlation_data.clone(),
+                user: src.user.clone(),
+                ..Properties::default()
+            }
+            .into()
         };
         Message {
             topic,
@@ -104,6 +109,16 @@ impl Message {
         let interval = self.props.message_expiry?;
         let elapsed = now.saturating_sub(self.received) / 1_000_000;
         Some(u64::from(interval).saturating_sub(elapsed) as u32)
+    }
+
+    /// The time to check its expiry against: the clock if it has an expiry interval, else 0
+    /// (which no check reads). A clock read cost more than the rest of a delivery's checks.
+    pub fn expiry_clock(&self) -> u64 {
+        if self.props.message_expiry.is_some() {
+            fogline_broker::now_micros()
+        } else {
+            0
+        }
     }
 
     /// True when its expiry interval has passed.
@@ -170,7 +185,7 @@ impl Message {
             payload,
             qos: QoS::AtLeastOnce,
             retain: false,
-            props: Properties::default(),
+            props: Props::default(),
             received,
         };
         // Most records carry only the QoS header: recognise it without parsing.
@@ -221,8 +236,13 @@ impl Message {
         now: u64,
     ) -> Publish {
         let mut props = self.props.clone();
-        props.message_expiry = self.expiry_left(now);
-        props.subscription_ids = sub_ids.to_vec();
+        // Only what is set is written: a write allocates the property set.
+        if let Some(left) = self.expiry_left(now) {
+            props.message_expiry = Some(left);
+        }
+        if !sub_ids.is_empty() {
+            props.subscription_ids = sub_ids.to_vec();
+        }
         Publish {
             dup: false,
             qos,
@@ -239,6 +259,39 @@ impl Message {
 mod tests {
     use super::*;
 
+    /// A plain message's PUBLISH carries no property set (none is allocated) unless it has
+    /// an expiry or subscription identifiers, which are then set.
+    #[test]
+    fn to_publish_sets_only_what_applies() {
+        let m = Message::from_publish(
+            &Publish {
+                dup: false,
+                qos: QoS::AtLeastOnce,
+                retain: false,
+                topic: "t".into(),
+                pkid: 1,
+                props: Props::default(),
+                payload: Bytes::from_static(b"x"),
+            },
+            "t".into(),
+            1_000_000,
+        );
+        assert!(m.props.is_empty());
+        assert_eq!(m.expiry_clock(), 0, "no expiry: no clock read");
+        let p = m.to_publish(QoS::AtMostOnce, false, 0, &[], 0);
+        assert!(p.props.is_empty());
+        let p = m.to_publish(QoS::AtMostOnce, false, 0, &[7], 0);
+        assert_eq!(p.props.subscription_ids, [7]);
+        assert_eq!(p.props.message_expiry, None);
+        let mut e = m.clone();
+        e.props.message_expiry = Some(10);
+        assert!(e.expiry_clock() > 0);
+        // 3 s after its receipt, 7 of 10 s are left.
+        let p = e.to_publish(QoS::AtMostOnce, false, 0, &[], 4_000_000);
+        assert_eq!(p.props.message_expiry, Some(7));
+        assert!(p.props.subscription_ids.is_empty());
+    }
+
     #[test]
     fn record_round_trip_keeps_metadata_and_user_properties() {
         let m = Message {
@@ -254,7 +307,8 @@ mod tests {
                 correlation_data: Some(Bytes::from_static(&[0, 1, 2])),
                 user: vec![("k".into(), "v".into()), ("k".into(), "w".into())],
                 ..Properties::default()
-            },
+            }
+            .into(),
             received: 5,
         };
         let block = m.to_block().unwrap();

@@ -7,7 +7,7 @@
 //! expiry > 0) journals every QoS 1/2 message on entering `pending` and
 //! every state change after, so they survive a crash of the server.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use fogline_broker::Subscription;
@@ -54,7 +54,8 @@ pub(crate) struct ConnHandle {
 
 /// Mutable session state (behind the session's mutex; never held across an await).
 pub(crate) struct State {
-    pub subs: HashMap<String, SubEntry>,
+    /// By filter; looked up for every direct delivery (foldhash, as the broker's routes).
+    pub subs: foldhash::HashMap<String, SubEntry>,
     pub pending: VecDeque<Outgoing>,
     pub inflight: VecDeque<Outgoing>,
     pub qos2_in: HashSet<u16>,
@@ -72,7 +73,7 @@ pub(crate) struct State {
 impl State {
     pub fn new(expiry: u32) -> State {
         State {
-            subs: HashMap::new(),
+            subs: foldhash::HashMap::default(),
             pending: VecDeque::new(),
             inflight: VecDeque::new(),
             qos2_in: HashSet::new(),
@@ -158,7 +159,6 @@ impl Session {
     pub fn pump(&self, shared: &Shared, st: &mut State) -> bool {
         let durable = Session::durable(shared, st);
         let online = st.conn.is_some();
-        let now = fogline_broker::now_micros();
         let cap = shared.config.max_queued;
         let mut journal = Vec::new();
         let mut batches = Vec::new();
@@ -188,7 +188,7 @@ impl Session {
                     };
                     let msg =
                         Message::from_record(b.topic.clone(), rec.headers, rec.payload, received);
-                    if msg.expired(now) {
+                    if msg.expired(msg.expiry_clock()) {
                         continue; // [MQTT-3.3.2-5]
                     }
                     let qos = msg.qos.min(qos_of(entry.rec.qos));

@@ -29,7 +29,7 @@ fn golden_v311_connect_publish_and_acks() {
         will: None,
         username: Some("u".into()),
         password: Some(Bytes::from_static(b"p")),
-        props: Properties::default(),
+        props: Default::default(),
     };
     let bytes = [
         0x10, 20, 0, 4, b'M', b'Q', b'T', b'T', 4, 0xC2, 0, 60, 0, 2, b'a', b'b', 0, 1, b'u', 0, 1,
@@ -49,7 +49,7 @@ fn golden_v311_connect_publish_and_acks() {
         retain: true,
         topic: "a/b".into(),
         pkid: 10,
-        props: Properties::default(),
+        props: Default::default(),
         payload: Bytes::from_static(b"hi"),
     };
     let bytes = [0x33, 9, 0, 3, b'a', b'/', b'b', 0, 10, b'h', b'i'];
@@ -63,12 +63,12 @@ fn golden_v311_connect_publish_and_acks() {
     let ack = ConnAck {
         session_present: true,
         code: 0,
-        props: Properties::default(),
+        props: Default::default(),
     };
     assert_eq!(enc(&Packet::ConnAck(ack), Version::V4), [0x20, 2, 1, 0]);
     let ua = SubAck {
         pkid: 3,
-        props: Properties::default(),
+        props: Default::default(),
         codes: vec![0],
     };
     assert_eq!(
@@ -86,7 +86,8 @@ fn golden_v5_connack_properties_and_short_acks() {
         props: Properties {
             receive_maximum: Some(10),
             ..Properties::default()
-        },
+        }
+        .into(),
     };
     assert_eq!(
         enc(&Packet::ConnAck(ack), Version::V5),
@@ -210,7 +211,8 @@ fn samples() -> Vec<Packet> {
                 props: Properties {
                     will_delay: Some(3),
                     ..Properties::default()
-                },
+                }
+                .into(),
             }),
             username: None,
             password: Some(Bytes::from_static(b"pw")),
@@ -218,7 +220,8 @@ fn samples() -> Vec<Packet> {
                 session_expiry: Some(100),
                 receive_maximum: Some(5),
                 ..Properties::default()
-            },
+            }
+            .into(),
         })),
         Packet::ConnAck(ConnAck {
             session_present: true,
@@ -227,7 +230,8 @@ fn samples() -> Vec<Packet> {
                 assigned_client_id: Some("id".into()),
                 topic_alias_maximum: Some(4),
                 ..Properties::default()
-            },
+            }
+            .into(),
         }),
         Packet::Publish(Publish {
             dup: true,
@@ -239,13 +243,14 @@ fn samples() -> Vec<Packet> {
                 topic_alias: Some(2),
                 subscription_ids: vec![1, 268_435_455],
                 ..props.clone()
-            },
+            }
+            .into(),
             payload: Bytes::from(vec![7u8; 300]),
         }),
         Packet::PubAck(Ack {
             pkid: 1,
             reason: 0x10,
-            props: Properties::default(),
+            props: Default::default(),
         }),
         Packet::PubRec(Ack {
             pkid: 2,
@@ -253,7 +258,8 @@ fn samples() -> Vec<Packet> {
             props: Properties {
                 reason_string: Some("r".into()),
                 ..Properties::default()
-            },
+            }
+            .into(),
         }),
         Packet::PubRel(Ack::ok(3)),
         Packet::PubComp(Ack::ok(4)),
@@ -262,7 +268,8 @@ fn samples() -> Vec<Packet> {
             props: Properties {
                 subscription_ids: vec![7],
                 ..Properties::default()
-            },
+            }
+            .into(),
             filters: vec![Filter {
                 filter: "a/#".into(),
                 qos: QoS::AtLeastOnce,
@@ -273,17 +280,17 @@ fn samples() -> Vec<Packet> {
         }),
         Packet::SubAck(SubAck {
             pkid: 5,
-            props: Properties::default(),
+            props: Default::default(),
             codes: vec![1, 0x80],
         }),
         Packet::Unsubscribe(Unsubscribe {
             pkid: 6,
-            props: Properties::default(),
+            props: Default::default(),
             filters: vec!["a".into(), "b/+".into()],
         }),
         Packet::UnsubAck(SubAck {
             pkid: 6,
-            props: Properties::default(),
+            props: Default::default(),
             codes: vec![0, 0x11],
         }),
         Packet::PingReq,
@@ -294,7 +301,8 @@ fn samples() -> Vec<Packet> {
             props: Properties {
                 auth_method: Some("m".into()),
                 ..Properties::default()
-            },
+            }
+            .into(),
         }),
     ]
 }
@@ -304,26 +312,26 @@ fn for_v4(p: &Packet) -> Option<Packet> {
     Some(match p.clone() {
         Packet::Connect(mut c) => {
             c.version = Version::V4;
-            c.props = clear.clone();
+            c.props = clear.clone().into();
             if let Some(w) = &mut c.will {
-                w.props = clear;
+                w.props = clear.into();
             }
             c.username = Some("u".into());
             Packet::Connect(c)
         }
         Packet::ConnAck(mut a) => {
-            a.props = clear;
+            a.props = clear.into();
             a.code = 5;
             Packet::ConnAck(a)
         }
         Packet::Publish(mut x) => {
-            x.props = clear;
+            x.props = clear.into();
             Packet::Publish(x)
         }
         Packet::PubAck(a) => Packet::PubAck(Ack::ok(a.pkid)),
         Packet::PubRec(a) => Packet::PubRec(Ack::ok(a.pkid)),
         Packet::Subscribe(mut s) => {
-            s.props = clear;
+            s.props = clear.into();
             for f in &mut s.filters {
                 f.no_local = false;
                 f.retain_as_published = false;
@@ -332,16 +340,16 @@ fn for_v4(p: &Packet) -> Option<Packet> {
             Packet::Subscribe(s)
         }
         Packet::SubAck(mut s) => {
-            s.props = clear;
+            s.props = clear.into();
             Packet::SubAck(s)
         }
         Packet::Unsubscribe(mut s) => {
-            s.props = clear;
+            s.props = clear.into();
             Packet::Unsubscribe(s)
         }
         Packet::UnsubAck(s) => Packet::UnsubAck(SubAck {
             codes: vec![],
-            props: clear,
+            props: clear.into(),
             pkid: s.pkid,
         }),
         Packet::Disconnect(_) => Packet::Disconnect(Disconnect::default()),

@@ -4,7 +4,7 @@
 
 use bytes::BytesMut;
 use fogline_mqtt::codec::{
-    decode, encode, Ack, CodecError, ConnAck, Packet, Properties, Publish, QoS, Version,
+    decode, encode, Ack, CodecError, ConnAck, Packet, Publish, QoS, Version,
 };
 
 fn dec(bytes: &[u8], v: Version) -> Result<Option<Packet>, CodecError> {
@@ -116,7 +116,7 @@ fn mqtt_2_3_1_5_a_qos0_publish_carries_no_packet_identifier() {
         retain: false,
         topic: "a".into(),
         pkid: 77,
-        props: Properties::default(),
+        props: Default::default(),
         payload: bytes::Bytes::from_static(b"x"),
     };
     let mut b = BytesMut::new();
@@ -182,7 +182,7 @@ fn mqtt_2_2_2_1_v5_no_properties_is_a_property_length_of_zero() {
     let ack = ConnAck {
         session_present: false,
         code: 0x87,
-        props: Properties::default(),
+        props: Default::default(),
     };
     let mut b = BytesMut::new();
     encode(&Packet::ConnAck(ack), Version::V5, &mut b).expect("encodes");

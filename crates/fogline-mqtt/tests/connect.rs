@@ -94,6 +94,7 @@ async fn mqtt_3_2_2_16_v5_empty_client_id_is_assigned() {
     let id = ack
         .props
         .assigned_client_id
+        .clone()
         .expect("assigned client identifier");
     assert!(!id.is_empty());
     assert!(ack.props.receive_maximum.is_some());
@@ -259,7 +260,8 @@ async fn mqtt_4_12_0_1_v5_enhanced_authentication_is_refused_with_0x8c() {
     c.props = Properties {
         auth_method: Some("SCRAM-SHA-1".into()),
         ..Properties::default()
-    };
+    }
+    .into();
     let mut raw = Raw::open(&s.mqtt, Version::V5).await;
     raw.send(&Packet::Connect(Box::new(c))).await;
     let got = raw.expect_close().await;

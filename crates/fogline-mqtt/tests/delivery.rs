@@ -28,8 +28,8 @@ async fn mqtt_3_3_4_3_and_3_3_4_5_each_copy_carries_its_subscription_identifier(
     p.send(&Packet::Publish(publish("ov/x", b"x", QoS::AtMostOnce, 0)))
         .await;
     let mut ids: Vec<Vec<u32>> = vec![
-        sub.expect_publish().await.props.subscription_ids,
-        sub.expect_publish().await.props.subscription_ids,
+        sub.expect_publish().await.props.subscription_ids.clone(),
+        sub.expect_publish().await.props.subscription_ids.clone(),
     ];
     ids.sort();
     assert_eq!(ids, vec![vec![11], vec![22]]);

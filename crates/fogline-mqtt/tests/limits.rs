@@ -103,7 +103,11 @@ async fn mqtt_3_2_2_16_an_assigned_client_id_is_not_used_by_any_other_session() 
         c
     };
     let (_first, ack) = Raw::connect(&s.mqtt, anon()).await;
-    let id = ack.props.assigned_client_id.expect("an assigned id");
+    let id = ack
+        .props
+        .assigned_client_id
+        .clone()
+        .expect("an assigned id");
     let n: u64 = id
         .strip_prefix("fogline-")
         .and_then(|n| n.parse().ok())
@@ -118,7 +122,11 @@ async fn mqtt_3_2_2_16_an_assigned_client_id_is_not_used_by_any_other_session() 
         taken.push(name);
     }
     let (_second, ack) = Raw::connect(&s.mqtt, anon()).await;
-    let id = ack.props.assigned_client_id.expect("an assigned id");
+    let id = ack
+        .props
+        .assigned_client_id
+        .clone()
+        .expect("an assigned id");
     assert!(!taken.contains(&id.to_string()), "{id} is in use");
     // The holders were not taken over.
     for h in &mut holders {
@@ -139,7 +147,7 @@ async fn mqtt_3_1_4_1_an_invalid_will_topic_closes_v311_without_connack() {
             payload: bytes::Bytes::from_static(b"x"),
             qos: QoS::AtMostOnce,
             retain: false,
-            props: Properties::default(),
+            props: Default::default(),
         });
         let mut raw = Raw::open(&s.mqtt, v).await;
         raw.send(&Packet::Connect(Box::new(c))).await;
@@ -164,7 +172,7 @@ async fn mqtt_3_8_3_4_no_local_on_a_shared_subscription_is_a_protocol_error() {
     f.no_local = true;
     raw.send(&Packet::Subscribe(Subscribe {
         pkid: 1,
-        props: Properties::default(),
+        props: Default::default(),
         filters: vec![f],
     }))
     .await;
@@ -202,7 +210,8 @@ async fn mqtt_3_3_2_14_a_response_topic_with_wildcards_is_refused() {
         props: Properties {
             response_topic: Some("rt/#".into()),
             ..Properties::default()
-        },
+        }
+        .into(),
     });
     let (_raw, ack) = Raw::connect(&s.mqtt, c).await;
     assert_eq!(ack.code, 0x82);

@@ -26,7 +26,7 @@ async fn mqtt_3_1_2_26_27_28_and_4_12_0_6_the_server_sends_no_alias_response_inf
     );
     sub.send(&Packet::Subscribe(Subscribe {
         pkid: 1,
-        props: Properties::default(),
+        props: Default::default(),
         filters: vec![filter("a/rather/long/topic/name", QoS::AtMostOnce)],
     }))
     .await;
@@ -53,7 +53,7 @@ async fn mqtt_3_1_2_26_27_28_and_4_12_0_6_the_server_sends_no_alias_response_inf
     }
     sub.send(&Packet::Unsubscribe(Unsubscribe {
         pkid: 2,
-        props: Properties::default(),
+        props: Default::default(),
         filters: vec!["a/rather/long/topic/name".into()],
     }))
     .await;
@@ -80,24 +80,24 @@ async fn mqtt_3_1_2_29_3_4_2_2_to_3_7_2_3_and_3_14_2_2_acks_and_disconnect_carry
     raw.send(&Packet::Publish(publish("q", &big, QoS::AtLeastOnce, 1)))
         .await;
     match raw.recv().await {
-        Some(Packet::PubAck(a)) => assert_eq!((a.reason, a.props), (0x97, Properties::default())),
+        Some(Packet::PubAck(a)) => assert_eq!((a.reason, a.props), (0x97, Default::default())),
         other => panic!("expected PUBACK, got {other:?}"),
     }
     raw.send(&Packet::Publish(publish("q", &big, QoS::ExactlyOnce, 2)))
         .await;
     match raw.recv().await {
-        Some(Packet::PubRec(a)) => assert_eq!((a.reason, a.props), (0x97, Properties::default())),
+        Some(Packet::PubRec(a)) => assert_eq!((a.reason, a.props), (0x97, Default::default())),
         other => panic!("expected PUBREC, got {other:?}"),
     }
     // Acknowledgements of unknown packet ids: 0x92, no properties.
     raw.send(&Packet::PubRel(Ack::ok(77))).await;
     match raw.recv().await {
-        Some(Packet::PubComp(a)) => assert_eq!((a.reason, a.props), (0x92, Properties::default())),
+        Some(Packet::PubComp(a)) => assert_eq!((a.reason, a.props), (0x92, Default::default())),
         other => panic!("expected PUBCOMP, got {other:?}"),
     }
     raw.send(&Packet::PubRec(Ack::ok(78))).await;
     match raw.recv().await {
-        Some(Packet::PubRel(a)) => assert_eq!((a.reason, a.props), (0x92, Properties::default())),
+        Some(Packet::PubRel(a)) => assert_eq!((a.reason, a.props), (0x92, Default::default())),
         other => panic!("expected PUBREL, got {other:?}"),
     }
     let mut p = publish("q", b"x", QoS::AtMostOnce, 0);

@@ -309,7 +309,8 @@ async fn mqtt_3_3_2_4_15_16_17_18_20_v5_properties_are_forwarded_unaltered() {
             ("a".into(), "3".into()),
         ],
         ..Properties::default()
-    };
+    }
+    .into();
     pubr.send(&Packet::Publish(p.clone())).await;
     let got = sub.expect_publish().await;
     // [MQTT-3.3.2-4] payload format, [MQTT-3.3.2-17]/[MQTT-3.3.2-18] user properties in order,

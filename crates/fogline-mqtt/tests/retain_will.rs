@@ -57,7 +57,7 @@ async fn mqtt_3_1_2_12_v311_no_will_without_the_flag_and_3_1_2_16_a_will_without
         payload: bytes::Bytes::from_static(b"bye"),
         qos: QoS::AtMostOnce,
         retain: false,
-        props: Properties::default(),
+        props: Default::default(),
     });
     let (dying, _) = Raw::connect(&s.mqtt, c).await;
     drop(dying);
@@ -93,7 +93,8 @@ async fn mqtt_3_1_3_10_will_user_properties_keep_their_order() {
             user: user.clone(),
             content_type: Some("text/plain".into()),
             ..Properties::default()
-        },
+        }
+        .into(),
     });
     let (dying, _) = Raw::connect(&s.mqtt, c).await;
     drop(dying);
@@ -119,13 +120,13 @@ async fn mqtt_3_1_2_8_and_3_14_4_3_only_a_normal_disconnect_deletes_the_will() {
             payload: bytes::Bytes::from_static(b"bye"),
             qos: QoS::AtMostOnce,
             retain: false,
-            props: Properties::default(),
+            props: Default::default(),
         });
         let (mut client, _) = Raw::connect(&s.mqtt, c).await;
         client
             .send(&fogline_mqtt::codec::Packet::Disconnect(Disconnect {
                 reason,
-                props: Properties::default(),
+                props: Default::default(),
             }))
             .await;
         if published {

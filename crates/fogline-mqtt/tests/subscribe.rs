@@ -78,7 +78,7 @@ async fn mqtt_3_10_4_unsubscribe_stops_delivery_and_reports_missing_filters() {
     sub.subscribe(1, vec![filter("u/#", QoS::AtMostOnce)]).await;
     sub.send(&Packet::Unsubscribe(Unsubscribe {
         pkid: 9,
-        props: Properties::default(),
+        props: Default::default(),
         filters: vec!["u/#".into(), "nope".into()],
     }))
     .await;
@@ -237,7 +237,7 @@ fn will_connect(v: Version, id: &str, delay: Option<u32>) -> fogline_mqtt::codec
         payload: bytes::Bytes::from_static(b"gone"),
         qos: QoS::AtLeastOnce,
         retain: false,
-        props,
+        props: props.into(),
     });
     c
 }
@@ -265,7 +265,7 @@ async fn mqtt_3_1_2_8_will_is_published_on_abnormal_close_and_3_1_2_10_not_after
     let (mut asks, _) = Raw::connect(&s.mqtt, will_connect(Version::V5, "asks", None)).await;
     asks.send(&Packet::Disconnect(Disconnect {
         reason: 0x04,
-        props: Properties::default(),
+        props: Default::default(),
     }))
     .await;
     assert_eq!(&watcher.expect_publish().await.payload[..], b"gone");

@@ -52,9 +52,9 @@ impl Mqtt {
             username: None,
             password: None,
             props: if v == Version::V5 {
-                props
+                props.into()
             } else {
-                Properties::default()
+                Properties::default().into()
             },
         };
         m.send(Packet::Connect(Box::new(c))).await;
@@ -99,7 +99,7 @@ fn msg(topic: &str, qos: QoS, pkid: u16, body: String) -> Packet {
         retain: false,
         topic: topic.into(),
         pkid,
-        props: Properties::default(),
+        props: Default::default(),
         payload: Bytes::from(body),
     })
 }
@@ -123,7 +123,7 @@ async fn mqtt_sessions_and_inflight_qos1_qos2_survive_sigkill() {
         };
         s.send(Packet::Subscribe(Subscribe {
             pkid: 1,
-            props: Properties::default(),
+            props: Default::default(),
             filters: vec![f],
         }))
         .await;
@@ -201,7 +201,7 @@ async fn mqtt_sessions_and_inflight_qos1_qos2_survive_sigkill() {
         retain: false,
         topic: "k/two".into(),
         pkid: 500,
-        props: Properties::default(),
+        props: Default::default(),
         payload,
     }))
     .await;
@@ -259,7 +259,7 @@ async fn mqtt_sessions_and_inflight_qos1_qos2_survive_sigkill() {
     };
     p.send(Packet::Subscribe(Subscribe {
         pkid: 2,
-        props: Properties::default(),
+        props: Default::default(),
         filters: vec![f],
     }))
     .await;

@@ -5,7 +5,7 @@
 use bytes::{BufMut, BytesMut};
 
 use super::prim::Reader;
-use super::props::{Context, Properties};
+use super::props::{Context, Properties, Props};
 use super::{CodecError, Version};
 
 /// The body shared by the four publish acknowledgements.
@@ -16,7 +16,7 @@ pub struct Ack {
     /// Reason code (v5; always 0 in 3.1.1).
     pub reason: u8,
     /// Properties (v5).
-    pub props: Properties,
+    pub props: Props,
 }
 
 impl Ack {
@@ -25,7 +25,7 @@ impl Ack {
         Ack {
             pkid,
             reason: 0,
-            props: Properties::default(),
+            props: Props::default(),
         }
     }
 
@@ -38,7 +38,7 @@ impl Ack {
         if version == Version::V5 && r.remaining() > 0 {
             ack.reason = r.u8()?;
             if r.remaining() > 0 {
-                ack.props = Properties::read(&mut r, Context::Ack)?;
+                ack.props = Properties::read(&mut r, Context::Ack)?.into();
             }
         }
         if r.remaining() != 0 {

@@ -8,7 +8,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use fogline_wire::Str;
 
 use super::prim::{put_bin, Reader};
-use super::props::{Context, Properties};
+use super::props::{Context, Properties, Props};
 use super::{CodecError, QoS, Version};
 
 /// A will message carried in CONNECT.
@@ -23,7 +23,7 @@ pub struct Will {
     /// Published as retained.
     pub retain: bool,
     /// Will properties (v5).
-    pub props: Properties,
+    pub props: Props,
 }
 
 /// CONNECT.
@@ -44,7 +44,7 @@ pub struct Connect {
     /// Password.
     pub password: Option<Bytes>,
     /// CONNECT properties (v5).
-    pub props: Properties,
+    pub props: Props,
 }
 
 impl Connect {
@@ -82,14 +82,14 @@ impl Connect {
         }
         let keep_alive = r.u16()?;
         let props = match version {
-            Version::V5 => Properties::read(&mut r, Context::Connect)?,
-            Version::V4 => Properties::default(),
+            Version::V5 => Properties::read(&mut r, Context::Connect)?.into(),
+            Version::V4 => Props::default(),
         };
         let client_id = r.string()?;
         let will = if will_flag {
             let props = match version {
-                Version::V5 => Properties::read(&mut r, Context::Will)?,
-                Version::V4 => Properties::default(),
+                Version::V5 => Properties::read(&mut r, Context::Will)?.into(),
+                Version::V4 => Props::default(),
             };
             let topic = r.string()?;
             let payload = r.binary()?;
@@ -178,7 +178,7 @@ pub struct ConnAck {
     /// Return code (3.1.1, 0..=5) or reason code (5.0).
     pub code: u8,
     /// CONNACK properties (v5).
-    pub props: Properties,
+    pub props: Props,
 }
 
 impl ConnAck {
@@ -192,8 +192,8 @@ impl ConnAck {
         }
         let code = r.u8()?;
         let props = match version {
-            Version::V5 => Properties::read(&mut r, Context::ConnAck)?,
-            Version::V4 => Properties::default(),
+            Version::V5 => Properties::read(&mut r, Context::ConnAck)?.into(),
+            Version::V4 => Props::default(),
         };
         if r.remaining() != 0 {
             return Err(CodecError::Malformed("trailing bytes after CONNACK"));

@@ -4,7 +4,7 @@
 use bytes::{BufMut, BytesMut};
 
 use super::prim::Reader;
-use super::props::{Context, Properties};
+use super::props::{Context, Properties, Props};
 use super::{CodecError, Version};
 
 /// DISCONNECT or AUTH body.
@@ -13,7 +13,7 @@ pub struct Disconnect {
     /// Reason code (v5; 0 = normal disconnection / success).
     pub reason: u8,
     /// Properties (v5).
-    pub props: Properties,
+    pub props: Props,
 }
 
 impl Disconnect {
@@ -23,7 +23,10 @@ impl Disconnect {
         if !text.is_empty() {
             props.reason_string = Some(text.into());
         }
-        Disconnect { reason, props }
+        Disconnect {
+            reason,
+            props: props.into(),
+        }
     }
 
     pub(crate) fn read(
@@ -35,7 +38,7 @@ impl Disconnect {
         if version == Version::V5 && r.remaining() > 0 {
             d.reason = r.u8()?;
             if r.remaining() > 0 {
-                d.props = Properties::read(&mut r, ctx)?;
+                d.props = Properties::read(&mut r, ctx)?.into();
             }
         }
         if r.remaining() != 0 {

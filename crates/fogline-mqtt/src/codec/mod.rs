@@ -21,7 +21,7 @@ pub use connect::{ConnAck, Connect, Will};
 pub use disconnect::Disconnect;
 pub use error::CodecError;
 pub use prim::VARINT_MAX;
-pub use props::Properties;
+pub use props::{Properties, Props};
 pub use publish::Publish;
 pub use subscribe::{Filter, SubAck, Subscribe, Unsubscribe};
 

@@ -368,6 +368,160 @@ impl Properties {
 
     /// True when no property is set.
     pub fn is_empty(&self) -> bool {
-        *self == Properties::default()
+        *self == EMPTY
+    }
+}
+
+/// No property set: what an absent [`Props`] reads as.
+static EMPTY: Properties = Properties {
+    payload_format: None,
+    message_expiry: None,
+    content_type: None,
+    response_topic: None,
+    correlation_data: None,
+    subscription_ids: Vec::new(),
+    session_expiry: None,
+    assigned_client_id: None,
+    server_keep_alive: None,
+    auth_method: None,
+    auth_data: None,
+    request_problem_info: None,
+    will_delay: None,
+    request_response_info: None,
+    response_info: None,
+    server_reference: None,
+    reason_string: None,
+    receive_maximum: None,
+    topic_alias_maximum: None,
+    topic_alias: None,
+    maximum_qos: None,
+    retain_available: None,
+    user: Vec::new(),
+    maximum_packet_size: None,
+    wildcard_available: None,
+    sub_id_available: None,
+    shared_available: None,
+};
+
+/// A packet's or message's [`Properties`], boxed and only when any is set.
+///
+/// Most packets carry none, and inline the 400-byte set made every PUBLISH, packet and
+/// message move a `memcpy` of it (about a tenth of the server's instructions per message at
+/// 1 kHz, counted with callgrind). Reads go through `Deref`; a write through `DerefMut`
+/// allocates the set, so code that may leave it empty assigns only what is set.
+#[derive(Clone, Default)]
+pub struct Props(Option<Box<Properties>>);
+
+impl Props {
+    /// True when no property is set.
+    pub fn is_empty(&self) -> bool {
+        self.0.as_deref().is_none_or(Properties::is_empty)
+    }
+
+    /// Appends the property block (length prefix included).
+    pub(crate) fn write(&self, buf: &mut BytesMut) -> Result<(), CodecError> {
+        match &self.0 {
+            None => {
+                buf.put_u8(0);
+                Ok(())
+            }
+            Some(p) => p.write(buf),
+        }
+    }
+
+    /// Bytes [`Props::write`] appends.
+    pub(crate) fn encoded_len(&self) -> Result<usize, CodecError> {
+        self.0.as_deref().map_or(Ok(1), Properties::encoded_len)
+    }
+}
+
+impl std::ops::Deref for Props {
+    type Target = Properties;
+    fn deref(&self) -> &Properties {
+        self.0.as_deref().unwrap_or(&EMPTY)
+    }
+}
+
+impl std::ops::DerefMut for Props {
+    fn deref_mut(&mut self) -> &mut Properties {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl From<Properties> for Props {
+    fn from(p: Properties) -> Props {
+        if p.is_empty() {
+            Props(None)
+        } else {
+            Props(Some(Box::new(p)))
+        }
+    }
+}
+
+impl PartialEq for Props {
+    fn eq(&self, other: &Props) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Props {}
+
+impl PartialEq<Properties> for Props {
+    fn eq(&self, other: &Properties) -> bool {
+        **self == *other
+    }
+}
+
+impl std::fmt::Debug for Props {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encoded(p: &Props) -> Vec<u8> {
+        let mut b = BytesMut::new();
+        p.write(&mut b).unwrap();
+        assert_eq!(p.encoded_len().unwrap(), b.len());
+        b.to_vec()
+    }
+
+    #[test]
+    fn an_empty_set_is_not_boxed_and_encodes_as_a_zero_length() {
+        let none = Props::default();
+        let from_empty = Props::from(Properties::default());
+        assert!(none.0.is_none() && from_empty.0.is_none());
+        assert!(none.is_empty());
+        assert_eq!(encoded(&none), [0]);
+        assert_eq!(none, Properties::default());
+        // A set emptied again equals an absent one, and encodes the same.
+        let mut emptied = Props(None);
+        emptied.topic_alias = Some(3);
+        emptied.topic_alias = None;
+        assert!(emptied.0.is_some() && emptied.is_empty());
+        assert_eq!(emptied, none);
+        assert_eq!(encoded(&emptied), [0]);
+    }
+
+    #[test]
+    fn a_set_property_is_kept_and_encoded_as_the_plain_set() {
+        let set = Properties {
+            content_type: Some("text/plain".into()),
+            user: vec![("k".into(), "v".into())],
+            ..Properties::default()
+        };
+        let boxed = Props::from(set.clone());
+        assert_eq!(boxed, set);
+        assert_eq!(boxed.content_type.as_deref(), Some("text/plain"));
+        let mut plain = BytesMut::new();
+        set.write(&mut plain).unwrap();
+        assert_eq!(encoded(&boxed), plain.to_vec());
+        let mut written = Props(None);
+        written.content_type = Some("text/plain".into());
+        written.user.push(("k".into(), "v".into()));
+        assert_eq!(written, boxed);
     }
 }

@@ -5,7 +5,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use fogline_wire::Str;
 
 use super::prim::{put_bin, put_varint, varint_len, Reader};
-use super::props::{Context, Properties};
+use super::props::{Context, Properties, Props};
 use super::{CodecError, QoS, Version};
 
 /// PUBLISH.
@@ -22,7 +22,7 @@ pub struct Publish {
     /// Packet identifier (0 for QoS 0).
     pub pkid: u16,
     /// Properties (v5).
-    pub props: Properties,
+    pub props: Props,
     /// Application message, a zero-copy slice of the read buffer.
     pub payload: Bytes,
 }
@@ -46,8 +46,8 @@ impl Publish {
             id
         };
         let props = match version {
-            Version::V5 => Properties::read(&mut r, Context::Publish)?,
-            Version::V4 => Properties::default(),
+            Version::V5 => Properties::read(&mut r, Context::Publish)?.into(),
+            Version::V4 => Props::default(),
         };
         Ok(Publish {
             dup,

@@ -8,7 +8,7 @@ use bytes::{BufMut, BytesMut};
 use fogline_wire::Str;
 
 use super::prim::{put_bin, Reader};
-use super::props::{Context, Properties};
+use super::props::{Context, Properties, Props};
 use super::{CodecError, QoS, Version};
 
 /// One filter of a SUBSCRIBE with its options.
@@ -32,7 +32,7 @@ pub struct Subscribe {
     /// Packet identifier.
     pub pkid: u16,
     /// Properties (v5: subscription identifier, user properties).
-    pub props: Properties,
+    pub props: Props,
     /// At least one filter.
     pub filters: Vec<Filter>,
 }
@@ -48,8 +48,8 @@ impl Subscribe {
     pub(crate) fn read(version: Version, mut r: Reader) -> Result<Subscribe, CodecError> {
         let pkid = pkid(&mut r)?;
         let props = match version {
-            Version::V5 => Properties::read(&mut r, Context::Subscribe)?,
-            Version::V4 => Properties::default(),
+            Version::V5 => Properties::read(&mut r, Context::Subscribe)?.into(),
+            Version::V4 => Props::default(),
         };
         let mut filters = Vec::new();
         while r.remaining() > 0 {
@@ -112,7 +112,7 @@ pub struct SubAck {
     /// Packet identifier of the request.
     pub pkid: u16,
     /// Properties (v5).
-    pub props: Properties,
+    pub props: Props,
     /// Return or reason codes, in the order of the request's filters.
     pub codes: Vec<u8>,
 }
@@ -121,8 +121,8 @@ impl SubAck {
     pub(crate) fn read(version: Version, mut r: Reader) -> Result<SubAck, CodecError> {
         let pkid = pkid(&mut r)?;
         let props = match version {
-            Version::V5 => Properties::read(&mut r, Context::SubAck)?,
-            Version::V4 => Properties::default(),
+            Version::V5 => Properties::read(&mut r, Context::SubAck)?.into(),
+            Version::V4 => Props::default(),
         };
         let codes = r.rest().to_vec();
         Ok(SubAck { pkid, props, codes })
@@ -144,7 +144,7 @@ pub struct Unsubscribe {
     /// Packet identifier.
     pub pkid: u16,
     /// Properties (v5: user properties).
-    pub props: Properties,
+    pub props: Props,
     /// At least one filter.
     pub filters: Vec<Str>,
 }
@@ -153,8 +153,8 @@ impl Unsubscribe {
     pub(crate) fn read(version: Version, mut r: Reader) -> Result<Unsubscribe, CodecError> {
         let pkid = pkid(&mut r)?;
         let props = match version {
-            Version::V5 => Properties::read(&mut r, Context::Unsubscribe)?,
-            Version::V4 => Properties::default(),
+            Version::V5 => Properties::read(&mut r, Context::Unsubscribe)?.into(),
+            Version::V4 => Props::default(),
         };
         let mut filters = Vec::new();
         while r.remaining() > 0 {

@@ -59,7 +59,7 @@ async fn serve_halves<R, W>(
             let ack = ConnAck {
                 session_present: false,
                 code: if level == 5 { 0x84 } else { 0x01 },
-                props: Properties::default(),
+                props: Default::default(),
             };
             let _ = codec::encode(&Packet::ConnAck(ack), Version::V4, &mut out);
             let _ = wr.write_all(&out).await;
@@ -112,7 +112,7 @@ async fn refuse<W: AsyncWrite + Unpin>(wr: &mut W, c: &Connect, v4: u8, v5: u8, 
     let mut ack = ConnAck {
         session_present: false, // [MQTT-3.2.2-4] / [MQTT-3.2.2-6]
         code: if version == Version::V5 { v5 } else { v4 },
-        props,
+        props: props.into(),
     };
     let mut out = BytesMut::new();
     let limit = c
@@ -270,7 +270,7 @@ async fn handshake<W: AsyncWrite + Unpin>(
     conn.send(&Packet::ConnAck(ConnAck {
         session_present: present && !c.clean_start,
         code: 0,
-        props,
+        props: props.into(),
     }));
     let session = conn.session.clone();
     {

@@ -10,7 +10,6 @@ impl Conn {
     /// Sends pending messages while the inflight window and the output
     /// buffer have room; true when it stopped for the buffer only.
     pub(super) fn send_pending(&mut self, st: &mut State) -> bool {
-        let now = fogline_broker::now_micros();
         let session = self.session.clone();
         while let Some(front) = st.pending.front() {
             if self.out.len() >= OUT_LIMIT {
@@ -22,6 +21,7 @@ impl Conn {
             let Some(mut o) = st.pending.pop_front() else {
                 break;
             };
+            let now = o.msg.expiry_clock();
             let publish = o.msg.to_publish(o.qos, o.retain, 0, &o.sub_ids, now);
             let expired = o.msg.expired(now);
             if expired || publish.encoded_len(self.version) > self.client_max_packet {

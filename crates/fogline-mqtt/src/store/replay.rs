@@ -222,7 +222,7 @@ mod tests {
     use bytes::Bytes;
 
     use super::*;
-    use crate::codec::{Properties, QoS};
+    use crate::codec::QoS;
 
     fn msg(topic: &str) -> Message {
         Message {
@@ -230,7 +230,7 @@ mod tests {
             payload: Bytes::from_static(b"p"),
             qos: QoS::ExactlyOnce,
             retain: false,
-            props: Properties::default(),
+            props: Default::default(),
             received: 7,
         }
     }

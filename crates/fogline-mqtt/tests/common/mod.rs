@@ -91,7 +91,7 @@ pub fn connect_packet(version: Version, client_id: &str, clean: bool) -> Connect
         will: None,
         username: None,
         password: None,
-        props: Properties::default(),
+        props: Default::default(),
     }
 }
 
@@ -193,7 +193,7 @@ pub fn publish(topic: &str, payload: &[u8], qos: QoS, pkid: u16) -> Publish {
         retain: false,
         topic: topic.into(),
         pkid,
-        props: Properties::default(),
+        props: Default::default(),
         payload: bytes::Bytes::copy_from_slice(payload),
     }
 }
@@ -223,7 +223,7 @@ impl Raw {
     ) -> Vec<u8> {
         self.send(&Packet::Subscribe(Subscribe {
             pkid,
-            props,
+            props: props.into(),
             filters,
         }))
         .await;
