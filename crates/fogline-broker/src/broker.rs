@@ -265,7 +265,7 @@ impl Broker {
         if batch.records.as_bytes().len() <= max {
             return Ok(());
         }
-        for r in batch.records.iter() {
+        for r in batch.records.iter_ref() {
             let size = r.payload.len() + r.headers.len();
             if size > max {
                 return Err(BrokerError::MessageTooLarge { size, max });

@@ -158,7 +158,7 @@ impl Stream {
         }
         let mut log = self.log.lock();
         let topic = batch.topic.as_bytes();
-        for rec in batch.records.iter() {
+        for rec in batch.records.iter_ref() {
             // A producer's clock may run ahead: a future timestamp would pin
             // every later record (log timestamps never go back), so clamp it.
             let ts = if rec.timestamp == 0 || rec.timestamp > batch.timestamp {
@@ -166,7 +166,7 @@ impl Stream {
             } else {
                 rec.timestamp
             };
-            log.append(ts, topic, &rec.headers, &rec.payload)
+            log.append(ts, topic, rec.headers, rec.payload)
                 .map_err(|e| self.storage_err(e))?;
         }
         let next = log.next_offset();

@@ -70,7 +70,7 @@ fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
         return Written::Declined;
     }
     let (version, client_max_packet, receive_max) = (d.version, d.client_max_packet, d.receive_max);
-    let (Some(entry), Some(rec)) = (st.subs.get(&sink.key), b.records.iter().next()) else {
+    let (Some(entry), Some(rec)) = (st.subs.get(&sink.key), b.records.iter_ref().next()) else {
         return Written::Declined;
     };
     let received = if rec.timestamp != 0 {
@@ -78,7 +78,7 @@ fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
     } else {
         b.timestamp
     };
-    let msg = Message::from_record(b.topic.clone(), rec.headers, rec.payload, received);
+    let msg = Message::from_record_in(b.topic.clone(), b.records.as_bytes(), rec, received);
     let qos = msg.qos.min(qos_of(entry.rec.qos));
     let fits = match qos {
         QoS::AtMostOnce => true,

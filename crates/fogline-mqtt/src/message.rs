@@ -21,7 +21,7 @@
 use std::sync::OnceLock;
 
 use bytes::Bytes;
-use fogline_wire::{Headers, HeadersBuilder, RecordBlock, Str, WireError};
+use fogline_wire::{Headers, HeadersBuilder, RecordBlock, RecordRef, Str, WireError};
 
 use crate::codec::{Properties, Props, Publish, QoS};
 
@@ -73,6 +73,13 @@ fn plain_headers() -> &'static [Bytes; 3] {
                 .unwrap_or_default()
         })
     })
+}
+
+/// The QoS of a record whose headers carry nothing else: most do, and they are recognised
+/// without parsing.
+fn plain_qos(headers: &[u8]) -> Option<QoS> {
+    let q = plain_headers().iter().position(|h| h[..] == *headers)?;
+    QoS::from_u8(q as u8)
 }
 
 impl Message {
@@ -177,20 +184,35 @@ impl Message {
         RecordBlock::single(0, &headers, &self.payload)
     }
 
-    /// The message a broker record stands for. `received` is the record's
-    /// timestamp (or its batch's when the record has none).
-    pub fn from_record(topic: Str, headers: Bytes, payload: Bytes, received: u64) -> Message {
-        let mut m = Message {
+    /// The message record `rec` of the block `block` stands for (see
+    /// [`Message::from_record`]). Its headers are taken from the block only when they carry
+    /// more than the QoS, so the common record costs one reference count (the payload's).
+    pub fn from_record_in(topic: Str, block: &Bytes, rec: RecordRef<'_>, received: u64) -> Message {
+        let payload = block.slice_ref(rec.payload);
+        match plain_qos(rec.headers) {
+            Some(qos) => Message::plain(topic, payload, qos, received),
+            None => Message::from_record(topic, block.slice_ref(rec.headers), payload, received),
+        }
+    }
+
+    fn plain(topic: Str, payload: Bytes, qos: QoS, received: u64) -> Message {
+        Message {
             topic,
             payload,
-            qos: QoS::AtLeastOnce,
+            qos,
             retain: false,
             props: Props::default(),
             received,
-        };
-        // Most records carry only the QoS header: recognise it without parsing.
-        if let Some(q) = plain_headers().iter().position(|h| h[..] == headers[..]) {
-            m.qos = QoS::from_u8(q as u8).unwrap_or(QoS::AtLeastOnce);
+        }
+    }
+
+    /// The message a broker record stands for. `received` is the record's
+    /// timestamp (or its batch's when the record has none).
+    pub fn from_record(topic: Str, headers: Bytes, payload: Bytes, received: u64) -> Message {
+        // Native records count as QoS 1 (see the module documentation).
+        let mut m = Message::plain(topic, payload, QoS::AtLeastOnce, received);
+        if let Some(qos) = plain_qos(&headers) {
+            m.qos = qos;
             return m;
         }
         let Ok(headers) = Headers::parse(headers) else {
@@ -258,6 +280,39 @@ impl Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record read from its block is the message read from owned slices, with and
+    /// without properties, native (no QoS header) or not.
+    #[test]
+    fn from_record_in_matches_from_record() {
+        let plain = Message::from_record("t".into(), Bytes::new(), Bytes::from_static(b"p"), 1);
+        let mut with_props = plain.clone();
+        with_props.qos = QoS::ExactlyOnce;
+        with_props.retain = true;
+        with_props.props.content_type = Some("text/plain".into());
+        with_props.props.user.push(("k".into(), "v".into()));
+        let mut qos0 = plain.clone();
+        qos0.qos = QoS::AtMostOnce;
+        let native = RecordBlock::from_records([(0u64, &b""[..], &b"p"[..])]).unwrap();
+        for block in [
+            plain.to_block().unwrap(),
+            with_props.to_block().unwrap(),
+            qos0.to_block().unwrap(),
+            native,
+        ] {
+            let owned = block.iter().next().unwrap();
+            let borrowed = block.iter_ref().next().unwrap();
+            let a = Message::from_record("t".into(), owned.headers, owned.payload, 1);
+            let b = Message::from_record_in("t".into(), block.as_bytes(), borrowed, 1);
+            assert_eq!(a, b);
+        }
+        let block = with_props.to_block().unwrap();
+        let rec = block.iter_ref().next().unwrap();
+        assert_eq!(
+            Message::from_record_in("t".into(), block.as_bytes(), rec, 1),
+            with_props
+        );
+    }
 
     /// A plain message's PUBLISH carries no property set (none is allocated) unless it has
     /// an expiry or subscription identifiers, which are then set.

@@ -180,14 +180,18 @@ impl Session {
                 tracing::debug!(client = %self.client_id, dropped = drained.dropped, "subscription queue dropped messages");
             }
             for b in batches.drain(..) {
-                for rec in b.records.iter() {
+                for rec in b.records.iter_ref() {
                     let received = if rec.timestamp != 0 {
                         rec.timestamp
                     } else {
                         b.timestamp
                     };
-                    let msg =
-                        Message::from_record(b.topic.clone(), rec.headers, rec.payload, received);
+                    let msg = Message::from_record_in(
+                        b.topic.clone(),
+                        b.records.as_bytes(),
+                        rec,
+                        received,
+                    );
                     if msg.expired(msg.expiry_clock()) {
                         continue; // [MQTT-3.3.2-5]
                     }

@@ -47,7 +47,7 @@ pub use frame::{
 pub use headers::{Headers, HeadersBuilder, HeadersIter};
 pub use records::{
     encode_deliver, encode_deliver_header, encode_publish_header, Record, RecordBlock,
-    RecordBlockWriter, RecordIter,
+    RecordBlockWriter, RecordIter, RecordRef, RecordRefIter,
 };
 pub use stored::{
     encode_records, RecordsWriter, StoredBlock, StoredIter, StoredRecord, StoredRecordRef,

@@ -9,6 +9,8 @@
 //! decoded block is one `Bytes` slice plus a count that was validated
 //! against it; iteration yields zero-copy slices.
 
+use std::ops::Range;
+
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::codec::{patch_u32, put_blob32, put_str16, SliceCursor};
@@ -27,6 +29,18 @@ pub struct Record {
     pub headers: Bytes,
     /// The payload.
     pub payload: Bytes,
+}
+
+/// One record of a [`RecordBlock`], borrowed: no reference count is taken (a `Bytes`
+/// slice costs an atomic increment and decrement, for a reader that only copies it out).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    /// Microseconds since the UNIX epoch; 0 = assigned by the server.
+    pub timestamp: u64,
+    /// The header block (see [`crate::Headers`]); may be empty.
+    pub headers: &'a [u8],
+    /// The payload.
+    pub payload: &'a [u8],
 }
 
 /// A validated block of `count` records.
@@ -88,7 +102,7 @@ impl RecordBlock {
     pub fn pop_front(&mut self) -> Option<Record> {
         let mut it = self.iter();
         let record = it.next()?;
-        let consumed = it.pos;
+        let consumed = it.spans.pos;
         bytes::Buf::advance(&mut self.bytes, consumed);
         self.count -= 1;
         Some(record)
@@ -97,6 +111,14 @@ impl RecordBlock {
     /// The records in order.
     pub fn iter(&self) -> RecordIter<'_> {
         RecordIter {
+            bytes: &self.bytes,
+            spans: self.iter_ref(),
+        }
+    }
+
+    /// The records in order, borrowed.
+    pub fn iter_ref(&self) -> RecordRefIter<'_> {
+        RecordRefIter {
             bytes: &self.bytes,
             pos: 0,
             left: self.count,
@@ -156,14 +178,36 @@ impl<'a> IntoIterator for &'a RecordBlock {
 /// Iterator over the records of a [`RecordBlock`].
 pub struct RecordIter<'a> {
     bytes: &'a Bytes,
-    pos: usize,
-    left: u32,
+    spans: RecordRefIter<'a>,
 }
 
 impl Iterator for RecordIter<'_> {
     type Item = Record;
 
     fn next(&mut self) -> Option<Record> {
+        let (timestamp, headers, payload) = self.spans.next_spans()?;
+        Some(Record {
+            timestamp,
+            headers: self.bytes.slice(headers),
+            payload: self.bytes.slice(payload),
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.spans.size_hint()
+    }
+}
+
+/// Iterator over the records of a [`RecordBlock`], borrowed.
+pub struct RecordRefIter<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    left: u32,
+}
+
+impl RecordRefIter<'_> {
+    /// The next record's timestamp and where its headers and payload lie in the block.
+    fn next_spans(&mut self) -> Option<(u64, Range<usize>, Range<usize>)> {
         if self.left == 0 {
             return None;
         }
@@ -175,10 +219,20 @@ impl Iterator for RecordIter<'_> {
         let (ps, pe) = cur.blob32()?;
         self.pos = cur.pos;
         self.left -= 1;
-        Some(Record {
+        Some((timestamp, hs..he, ps..pe))
+    }
+}
+
+impl<'a> Iterator for RecordRefIter<'a> {
+    type Item = RecordRef<'a>;
+
+    fn next(&mut self) -> Option<RecordRef<'a>> {
+        let (timestamp, headers, payload) = self.next_spans()?;
+        let bytes: &'a [u8] = self.bytes;
+        Some(RecordRef {
             timestamp,
-            headers: self.bytes.slice(hs..he),
-            payload: self.bytes.slice(ps..pe),
+            headers: &bytes[headers],
+            payload: &bytes[payload],
         })
     }
 

@@ -185,6 +185,24 @@ fn frame() -> impl Strategy<Value = Frame> {
 }
 
 proptest! {
+    /// Borrowed iteration yields exactly what owned iteration does, record by record.
+    #[test]
+    fn borrowed_records_match_owned_ones(records in vec((any::<u64>(), blob(), blob()), 0..6)) {
+        let block =
+            RecordBlock::from_records(records.iter().map(|(t, h, p)| (*t, &h[..], &p[..]))).unwrap();
+        let owned: Vec<_> = block
+            .iter()
+            .map(|r| (r.timestamp, r.headers.to_vec(), r.payload.to_vec()))
+            .collect();
+        let borrowed: Vec<_> = block
+            .iter_ref()
+            .map(|r| (r.timestamp, r.headers.to_vec(), r.payload.to_vec()))
+            .collect();
+        prop_assert_eq!(&owned, &records);
+        prop_assert_eq!(borrowed, records);
+        prop_assert_eq!(block.iter_ref().size_hint(), (block.count() as usize, Some(block.count() as usize)));
+    }
+
     #[test]
     fn frames_round_trip(frames in vec(frame(), 1..4)) {
         let mut buf = BytesMut::new();
