@@ -18,6 +18,7 @@ pub mod clock;
 pub mod driver;
 pub mod drivers;
 pub mod harness;
+pub mod interval;
 pub mod latency;
 pub mod payload;
 pub mod peers;

@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::cell::{CellResult, CellSpec, Rate, Reading};
 use crate::harness::RunReport;
+use crate::interval::{self, Verdict};
 use crate::system::System;
 
 /// What a cell is judged by.
@@ -86,6 +87,12 @@ pub struct Summary {
     pub noise_max: Option<(f64, f64)>,
     /// First error seen, if any.
     pub error: Option<String>,
+    /// Each repetition's p50, us (for the ratios' intervals).
+    #[serde(skip)]
+    pub p50_runs: Vec<f64>,
+    /// Each repetition's delivered msg/s.
+    #[serde(skip)]
+    pub throughput_runs: Vec<f64>,
 }
 
 impl Summary {
@@ -94,6 +101,14 @@ impl Summary {
         match m {
             Metric::Throughput => self.throughput_msgs,
             Metric::LatencyP50 => self.p50_us,
+        }
+    }
+
+    /// The value of `m` in each repetition.
+    pub fn runs(&self, m: Metric) -> &[f64] {
+        match m {
+            Metric::Throughput => &self.throughput_runs,
+            Metric::LatencyP50 => &self.p50_runs,
         }
     }
 }
@@ -169,6 +184,8 @@ pub fn summarise(results: &[CellResult]) -> Vec<(CellSpec, Vec<Summary>)> {
                             Some((o.max(n.other_cpu_percent), s.max(n.steal_percent)))
                         }),
                         error: rs.iter().find_map(|r| r.errors.first().cloned()),
+                        p50_runs: rs.iter().map(|r| r.latency.p50_us).collect(),
+                        throughput_runs: rs.iter().map(|r| r.throughput_msgs).collect(),
                     }
                 })
                 .collect();
@@ -197,10 +214,14 @@ pub struct Ratio {
     pub best_peer: Option<(String, f64)>,
     /// fogline / best peer.
     pub ratio_best: Option<f64>,
+    /// Its 95 % bootstrap interval over the repetitions ([`crate::interval`]).
+    pub interval_best: Option<(f64, f64)>,
     /// The best broker (the best peer leaving out brokerless ZeroMQ, which has one hop less).
     pub best_broker: Option<(String, f64)>,
     /// fogline / best broker.
     pub ratio_broker: Option<f64>,
+    /// Its 95 % bootstrap interval.
+    pub interval_broker: Option<(f64, f64)>,
     /// fogline / each peer.
     pub ratios: Vec<(String, f64)>,
 }
@@ -230,14 +251,17 @@ pub fn ratios(summaries: &[(CellSpec, Vec<Summary>)], subject: System) -> Vec<Ra
         let best = best_of(false);
         let broker = best_of(true);
         let ratio = |v: f64| if v > 0.0 { fv / v } else { f64::NAN };
+        let interval = |p: &Summary| interval::ratio_of_medians(fog.runs(m), p.runs(m));
         out.push(Ratio {
             cell: spec.label.clone(),
             metric: m,
             fogline: fv,
             best_peer: best.map(|b| (b.system.clone(), b.value(m))),
             ratio_best: best.map(|b| ratio(b.value(m))),
+            interval_best: best.and_then(interval),
             best_broker: broker.map(|b| (b.system.clone(), b.value(m))),
             ratio_broker: broker.map(|b| ratio(b.value(m))),
+            interval_broker: broker.and_then(interval),
             ratios: peers
                 .iter()
                 .map(|s| (s.system.clone(), ratio(s.value(m))))
@@ -441,7 +465,7 @@ fn ratio_table(s: &mut String, rs: &[Ratio], subject: System) {
     }
     let f = subject.name();
     let _ = writeln!(s, "\n## {f} / peers\n");
-    let _ = writeln!(s, "Ratios are {f}'s value divided by the peer's: above 1 is better for throughput, below 1 is better for latency. Best latency is chosen among peers that lost at most 1 %; \"best broker\" leaves out brokerless ZeroMQ (one network hop instead of two).\n");
+    let _ = writeln!(s, "Ratios are {f}'s value divided by the peer's: above 1 is better for throughput, below 1 is better for latency. Best latency is chosen among peers that lost at most 1 %; \"best broker\" leaves out brokerless ZeroMQ (one network hop instead of two). In brackets, where each side has at least {} repetitions: the 95 % bootstrap interval of the ratio of medians ({} resamples of each side's repetitions); \"vs best broker\" says whether that interval lies wholly on one side of 1 or holds it (within noise: these runs cannot tell the two apart).\n", interval::MIN_RUNS, interval::RESAMPLES);
     let peers: Vec<String> = {
         let mut v: Vec<String> = Vec::new();
         for r in rs {
@@ -455,28 +479,35 @@ fn ratio_table(s: &mut String, rs: &[Ratio], subject: System) {
     };
     let _ = write!(
         s,
-        "| cell | metric | {f} | best peer | {f} / best | best broker | {f} / best broker |"
+        "| cell | metric | {f} | best peer | {f} / best | best broker | {f} / best broker | vs best broker |"
     );
     for p in &peers {
         let _ = write!(s, " / {p} |");
     }
     let _ = writeln!(s);
-    let _ = writeln!(s, "|{}", " --- |".repeat(7 + peers.len()));
+    let _ = writeln!(s, "|{}", " --- |".repeat(8 + peers.len()));
     for r in rs {
         let pair = |x: &Option<(String, f64)>| x.clone().unwrap_or(("-".into(), f64::NAN));
-        let ratio = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
+        let ratio = |x: Option<f64>, i: Option<(f64, f64)>| match (x, i) {
+            (None, _) => "-".into(),
+            (Some(x), None) => format!("{x:.2}"),
+            (Some(x), Some((lo, hi))) => format!("{x:.2} [{lo:.2}, {hi:.2}]"),
+        };
+        let verdict = r.interval_broker.map_or("-", |i| {
+            Verdict::of(i, r.metric == Metric::LatencyP50).word()
+        });
         let (bn, bv) = pair(&r.best_peer);
         let (kn, kv) = pair(&r.best_broker);
         let _ = write!(
             s,
-            "| {} | {} | {} | {bn} {} | {} | {kn} {} | {} |",
+            "| {} | {} | {} | {bn} {} | {} | {kn} {} | {} | {verdict} |",
             r.cell,
             r.metric.title(),
             num(r.fogline),
             num(bv),
-            ratio(r.ratio_best),
+            ratio(r.ratio_best, r.interval_best),
             num(kv),
-            ratio(r.ratio_broker),
+            ratio(r.ratio_broker, r.interval_broker),
         );
         for p in &peers {
             let v = r.ratios.iter().find(|(n, _)| n == p).map(|(_, v)| *v);
@@ -663,6 +694,52 @@ mod tests {
         assert!(std::fs::read_to_string(dir.path().join("summary.md"))
             .unwrap()
             .contains("| max | fogline |"));
+    }
+
+    #[test]
+    fn ratios_carry_an_interval_and_a_verdict_from_three_repetitions() {
+        let hz = CellSpec::new("hz", 22, Rate::Hz(10.0), Budget::Messages(100));
+        let run = |system: &str, rep: u32, p50: f64| CellResult {
+            repetition: rep,
+            ..result(system, &hz, 10.0, p50, 0)
+        };
+        let mut rs = Vec::new();
+        for (rep, (f, m, z)) in [(50.0, 70.0, 40.0), (52.0, 72.0, 80.0), (49.0, 69.0, 51.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let rep = rep as u32 + 1;
+            rs.extend([
+                run("fogline", rep, f),
+                run("mosquitto", rep, m),
+                run("zeromq", rep, z),
+            ]);
+        }
+        let table = |rs: &[CellResult]| {
+            let md = markdown(&RunReport {
+                meta: meta("t", "c", 3),
+                results: rs.to_vec(),
+                skipped: vec![],
+            });
+            md.lines()
+                .find(|l| l.starts_with("| hz | p50"))
+                .unwrap()
+                .to_string()
+        };
+        let r = &ratios(&summarise(&rs), System::Fogline)[0];
+        // The best peer (ZeroMQ, median 51) overlaps fogline; the best broker does not.
+        let (lo, hi) = r.interval_best.unwrap();
+        assert!(lo < 1.0 && hi > 1.0, "{lo} {hi}");
+        let (lo, hi) = r.interval_broker.unwrap();
+        assert!(hi < 1.0, "{lo} {hi}");
+        let row = table(&rs);
+        assert!(row.contains("| mosquitto 70.0 | 0.71 ["), "{row}");
+        assert!(row.ends_with("| better | 0.71 | 0.98 |"), "{row}");
+        // Two repetitions: ratios without brackets, no verdict.
+        rs.retain(|r| r.repetition < 3);
+        let row = table(&rs);
+        assert!(!row.contains('['), "{row}");
+        assert!(row.contains("| - |"), "{row}");
     }
 
     #[test]
