@@ -450,6 +450,15 @@ pub fn write_all(report: &RunReport, dir: &Path) -> std::io::Result<Vec<String>>
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
     crate::harness::write_whole(&dir.join("results.json"), json.as_bytes())?;
+    write_derived(report, dir)
+}
+
+/// Writes `summary.md` and the plots into `dir`, leaving its `results.json` as it is (the
+/// raw data stays byte for byte what was measured, whatever formats floats today).
+///
+/// # Errors
+/// When a file cannot be written.
+pub fn write_derived(report: &RunReport, dir: &Path) -> std::io::Result<Vec<String>> {
     std::fs::write(dir.join("summary.md"), markdown(report))?;
     #[allow(unused_mut)]
     let mut notes = Vec::new();
@@ -694,6 +703,14 @@ mod tests {
         assert!(std::fs::read_to_string(dir.path().join("summary.md"))
             .unwrap()
             .contains("| max | fogline |"));
+        // Rewriting the summary leaves the raw results as they were, byte for byte.
+        let raw = dir.path().join("results.json");
+        let text = std::fs::read_to_string(&raw).unwrap().replace("\n", "\n  ");
+        std::fs::write(&raw, &text).unwrap();
+        std::fs::remove_file(dir.path().join("summary.md")).unwrap();
+        write_derived(&read_json(&raw).unwrap(), dir.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(&raw).unwrap(), text);
+        assert!(dir.path().join("summary.md").exists());
     }
 
     #[test]

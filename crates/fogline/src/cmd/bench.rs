@@ -235,8 +235,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         };
         let rep = report::read_json(&dir.join("results.json"))
             .with_context(|| format!("reading {}", dir.join("results.json").display()))?;
-        let notes =
-            report::write_all(&rep, dir).with_context(|| format!("writing {}", dir.display()))?;
+        let notes = report::write_derived(&rep, dir)
+            .with_context(|| format!("writing {}", dir.display()))?;
         println!("{}", report::markdown(&rep));
         for n in notes {
             eprintln!("note: {n}");
@@ -338,13 +338,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         // The checkpoint holds every run measured so far: give it its summary and plots.
         if let Ok(partial) = report::read_json(&out.join("results.json")) {
             if partial.meta.scenario == sc.name {
-                let _ = report::write_all(&partial, &out);
+                let _ = report::write_derived(&partial, &out);
             }
         }
-        bail!(
-            "interrupted; peers stopped; the runs measured so far are in {}: add --resume to finish the run",
+        // A stop the user asked for: one line and the shell's code for it, not an error
+        // with a backtrace.
+        eprintln!(
+            "fogline bench: interrupted; peers stopped; the runs measured so far are in {}: add --resume to finish the run",
             out.display()
         );
+        std::process::exit(130);
     };
     if args.work_dir.is_none() {
         // Our own temp folder; a folder the user named is kept for its logs.
