@@ -82,10 +82,13 @@ fn resample(from: &[f64], into: &mut [f64], rng: &mut SplitMix) {
     }
 }
 
-fn median_in_place(v: &mut [f64]) -> f64 {
+/// The median of `v` (sorted in place); 0 for no values.
+pub(crate) fn median_in_place(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 {
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
         v[n / 2]
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0

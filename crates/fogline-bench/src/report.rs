@@ -114,16 +114,7 @@ impl Summary {
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    interval::median_in_place(&mut v)
 }
 
 /// Summaries by cell (in run order), then by system (in run order).
@@ -258,10 +249,14 @@ pub fn ratios(summaries: &[(CellSpec, Vec<Summary>)], subject: System) -> Vec<Ra
             fogline: fv,
             best_peer: best.map(|b| (b.system.clone(), b.value(m))),
             ratio_best: best.map(|b| ratio(b.value(m))),
-            interval_best: best.and_then(interval),
+            interval_best: best.and_then(&interval),
             best_broker: broker.map(|b| (b.system.clone(), b.value(m))),
             ratio_broker: broker.map(|b| ratio(b.value(m))),
-            interval_broker: broker.and_then(interval),
+            // Usually the same peer as the best: resample once.
+            interval_broker: match (best, broker) {
+                (Some(b), Some(k)) if b.system == k.system => best.and_then(&interval),
+                _ => broker.and_then(&interval),
+            },
             ratios: peers
                 .iter()
                 .map(|s| (s.system.clone(), ratio(s.value(m))))
