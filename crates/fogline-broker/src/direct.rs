@@ -13,7 +13,7 @@ use std::io;
 use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
-pub use fogline_net::{SharedWrite, WriteHalf};
+pub use fogline_net::{PeekRead, SharedWrite, WriteHalf};
 
 use crate::batch::Batch;
 

@@ -30,6 +30,6 @@ pub use batch::{now_micros, Batch};
 pub use broker::{Broker, BrokerStats, Stored, SubscribeOptions, Subscription};
 pub use config::{BrokerConfig, QueueConfig, SlowConsumerPolicy, StorageMode, StreamConfig};
 pub use consumer::{Consumer, ConsumerOptions, Delivery, Start};
-pub use direct::{DirectSink, DirectSocket, Handoff, SharedWrite, WriteHalf, Written};
+pub use direct::{DirectSink, DirectSocket, Handoff, PeekRead, SharedWrite, WriteHalf, Written};
 pub use error::BrokerError;
 pub use stream::Stream;

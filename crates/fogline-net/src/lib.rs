@@ -5,6 +5,9 @@
 //! call [`WriteHalf::try_write`] on the same `Arc`. Who may write when is the user's protocol
 //! (fogline keeps it under a lock with an idle flag); this crate only shares the socket.
 //! [`yield_to_woken`] is the scheduling step both sides take around direct writes.
+//! [`PeekRead`] is a read half that moves the kernel's ACK after the caller's forwards.
+
+mod peek;
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
@@ -15,6 +18,8 @@ use tokio::io::AsyncWrite;
 use tokio::net::tcp;
 #[cfg(unix)]
 use tokio::net::unix;
+
+pub use peek::PeekRead;
 
 /// The write half of a TCP or Unix stream.
 pub enum WriteHalf {

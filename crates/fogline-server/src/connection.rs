@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use fogline_broker::{
-    Batch, Broker, BrokerError, DirectSink, Handoff, SharedWrite, SubscribeOptions, Subscription,
-    WriteHalf,
+    Batch, Broker, BrokerError, DirectSink, Handoff, PeekRead, SharedWrite, SubscribeOptions,
+    Subscription, WriteHalf,
 };
 use fogline_wire::{ErrorCode, Frame, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION};
 use parking_lot::Mutex;
@@ -157,7 +157,8 @@ pub(crate) async fn serve_tcp(socket: TcpStream, broker: Broker, limits: Limits)
     let (rd, wr) = socket.into_split();
     let wr = Arc::new(WriteHalf::from(wr));
     let conn = Conn::new(broker, limits, Some(Direct::new(wr.clone())));
-    serve_halves(rd, SharedWrite(wr), conn).await;
+    // A publisher's segment is acknowledged after its forwards, not before (see PeekRead).
+    serve_halves(PeekRead::new(rd), SharedWrite(wr), conn).await;
 }
 
 async fn serve_halves<R, W>(rd: R, wr: W, conn: Arc<Conn>)

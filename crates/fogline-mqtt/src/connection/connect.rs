@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_broker::{Handoff, SharedWrite, WriteHalf};
+use fogline_broker::{Handoff, PeekRead, SharedWrite, WriteHalf};
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -32,6 +32,8 @@ where
 pub(crate) async fn serve_tcp(socket: TcpStream, shared: Arc<Shared>) {
     let (rd, wr) = socket.into_split();
     let wr = Arc::new(WriteHalf::from(wr));
+    // The publisher's segment is acknowledged after its forwards, not before (see PeekRead).
+    let rd = PeekRead::new(rd);
     serve_halves(rd, SharedWrite(wr.clone()), Some(wr), shared).await;
 }
 
