@@ -105,12 +105,17 @@ mod tests {
         (a, b)
     }
 
+    /// A connected pair: the plain writing end, and the other end's `PeekRead` and write half.
+    async fn peek_pair() -> (TcpStream, PeekRead, tokio::net::tcp::OwnedWriteHalf) {
+        let (a, b) = pair().await;
+        let (rd, wr) = b.into_split();
+        (a, PeekRead::new(rd), wr)
+    }
+
     /// Sends 200 kB in uneven pieces, pausing now and then so the reader drains the queue
     /// and must be woken again, and reads it back through small buffers.
     async fn every_byte_once_in_order() {
-        let (mut a, b) = pair().await;
-        let (rd, _wr) = b.into_split();
-        let mut rd = PeekRead::new(rd);
+        let (mut a, mut rd, _wr) = peek_pair().await;
         let sent: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         let writer = {
             let sent = sent.clone();
@@ -155,10 +160,8 @@ mod tests {
     /// handled bytes are dropped. Its wake-up must not be lost.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_request_that_arrives_before_the_drop_is_not_missed() {
-        let (mut client, b) = pair().await;
-        let (rd, mut wr) = b.into_split();
+        let (mut client, mut rd, mut wr) = peek_pair().await;
         let server = tokio::spawn(async move {
-            let mut rd = PeekRead::new(rd);
             let mut one = [0u8; 64];
             loop {
                 let n = rd.read(&mut one).await.unwrap();
@@ -188,9 +191,7 @@ mod tests {
 
     #[tokio::test]
     async fn end_of_stream_after_the_last_bytes() {
-        let (mut a, b) = pair().await;
-        let (rd, _wr) = b.into_split();
-        let mut rd = PeekRead::new(rd);
+        let (mut a, mut rd, _wr) = peek_pair().await;
         a.write_all(b"last words").await.unwrap();
         drop(a);
         let mut got = Vec::new();
@@ -203,9 +204,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn handed_out_bytes_stay_queued_until_the_next_read() {
-        let (mut a, b) = pair().await;
-        let (rd, _wr) = b.into_split();
-        let mut rd = PeekRead::new(rd);
+        let (mut a, mut rd, _wr) = peek_pair().await;
         a.write_all(b"hello").await.unwrap();
         let mut five = [0u8; 5];
         rd.read_exact(&mut five).await.unwrap();
