@@ -13,8 +13,9 @@
 # built there once, with the peers' drivers; `fogline bench` runs from that worktree so it
 # records the commit. FOGLINE_BENCH_BIN names a binary already built from that commit
 # instead (its hash is recorded with the resume time). Other arguments for `fogline bench`
-# go in FOGLINE_BENCH_ARGS. Stop it with Ctrl-C or SIGTERM: the peers it started are stopped
-# and the summary is written.
+# go in FOGLINE_BENCH_ARGS. Each start appends the machine and the runs measured so far to
+# bench/results/SCENARIO/sittings.tsv, which `fogline bench report` lists. Stop it with
+# Ctrl-C or SIGTERM: the peers it started are stopped and the summary is written.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 scenario=${1:?usage: bench/long-run.sh SCENARIO [COMMIT]}
@@ -40,6 +41,13 @@ if [ -z "$bin" ]; then
   (cd "$tree" && cargo build --release -p fogline --features full)
   bin=$tree/target/release/fogline
 fi
+# Each sitting's machine, and how many runs were already measured when it began: a run carried
+# across machines (kernel builds, CPUs) says which of its runs each one measured.
+runs=0
+[ -f "$out/results.json" ] && runs=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["results"]))' "$out/results.json")
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+[ -f "$out/sittings.tsv" ] || { mkdir -p "$out"; printf 'started_utc\truns_before\tcommit\tkernel\tcpu\tcores\n' > "$out/sittings.tsv"; }
+printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$runs" "$short" "$(uname -r)" "$cpu" "$(nproc)" >> "$out/sittings.tsv"
 cd "$tree"
 # shellcheck disable=SC2086 # FOGLINE_BENCH_ARGS is a list of words
 exec "$bin" bench "$scenario" --resume --no-progress --out "$out" --peers-dir "$repo/bench/peers" ${FOGLINE_BENCH_ARGS:-}

@@ -130,7 +130,8 @@ pub struct Meta {
     /// fogline version.
     pub fogline_version: String,
     /// UTC times at which an interrupted run was resumed (`--resume`), in order, each with
-    /// the executable's hash when a rebuild of the same commit resumed it.
+    /// the executable's hash when a rebuild of the same commit resumed it, and the machine
+    /// when it is not the one the run started on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<String>,
     /// The build that measured every run (`--resume` refuses another one).
@@ -350,16 +351,31 @@ fn cell_deadline(c: &crate::cell::CellSpec) -> Duration {
     send * 2 + c.straggler_timeout + Duration::from_secs(90)
 }
 
+/// The entry `--resume` adds to [`Meta::resumed`]: the time, the executable when a rebuild
+/// of the same commit resumes (see `fogline bench --resume`), and the machine when it is not
+/// the one the run started on (a long run meets other machines and kernel builds).
+fn resume_note(now: String, meta: &Meta, exe: &str, machine: String) -> String {
+    let mut when = now;
+    if exe != meta.build.exe {
+        when = format!("{when} by executable `{exe}`");
+    }
+    if machine != meta.machine {
+        when = format!("{when} on {machine}");
+    }
+    when
+}
+
 /// Runs `scenario` as `opts` say, on the current tokio runtime.
 pub async fn run(scenario: &Scenario, opts: &HarnessOptions) -> RunReport {
     let (meta, mut results, mut skipped) = match &opts.resume {
         Some(prev) => {
             let mut meta = prev.meta.clone();
-            let mut when = utc_now_string();
-            if opts.build.exe != meta.build.exe {
-                // A rebuild of the same commit (see `fogline bench --resume`).
-                when = format!("{when} by executable `{}`", opts.build.exe);
-            }
+            let when = resume_note(
+                utc_now_string(),
+                &meta,
+                &opts.build.exe,
+                machine_description(),
+            );
             meta.resumed.push(when);
             // Runs still missing are tried again: their earlier failures no longer stand.
             let skipped: Vec<Skipped> = prev
@@ -576,4 +592,43 @@ pub fn default_results_dir(scripts: &std::path::Path, scenario: &str) -> PathBuf
         .map_or_else(|| PathBuf::from("bench"), std::path::Path::to_path_buf)
         .join("results")
         .join(scenario)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resume_names_another_build_and_another_machine() {
+        let meta = Meta {
+            scenario: "s".into(),
+            source: "t".into(),
+            command: "c".into(),
+            date: "d".into(),
+            machine: "AMD EPYC, 2 cores, 23.5 GiB RAM, Linux 6.18.44-fc-v509".into(),
+            placement: None,
+            repetitions: 1,
+            fogline_version: "0".into(),
+            resumed: vec![],
+            build: BuildId {
+                exe: "aaaa".into(),
+                checkout: "abc".into(),
+            },
+        };
+        let same = meta.machine.clone();
+        let other = "AMD EPYC, 2 cores, 23.5 GiB RAM, Linux 6.18.44-fc-v669".to_string();
+        assert_eq!(resume_note("T".into(), &meta, "aaaa", same.clone()), "T");
+        assert_eq!(
+            resume_note("T".into(), &meta, "bbbb", same),
+            "T by executable `bbbb`"
+        );
+        assert_eq!(
+            resume_note("T".into(), &meta, "bbbb", other.clone()),
+            format!("T by executable `bbbb` on {other}")
+        );
+        assert_eq!(
+            resume_note("T".into(), &meta, "aaaa", other.clone()),
+            format!("T on {other}")
+        );
+    }
 }

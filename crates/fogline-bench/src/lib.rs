@@ -9,7 +9,8 @@
 //! - [`quiet`]: other work on the machine during a run (waited out, runs it disturbed redone).
 //! - [`pin`]: server on one core, load on another. [`peers`]: starting and stopping systems.
 //! - [`cell`] and [`runner`]: one measured run. [`scenario`]: the studies' matrices.
-//! - [`report`]: JSON, Markdown ratio tables and (feature `plots`) SVG/PNG plots.
+//! - [`report`]: JSON, Markdown ratio tables and (feature `plots`) SVG/PNG plots;
+//!   [`sittings`]: which machine measured which runs of a run carried across sittings.
 #![deny(missing_docs)]
 
 pub mod accounting;
@@ -30,6 +31,7 @@ pub mod quiet;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod sittings;
 pub mod system;
 
 pub use driver::{Driver, DriverError, Durability, Publisher, Subscriber};

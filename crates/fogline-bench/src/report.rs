@@ -448,13 +448,21 @@ pub fn write_all(report: &RunReport, dir: &Path) -> std::io::Result<Vec<String>>
     write_derived(report, dir)
 }
 
-/// Writes `summary.md` and the plots into `dir`, leaving its `results.json` as it is (the
-/// raw data stays byte for byte what was measured, whatever formats floats today).
+/// Writes `summary.md` (with the sittings of `sittings.tsv`, if the folder has one) and the
+/// plots into `dir`, leaving its `results.json` as it is (the raw data stays byte for byte
+/// what was measured, whatever formats floats today).
 ///
 /// # Errors
 /// When a file cannot be written.
 pub fn write_derived(report: &RunReport, dir: &Path) -> std::io::Result<Vec<String>> {
-    std::fs::write(dir.join("summary.md"), markdown(report))?;
+    let mut md = markdown(report);
+    if let Ok(tsv) = std::fs::read_to_string(dir.join(crate::sittings::FILE)) {
+        md.push_str(&crate::sittings::markdown(
+            &crate::sittings::parse(&tsv),
+            report.results.len(),
+        ));
+    }
+    std::fs::write(dir.join("summary.md"), md)?;
     #[allow(unused_mut)]
     let mut notes = Vec::new();
     #[cfg(feature = "plots")]
@@ -705,7 +713,18 @@ mod tests {
         std::fs::remove_file(dir.path().join("summary.md")).unwrap();
         write_derived(&read_json(&raw).unwrap(), dir.path()).unwrap();
         assert_eq!(std::fs::read_to_string(&raw).unwrap(), text);
-        assert!(dir.path().join("summary.md").exists());
+        let summary = || std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+        assert!(!summary().contains("## Sittings"));
+        // The sittings bench/long-run.sh recorded are listed, with the runs each measured.
+        std::fs::write(
+            dir.path().join(crate::sittings::FILE),
+            "started_utc\truns_before\tcommit\tkernel\tcpu\tcores\n\
+             2026-11-25T18:38:16Z\t0\tabc\t6.18.44-fc-v669\tAMD EPYC\t2\n",
+        )
+        .unwrap();
+        write_derived(&read_json(&raw).unwrap(), dir.path()).unwrap();
+        assert!(summary().contains("## Sittings"));
+        assert!(summary().contains("| 2026-11-25T18:38:16Z | 0 | 1 | `abc` | 6.18.44-fc-v669 |"));
     }
 
     #[test]
