@@ -136,6 +136,28 @@ pub trait Publisher: Send {
     }
 }
 
+/// A message as a system's client library handed it over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    /// Its bytes.
+    pub payload: Bytes,
+    /// When the library handed it over ([`crate::clock::now_ns`]). A driver reads the clock
+    /// before any work of its own (a copy out of the library's buffer, an acknowledgement it
+    /// writes, a hand-off between threads), so that a latency times the system and its
+    /// client, not the harness's glue: a copy of a 1 MiB message alone takes tens of us.
+    pub at_ns: u64,
+}
+
+impl Received {
+    /// A message handed over now.
+    pub fn now(payload: Bytes) -> Received {
+        Received {
+            payload,
+            at_ns: crate::clock::now_ns(),
+        }
+    }
+}
+
 /// Receives messages of one subscription.
 #[async_trait]
 pub trait Subscriber: Send {
@@ -143,5 +165,5 @@ pub trait Subscriber: Send {
     ///
     /// # Errors
     /// When the connection fails (e.g. a slow consumer is cut off): that is counted as loss.
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>>;
+    async fn recv(&mut self) -> DriverResult<Option<Received>>;
 }

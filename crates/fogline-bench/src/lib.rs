@@ -34,5 +34,5 @@ pub mod scenario;
 pub mod sittings;
 pub mod system;
 
-pub use driver::{Driver, DriverError, Durability, Publisher, Subscriber};
+pub use driver::{Driver, DriverError, Durability, Publisher, Received, Subscriber};
 pub use system::System;

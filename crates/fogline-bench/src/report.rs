@@ -241,17 +241,31 @@ pub fn ratios(summaries: &[(CellSpec, Vec<Summary>)], subject: System) -> Vec<Ra
         };
         let best = best_of(false);
         let broker = best_of(true);
-        let ratio = |v: f64| if v > 0.0 { fv / v } else { f64::NAN };
-        let interval = |p: &Summary| interval::ratio_of_medians(fog.runs(m), p.runs(m));
+        // The subject is held to the peers' rule: a latency from a run that lost more than
+        // 1 %, or a median of 0 from runs that received nothing, is not compared.
+        let comparable = m == Metric::Throughput || (fog.loss_pct <= 1.0 && fv > 0.0);
+        let ratio = |v: f64| {
+            if v > 0.0 && comparable {
+                fv / v
+            } else {
+                f64::NAN
+            }
+        };
+        let interval = |p: &Summary| {
+            comparable
+                .then(|| interval::ratio_of_medians(fog.runs(m), p.runs(m)))
+                .flatten()
+        };
+        let ratio_of = |p: Option<&Summary>| p.filter(|_| comparable).map(|p| ratio(p.value(m)));
         out.push(Ratio {
             cell: spec.label.clone(),
             metric: m,
             fogline: fv,
             best_peer: best.map(|b| (b.system.clone(), b.value(m))),
-            ratio_best: best.map(|b| ratio(b.value(m))),
+            ratio_best: ratio_of(best),
             interval_best: best.and_then(&interval),
             best_broker: broker.map(|b| (b.system.clone(), b.value(m))),
-            ratio_broker: broker.map(|b| ratio(b.value(m))),
+            ratio_broker: ratio_of(broker),
             // Usually the same peer as the best: resample once.
             interval_broker: match (best, broker) {
                 (Some(b), Some(k)) if b.system == k.system => best.and_then(&interval),
@@ -648,6 +662,39 @@ mod tests {
         uneven.push(result("fogline", &c, 1.0, 2.0, 0));
         let md = markdown(&report(5, uneven));
         assert!(md.contains("this run holds 1 to 2 per cell\n"), "{md}");
+    }
+
+    /// A subject that lost more than 1 %, or received nothing (p50 0), gets no latency
+    /// ratio: it would otherwise read as "better" than every peer.
+    #[test]
+    fn a_lossy_subject_gets_no_latency_ratio() {
+        let hz = CellSpec::new("hz", 22, Rate::Hz(10.0), Budget::Messages(100));
+        for (p50, lost) in [(5.0, 60), (0.0, 100), (0.0, 0)] {
+            let rs = vec![
+                result("fogline", &hz, 0.0, p50, lost),
+                result("redis", &hz, 0.0, 100.0, 0),
+                result("nats", &hz, 0.0, 80.0, 0),
+            ];
+            let r = ratios(&summarise(&rs), System::Fogline);
+            assert_eq!(r[0].best_peer, Some(("nats".into(), 80.0)), "{p50} {lost}");
+            assert_eq!(r[0].ratio_best, None);
+            assert_eq!(r[0].ratio_broker, None);
+            assert_eq!(r[0].interval_broker, None);
+            assert!(r[0].ratios.iter().all(|(_, v)| v.is_nan()));
+            let md = markdown(&RunReport {
+                meta: meta("t", "c", 1),
+                results: rs,
+                skipped: vec![],
+            });
+            let row = md.lines().find(|l| l.starts_with("| hz | p50")).unwrap();
+            let cols: Vec<&str> = row.split('|').map(str::trim).collect();
+            // cell, metric, value, best, ratio, broker, ratio, verdict, then one per peer.
+            assert_eq!(
+                &cols[5..],
+                ["-", "nats 80.0", "-", "-", "-", "-", ""],
+                "{row}"
+            );
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::accounting::{Delivery, SubscriberLedger};
+use crate::accounting::{Arrival, Delivery, SubscriberLedger};
 use crate::cell::{Budget, CellResult, CellSpec, Pace, Rate, Reading};
 use crate::clock::now_ns;
 use crate::driver::{Driver, DriverError, Publisher, Subscriber};
@@ -86,19 +86,21 @@ fn spawn_subscriber(
                 r = sub.recv() => r,
                 _ = stop.changed() => break,
             };
-            let now = now_ns();
             match msg {
-                Ok(Some(m)) => match payload::decode(&m) {
+                Ok(Some(m)) => match payload::decode(&m.payload) {
                     Some(h) if h.producer == WARMUP_PRODUCER => {
                         shared.ready[idx].store(true, Ordering::Release);
                     }
                     Some(h) => {
-                        out.ledger.record(h.producer, h.seq);
-                        if record_latency {
-                            out.latency.record(now.saturating_sub(h.sent_ns));
+                        // A duplicate is counted, but neither timed nor taken for a message
+                        // still awaited: redeliveries must not end the wait for stragglers.
+                        if out.ledger.record(h.producer, h.seq) != Arrival::Duplicate {
+                            if record_latency {
+                                out.latency.record(m.at_ns.saturating_sub(h.sent_ns));
+                            }
+                            out.last_ns = out.last_ns.max(m.at_ns);
+                            shared.arrivals.fetch_add(1, Ordering::Relaxed);
                         }
-                        out.last_ns = now;
-                        shared.arrivals.fetch_add(1, Ordering::Relaxed);
                     }
                     None => out.ledger.record_unexpected(),
                 },
@@ -157,11 +159,7 @@ async fn produce(
                 while seq < limit && deadline.is_none_or(|d| tokio::time::Instant::now() < d) {
                     let n = (spec.burst as u64).min(limit - seq);
                     for _ in 0..n {
-                        let m = enc.encode(Header {
-                            producer: id,
-                            seq,
-                            sent_ns: now_ns(),
-                        });
+                        let m = enc.encode_stamped(id, seq, now_ns);
                         p.send(m).await?;
                         seq += 1;
                         // A send that never waits (ZeroMQ's, the in-process driver's) would
@@ -193,11 +191,7 @@ async fn produce(
                     // write) that write and the wasted epoll_wait it causes would fall
                     // inside the latency being measured.
                     sleep.as_mut().reset(due);
-                    let m = enc.encode(Header {
-                        producer: id,
-                        seq,
-                        sent_ns: now_ns(),
-                    });
+                    let m = enc.encode_stamped(id, seq, now_ns);
                     p.send(m).await?;
                     p.flush().await?;
                     seq += 1;

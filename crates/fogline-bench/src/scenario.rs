@@ -314,10 +314,10 @@ pub fn build(name: &str, quick: bool, o: &Overrides) -> Option<Scenario> {
             c.size = o.size.unwrap_or(c.size);
             c.rate = o.rate.unwrap_or(c.rate);
             c.budget = timed(c.rate, if quick { 1.0 } else { 10.0 });
-            c.label = format!("1->{} {} @ {}", c.subscribers, size_label(c.size), c.rate);
         }
     }
     for c in &mut s.cells {
+        let (subs, prods) = (c.subscribers, c.producers);
         if let Some(n) = o.subscribers {
             c.subscribers = n;
         }
@@ -327,11 +327,22 @@ pub fn build(name: &str, quick: bool, o: &Overrides) -> Option<Scenario> {
         if let Some(d) = o.duration {
             c.budget = timed(c.rate, d.as_secs_f64());
         }
+        // A label names what ran: core's and seed002's carry the subscriber count; others
+        // say what an override changed.
+        if c.label.starts_with("1->") {
+            c.label = format!("1->{} {} @ {}", c.subscribers, size_label(c.size), c.rate);
+        } else if let Some(k) = c.label.rfind(" 1->") {
+            c.label = format!("{} 1->{}", &c.label[..k], c.subscribers);
+        } else if c.subscribers != subs {
+            c.label = format!("{}, {} subscribers", c.label, c.subscribers);
+        }
+        if c.producers != prods {
+            c.label = format!("{}, {} producers", c.label, c.producers);
+        }
     }
-    if o.subscribers.is_some() {
-        s.cells
-            .dedup_by(|a, b| a.size == b.size && a.rate == b.rate && a.reading == b.reading);
-    }
+    // Overrides can make cells alike (core's 1->1 and 1->4 with --subscribers): run each once.
+    let mut seen = std::collections::HashSet::new();
+    s.cells.retain(|c| seen.insert(c.label.clone()));
     Some(s)
 }
 
@@ -378,6 +389,61 @@ mod tests {
         let c = &s.cells[0];
         assert_eq!((c.size, c.rate, c.subscribers), (1000, Rate::Hz(50.0), 4));
         assert_eq!(c.budget, Budget::Messages(100));
+    }
+
+    /// Labels say what ran once --subscribers or --producers change a cell, and cells made
+    /// alike by them run once.
+    #[test]
+    fn overrides_relabel_cells() {
+        let subs = |n| Overrides {
+            subscribers: Some(n),
+            ..Overrides::default()
+        };
+        let core = build("core", false, &subs(4)).unwrap();
+        assert_eq!(core.cells.len(), 10, "core's 1->1 and 1->4 cells collapse");
+        assert!(core
+            .cells
+            .iter()
+            .all(|c| c.label.starts_with("1->4 ") && c.subscribers == 4));
+        let one = build(
+            "core",
+            false,
+            &Overrides {
+                size: Some(KIB),
+                rate: Some(Rate::Max),
+                subscribers: Some(4),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(one.cells.len(), 1);
+        assert_eq!(one.cells[0].label, "1->4 1 KiB @ max");
+        let s2 = build("seed002", false, &subs(2)).unwrap();
+        assert_eq!(s2.cells.len(), 1);
+        assert_eq!(s2.cells[0].label, "22 B max 1->2");
+        let s3 = build("seed003", false, &subs(3)).unwrap();
+        assert_eq!(s3.cells.len(), 18, "seed003's cells stay apart");
+        assert!(
+            s3.cells[0].label.ends_with(", 3 subscribers"),
+            "{}",
+            s3.cells[0].label
+        );
+        let p = build(
+            "seed003",
+            false,
+            &Overrides {
+                producers: Some(7),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            p.cells[0].label.ends_with(", 7 producers"),
+            "{}",
+            p.cells[0].label
+        );
+        let plain = build("seed000", false, &Overrides::default()).unwrap();
+        assert_eq!(plain.cells[0].label, "256 B @ 30 Hz");
     }
 
     #[test]

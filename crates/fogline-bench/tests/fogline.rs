@@ -153,7 +153,7 @@ async fn mqtt_qos1_window() {
         let mut got = Vec::new();
         while got.len() < n as usize {
             match tokio::time::timeout(Duration::from_secs(20), sub.recv()).await {
-                Ok(Ok(Some(p))) => got.push(u32::from_be_bytes(p[..4].try_into().unwrap())),
+                Ok(Ok(Some(p))) => got.push(u32::from_be_bytes(p.payload[..4].try_into().unwrap())),
                 other => panic!("after {} messages: {other:?}", got.len()),
             }
         }

@@ -15,7 +15,9 @@ use fogline_client::{
     SubscribeOptions, Subscription,
 };
 
-use crate::driver::{Driver, DriverError, DriverResult, Durability, Publisher, Subscriber};
+use crate::driver::{
+    Driver, DriverError, DriverResult, Durability, Publisher, Received, Subscriber,
+};
 
 const NAME: &str = "fogline";
 const DEFAULT_STREAM: &str = "default";
@@ -96,9 +98,9 @@ struct FogSub {
 
 #[async_trait]
 impl Subscriber for FogSub {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
         match self.sub.recv().await {
-            Some(m) => Ok(Some(m.payload)),
+            Some(m) => Ok(Some(Received::now(m.payload))),
             None => match self.sub.take_error() {
                 Some(e) => Err(DriverError::io(NAME, e)),
                 None => Ok(None),
@@ -114,9 +116,9 @@ struct FogReplay {
 
 #[async_trait]
 impl Subscriber for FogReplay {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
         match self.consumer.recv().await {
-            Ok(r) => Ok(Some(r.payload)),
+            Ok(r) => Ok(Some(Received::now(r.payload))),
             Err(e) => Err(DriverError::io(NAME, e)),
         }
     }

@@ -19,7 +19,10 @@ use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord};
 use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
 
-use crate::driver::{Driver, DriverError, DriverResult, Durability, Publisher, Subscriber};
+use crate::clock::now_ns;
+use crate::driver::{
+    Driver, DriverError, DriverResult, Durability, Publisher, Received, Subscriber,
+};
 
 const MAX_MESSAGE: &str = "16777216";
 
@@ -125,15 +128,18 @@ struct KafkaSub(StreamConsumer);
 
 #[async_trait]
 impl Subscriber for KafkaSub {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
         let m = self
             .0
             .recv()
             .await
             .map_err(|e| DriverError::io("kafka", e))?;
-        Ok(Some(Bytes::copy_from_slice(
-            m.payload().unwrap_or_default(),
-        )))
+        // Timed before the copy out of librdkafka's buffer.
+        let at_ns = now_ns();
+        Ok(Some(Received {
+            payload: Bytes::copy_from_slice(m.payload().unwrap_or_default()),
+            at_ns,
+        }))
     }
 }
 

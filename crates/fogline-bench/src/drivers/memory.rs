@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use crate::driver::{Driver, DriverResult, Publisher, Subscriber};
+use crate::driver::{Driver, DriverResult, Publisher, Received, Subscriber};
 use crate::payload;
 
 type Topics = Arc<Mutex<HashMap<String, Vec<mpsc::UnboundedSender<Bytes>>>>>;
@@ -102,8 +102,8 @@ struct MemSub(mpsc::UnboundedReceiver<Bytes>);
 
 #[async_trait]
 impl Subscriber for MemSub {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
-        Ok(self.0.recv().await)
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
+        Ok(self.0.recv().await.map(Received::now))
     }
 }
 

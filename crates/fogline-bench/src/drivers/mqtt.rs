@@ -23,7 +23,9 @@ use rumqttc::mqttbytes::{Error as CodecError, QoS};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::driver::{Driver, DriverError, DriverResult, Durability, Publisher, Subscriber};
+use crate::driver::{
+    Driver, DriverError, DriverResult, Durability, Publisher, Received, Subscriber,
+};
 
 const MAX_PACKET: usize = 16 * 1024 * 1024;
 /// Longer than any run, so no PINGREQ is needed: a subscriber of a QoS 0 stream never writes.
@@ -244,10 +246,12 @@ struct MqttSub {
 
 #[async_trait]
 impl Subscriber for MqttSub {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
         loop {
             match self.conn.next_packet().await? {
                 Packet::Publish(p) => {
+                    // Timed before the acknowledgement this driver may write.
+                    let got = Received::now(p.payload);
                     if p.qos != QoS::AtMostOnce {
                         // Written with the next write, before the subscriber waits again.
                         self.conn.put(&Packet::PubAck(PubAck::new(p.pkid)))?;
@@ -255,7 +259,7 @@ impl Subscriber for MqttSub {
                             self.conn.write_out().await?;
                         }
                     }
-                    return Ok(Some(p.payload));
+                    return Ok(Some(got));
                 }
                 Packet::Disconnect => return Ok(None),
                 _ => {}

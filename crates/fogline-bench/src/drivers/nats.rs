@@ -14,7 +14,9 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use crate::driver::{Driver, DriverError, DriverResult, Durability, Publisher, Subscriber};
+use crate::driver::{
+    Driver, DriverError, DriverResult, Durability, Publisher, Received, Subscriber,
+};
 
 async fn connect(name: &'static str, addr: &str) -> DriverResult<async_nats::Client> {
     async_nats::ConnectOptions::new()
@@ -61,8 +63,8 @@ struct CoreSub(async_nats::Subscriber);
 
 #[async_trait]
 impl Subscriber for CoreSub {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
-        Ok(self.0.next().await.map(|m| m.payload))
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
+        Ok(self.0.next().await.map(|m| Received::now(m.payload)))
     }
 }
 
@@ -190,9 +192,9 @@ struct JsSub(consumer::pull::Stream);
 
 #[async_trait]
 impl Subscriber for JsSub {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
         match self.0.next().await {
-            Some(Ok(m)) => Ok(Some(m.message.payload)),
+            Some(Ok(m)) => Ok(Some(Received::now(m.message.payload))),
             Some(Err(e)) => Err(DriverError::io("jetstream", e)),
             None => Ok(None),
         }

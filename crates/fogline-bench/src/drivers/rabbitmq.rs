@@ -16,7 +16,9 @@ use lapin::options::{
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
 
-use crate::driver::{Driver, DriverError, DriverResult, Durability, Publisher, Subscriber};
+use crate::driver::{
+    Driver, DriverError, DriverResult, Durability, Publisher, Received, Subscriber,
+};
 
 const EXCHANGE: &str = "amq.topic";
 
@@ -91,9 +93,9 @@ struct RabbitSub {
 
 #[async_trait]
 impl Subscriber for RabbitSub {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
         match self.consumer.next().await {
-            Some(Ok(d)) => Ok(Some(Bytes::from(d.data))),
+            Some(Ok(d)) => Ok(Some(Received::now(Bytes::from(d.data)))),
             Some(Err(e)) => Err(DriverError::io("rabbitmq", e)),
             None => Ok(None),
         }

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use crate::driver::{Driver, DriverError, DriverResult, Publisher, Subscriber};
+use crate::clock::now_ns;
+use crate::driver::{Driver, DriverError, DriverResult, Publisher, Received, Subscriber};
 
 /// Redis pub/sub.
 pub struct RedisDriver {
@@ -59,12 +60,15 @@ struct RedisSub(redis::aio::PubSubStream);
 
 #[async_trait]
 impl Subscriber for RedisSub {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
-        Ok(self
-            .0
-            .next()
-            .await
-            .map(|m| Bytes::copy_from_slice(m.get_payload_bytes())))
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
+        Ok(self.0.next().await.map(|m| {
+            // Timed before the copy out of the client's message.
+            let at_ns = now_ns();
+            Received {
+                payload: Bytes::copy_from_slice(m.get_payload_bytes()),
+                at_ns,
+            }
+        }))
     }
 }
 

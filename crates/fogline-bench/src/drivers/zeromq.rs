@@ -5,7 +5,8 @@
 //! created first). A message is two frames, topic then payload. libzmq's defaults stay:
 //! send high-water mark 1,000 messages per subscriber, beyond which PUB drops silently (that
 //! is ZeroMQ's loss mode, counted as loss). libzmq sockets block, so each subscriber reads
-//! in its own thread and hands messages to the async side through a bounded channel.
+//! in its own thread and hands messages to the async side through a bounded channel; the
+//! receive time is read in that thread, before the hand-off.
 
 use std::sync::{Arc, Mutex};
 
@@ -13,7 +14,8 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use crate::driver::{Driver, DriverError, DriverResult, Publisher, Subscriber};
+use crate::clock::now_ns;
+use crate::driver::{Driver, DriverError, DriverResult, Publisher, Received, Subscriber};
 
 /// ZeroMQ PUB/SUB.
 #[derive(Default)]
@@ -53,21 +55,27 @@ impl Publisher for ZmqPub {
     }
 }
 
-struct ZmqSub(mpsc::Receiver<DriverResult<Bytes>>);
+struct ZmqSub(mpsc::Receiver<DriverResult<Received>>);
 
 #[async_trait]
 impl Subscriber for ZmqSub {
-    async fn recv(&mut self) -> DriverResult<Option<Bytes>> {
+    async fn recv(&mut self) -> DriverResult<Option<Received>> {
         self.0.recv().await.transpose()
     }
 }
 
-fn read_loop(sock: &zmq::Socket, tx: &mpsc::Sender<DriverResult<Bytes>>) {
+fn read_loop(sock: &zmq::Socket, tx: &mpsc::Sender<DriverResult<Received>>) {
     while !tx.is_closed() {
         match sock.recv_multipart(0) {
             Ok(mut parts) => {
+                // Timed here, before the hand-off to the async side.
+                let at_ns = now_ns();
                 let Some(payload) = parts.pop() else { continue };
-                if tx.blocking_send(Ok(Bytes::from(payload))).is_err() {
+                let got = Received {
+                    payload: Bytes::from(payload),
+                    at_ns,
+                };
+                if tx.blocking_send(Ok(got)).is_err() {
                     return;
                 }
             }

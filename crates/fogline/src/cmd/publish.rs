@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use clap::Args;
-use fogline_bench::payload::{Encoder, Header};
+use fogline_bench::payload::Encoder;
 use fogline_client::{Client, ClientOptions, PublishRecord};
 
 /// Publish records.
@@ -59,11 +59,7 @@ async fn publish(args: PubArgs) -> anyhow::Result<()> {
         }
         let payload = match &args.message {
             Some(m) => Bytes::from(m.clone().into_bytes()),
-            None => enc.encode(Header {
-                producer: 0,
-                seq,
-                sent_ns: fogline_bench::clock::now_ns(),
-            }),
+            None => enc.encode_stamped(0, seq, fogline_bench::clock::now_ns),
         };
         let record = PublishRecord {
             priority: args.priority,
