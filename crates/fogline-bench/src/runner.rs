@@ -211,6 +211,37 @@ async fn produce(
     }
 }
 
+/// Sends one probe through every producer, all at once, and waits until each was handed
+/// over (and, when persistent, acknowledged): no producer's first measured message pays for
+/// its set-up, such as Kafka's metadata and leader lookup for a new topic, which fell inside
+/// the throughput window of producer-only cells and the latency of every producer's first
+/// message.
+async fn prime(pubs: Vec<Box<dyn Publisher>>) -> Result<Vec<Box<dyn Publisher>>, RunError> {
+    let mut set = tokio::task::JoinSet::new();
+    let n = pubs.len();
+    for (i, mut p) in pubs.into_iter().enumerate() {
+        set.spawn(async move {
+            let probe = Encoder::new(payload::HEADER_LEN).encode(Header {
+                producer: WARMUP_PRODUCER,
+                seq: u64::MAX,
+                sent_ns: now_ns(),
+            });
+            let sent = match p.send(probe).await {
+                Ok(()) => p.flush().await,
+                Err(e) => Err(e),
+            };
+            (i, p, sent)
+        });
+    }
+    let mut primed: Vec<Option<Box<dyn Publisher>>> = (0..n).map(|_| None).collect();
+    while let Some(done) = set.join_next().await {
+        let (i, p, sent) = done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        sent?;
+        primed[i] = Some(p);
+    }
+    Ok(primed.into_iter().flatten().collect())
+}
+
 async fn warm_up(
     driver: &dyn Driver,
     probe: &mut dyn Publisher,
@@ -290,6 +321,7 @@ pub async fn run_cell(
             warm_up(driver.as_ref(), first.as_mut(), &shared).await?;
         }
     }
+    let pubs = prime(pubs).await?;
 
     let sampler = server_pid.map(|pid| Sampler::start(pid, Duration::from_millis(100)));
     let watch = Watch::start(server_pid);
