@@ -24,12 +24,17 @@ pub struct Reading {
     pub write_bytes: Option<u64>,
 }
 
+/// The fields of a `/proc/<pid>/stat` line from field 3 (state) on: field N is at index
+/// N - 3. The command name (field 2) may hold spaces and parentheses, so the line is split
+/// after the last ')'.
+pub fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    Some(stat[stat.rfind(')')? + 1..].split_whitespace().collect())
+}
+
 /// Parses the CPU ticks out of a `/proc/<pid>/stat` line.
 pub fn parse_stat(stat: &str) -> Option<u64> {
-    // The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state); utime is field 14 -> index 11.
+    let fields = stat_fields(stat)?;
+    // utime is field 14 -> index 11.
     let mut sum = 0u64;
     for i in 11..15 {
         sum += fields.get(i)?.parse::<u64>().ok()?;

@@ -130,9 +130,8 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 /// The user + system ticks of a kernel thread's `/proc/<pid>/stat` line; `None` for a
 /// process that is not a kernel thread, or a line that does not parse.
 pub fn kernel_thread_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state): flags is field 9, utime and stime 14 and 15.
+    let f = procstat::stat_fields(stat)?;
+    // flags is field 9, utime and stime 14 and 15.
     let flags: u64 = f.get(6)?.parse().ok()?;
     if flags & PF_KTHREAD == 0 {
         return None;
@@ -171,6 +170,7 @@ impl Watch {
     /// What other work used since [`Watch::start`].
     pub fn finish(&self) -> Option<Noise> {
         let cpu = read_cpu()?;
+        // Kernel threads count with the run's own work (see the module docs).
         let own = own_ticks(&self.pids).saturating_sub(self.own)
             + kernel_ticks().saturating_sub(self.kernel);
         Some(noise(

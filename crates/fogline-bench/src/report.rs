@@ -256,7 +256,7 @@ pub fn ratios(summaries: &[(CellSpec, Vec<Summary>)], subject: System) -> Vec<Ra
                 .then(|| interval::ratio_of_medians(fog.runs(m), p.runs(m)))
                 .flatten()
         };
-        let ratio_of = |p: Option<&Summary>| p.filter(|_| comparable).map(|p| ratio(p.value(m)));
+        let ratio_of = |p: Option<&Summary>| p.map(|p| ratio(p.value(m))).filter(|r| !r.is_nan());
         out.push(Ratio {
             cell: spec.label.clone(),
             metric: m,

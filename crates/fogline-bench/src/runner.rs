@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -219,35 +220,39 @@ async fn produce(
 async fn prime(pubs: Vec<Box<dyn Publisher>>) -> Result<Vec<Box<dyn Publisher>>, RunError> {
     let mut set = tokio::task::JoinSet::new();
     let n = pubs.len();
-    for (i, mut p) in pubs.into_iter().enumerate() {
+    for mut p in pubs {
         set.spawn(async move {
-            let probe = Encoder::new(payload::HEADER_LEN).encode(Header {
-                producer: WARMUP_PRODUCER,
-                seq: u64::MAX,
-                sent_ns: now_ns(),
-            });
-            let sent = match p.send(probe).await {
+            let sent = match p.send(probe(u64::MAX)).await {
                 Ok(()) => p.flush().await,
                 Err(e) => Err(e),
             };
-            (i, p, sent)
+            (p, sent)
         });
     }
-    let mut primed: Vec<Option<Box<dyn Publisher>>> = (0..n).map(|_| None).collect();
+    // Producers are alike: their ids follow the order they came back in.
+    let mut primed = Vec::with_capacity(n);
     while let Some(done) = set.join_next().await {
-        let (i, p, sent) = done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        let (p, sent) = done.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
         sent?;
-        primed[i] = Some(p);
+        primed.push(p);
     }
-    Ok(primed.into_iter().flatten().collect())
+    Ok(primed)
+}
+
+/// A warm-up probe: a header-only message from [`WARMUP_PRODUCER`], never counted.
+fn probe(seq: u64) -> Bytes {
+    Encoder::new(payload::HEADER_LEN).encode(Header {
+        producer: WARMUP_PRODUCER,
+        seq,
+        sent_ns: now_ns(),
+    })
 }
 
 async fn warm_up(
     driver: &dyn Driver,
-    probe: &mut dyn Publisher,
+    first: &mut dyn Publisher,
     shared: &Shared,
 ) -> Result<(), RunError> {
-    let mut enc = Encoder::new(payload::HEADER_LEN);
     let t = tokio::time::Instant::now();
     let mut seq = 0;
     loop {
@@ -267,13 +272,8 @@ async fn warm_up(
                 secs: WARMUP_TIMEOUT.as_secs(),
             });
         }
-        let m = enc.encode(Header {
-            producer: WARMUP_PRODUCER,
-            seq,
-            sent_ns: now_ns(),
-        });
-        probe.send(m).await?;
-        probe.flush().await?;
+        first.send(probe(seq)).await?;
+        first.flush().await?;
         seq += 1;
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

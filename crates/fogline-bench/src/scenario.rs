@@ -314,6 +314,7 @@ pub fn build(name: &str, quick: bool, o: &Overrides) -> Option<Scenario> {
             c.size = o.size.unwrap_or(c.size);
             c.rate = o.rate.unwrap_or(c.rate);
             c.budget = timed(c.rate, if quick { 1.0 } else { 10.0 });
+            c.label = format!("1->{} {} @ {}", c.subscribers, size_label(c.size), c.rate);
         }
     }
     for c in &mut s.cells {
@@ -327,14 +328,15 @@ pub fn build(name: &str, quick: bool, o: &Overrides) -> Option<Scenario> {
         if let Some(d) = o.duration {
             c.budget = timed(c.rate, d.as_secs_f64());
         }
-        // A label names what ran: core's and seed002's carry the subscriber count; others
-        // say what an override changed.
-        if c.label.starts_with("1->") {
-            c.label = format!("1->{} {} @ {}", c.subscribers, size_label(c.size), c.rate);
-        } else if let Some(k) = c.label.rfind(" 1->") {
-            c.label = format!("{} 1->{}", &c.label[..k], c.subscribers);
-        } else if c.subscribers != subs {
-            c.label = format!("{}, {} subscribers", c.label, c.subscribers);
+        // A label names what ran: one that carries the subscriber count (core's, seed002's)
+        // gets the new count, others say what the override changed.
+        if c.subscribers != subs {
+            let old = format!("1->{subs}");
+            c.label = if c.label.contains(&old) {
+                c.label.replacen(&old, &format!("1->{}", c.subscribers), 1)
+            } else {
+                format!("{}, {} subscribers", c.label, c.subscribers)
+            };
         }
         if c.producers != prods {
             c.label = format!("{}, {} producers", c.label, c.producers);
