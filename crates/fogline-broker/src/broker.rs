@@ -259,6 +259,10 @@ impl Broker {
     /// # Errors
     /// [`BrokerError::MessageTooLarge`] naming the first record over it.
     pub fn check_sizes(&self, batch: &Batch) -> Result<(), BrokerError> {
+        if batch.records.is_empty() {
+            // Nothing to deliver, and a queue would count it as no records at all.
+            return Err(BrokerError::EmptyBatch);
+        }
         let max = self.max_message();
         // A record's payload and headers are part of the block, so a block within the limit
         // holds no record over it: the common case needs no walk through the records.

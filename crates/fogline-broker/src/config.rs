@@ -170,6 +170,16 @@ impl Default for QueueConfig {
 /// Checks a stream name: non-empty, at most 64 bytes of `[A-Za-z0-9._-]`,
 /// not starting with a dot (it becomes a directory name).
 pub fn valid_stream_name(name: &str) -> bool {
+    valid_file_name(name)
+}
+
+/// Whether `name` may name a durable consumer: its position is kept in a file of that
+/// name, so the rule is the stream names' (no path separators, no leading '.').
+pub fn valid_consumer_name(name: &str) -> bool {
+    valid_file_name(name)
+}
+
+fn valid_file_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && !name.starts_with('.')

@@ -78,7 +78,9 @@ pub struct Consumer {
 /// file create and rename; closing the consumer always writes).
 const SAVE_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Bytes read from the log per poll, so one fetch stays bounded.
+/// Bytes a poll reads from the log at most (beyond its first record), so one fetch or push
+/// batch stays bounded in memory and a filter that matches little does not scan the whole
+/// stream under the consumer's lock.
 const READ_BYTES: usize = 4 << 20;
 
 impl Consumer {
@@ -91,6 +93,9 @@ impl Consumer {
                 .map_err(|e| BrokerError::InvalidFilter(e.to_string()))?;
         }
         let stored = match &opts.name {
+            Some(name) if !crate::config::valid_consumer_name(name) => {
+                return Err(BrokerError::InvalidName(name.clone()))
+            }
             Some(name) => stream.claim_durable(name)?,
             None => None,
         };
@@ -139,24 +144,36 @@ impl Consumer {
     ///
     /// # Errors
     /// [`BrokerError::Storage`] when the log cannot be read.
+    ///
+    /// A poll reads about [`READ_BYTES`] from the log at most, so it may hand out fewer than
+    /// `max` records (even none, after skipping records its filter rejects) while
+    /// [`has_new`](Consumer::has_new) still holds: poll again.
     pub fn poll(&mut self, max: usize, now: Instant) -> Result<Vec<Delivery>, BrokerError> {
         let mut out = Vec::new();
-        self.redeliver(max, now, &mut out)?;
+        let mut budget = READ_BYTES;
+        self.redeliver(max, now, &mut budget, &mut out)?;
         let room = match self.ack_timeout {
             Some(_) => self.max_inflight.saturating_sub(self.pending.len()),
             None => usize::MAX,
         };
         let want = max.saturating_sub(out.len()).min(room);
-        if want > 0 {
-            self.read_new(want, now, &mut out)?;
+        if want > 0 && (budget > 0 || out.is_empty()) {
+            self.read_new(want, now, budget, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// False while `max_inflight` records wait for their acks: a poll hands out only
+    /// expired ones until an ack makes room.
+    pub fn has_room(&self) -> bool {
+        self.ack_timeout.is_none() || self.pending.len() < self.max_inflight
     }
 
     fn redeliver(
         &mut self,
         max: usize,
         now: Instant,
+        budget: &mut usize,
         out: &mut Vec<Delivery>,
     ) -> Result<(), BrokerError> {
         let Some(timeout) = self.ack_timeout else {
@@ -170,6 +187,9 @@ impl Consumer {
             .take(max)
             .collect();
         for offset in expired {
+            if *budget == 0 && !out.is_empty() {
+                break;
+            }
             let rec = match self.stream.read(offset, 1, READ_BYTES) {
                 Ok(v) => v.into_iter().next(),
                 // Damaged since it was first read: nothing intact to hand out.
@@ -187,6 +207,7 @@ impl Consumer {
                         .expect("offset came from pending");
                     p.deliveries = p.deliveries.saturating_add(1);
                     p.deadline = now + timeout;
+                    *budget = budget.saturating_sub(record_bytes(&record));
                     out.push(Delivery {
                         record,
                         delivery_count: p.deliveries,
@@ -201,15 +222,21 @@ impl Consumer {
         Ok(())
     }
 
+    /// Reads new records until `want` are taken or about `budget` bytes were read (matching
+    /// or not; at least one record when nothing was handed out yet).
     fn read_new(
         &mut self,
         want: usize,
         now: Instant,
+        mut budget: usize,
         out: &mut Vec<Delivery>,
     ) -> Result<(), BrokerError> {
         let mut taken = 0;
-        while taken < want {
-            let batch = match self.stream.read(self.cursor, want - taken, READ_BYTES) {
+        let mut read_any = !out.is_empty();
+        while taken < want && (budget > 0 || !read_any) {
+            // The log hands out one record past a smaller limit, so the first read is never empty.
+            let limit = budget.max(1);
+            let batch = match self.stream.read(self.cursor, want - taken, limit) {
                 Err(BrokerError::Storage {
                     stream,
                     source: LogError::Corrupt { resume, .. },
@@ -229,7 +256,9 @@ impl Consumer {
             };
             let Some(last) = batch.last() else { break };
             self.cursor = last.offset + 1;
+            read_any = true;
             for record in batch {
+                budget = budget.saturating_sub(record_bytes(&record));
                 if !self.wanted(&record) {
                     continue;
                 }
@@ -310,11 +339,21 @@ impl Consumer {
     }
 
     /// Waits until new records may be available, the earliest pending record
-    /// expires, or `until` passes.
+    /// expires, or `until` passes. With no room under `max_inflight`, new records
+    /// do not end the wait: only an expiry (or the caller's ack) can.
     pub async fn wait(&self, until: Instant) {
         let deadline = self.next_deadline().map_or(until, |d| d.min(until));
-        let _ = tokio::time::timeout_at(deadline, self.stream.wait_past(self.cursor)).await;
+        if self.has_room() {
+            let _ = tokio::time::timeout_at(deadline, self.stream.wait_past(self.cursor)).await;
+        } else {
+            tokio::time::sleep_until(deadline).await;
+        }
     }
+}
+
+/// Bytes a record takes, for the read budget.
+fn record_bytes(r: &Record) -> usize {
+    r.topic.len() + r.headers.len() + r.payload.len()
 }
 
 impl Drop for Consumer {

@@ -31,6 +31,13 @@ pub enum BrokerError {
         /// The configured limit.
         max: usize,
     },
+    /// A durable consumer name that breaks the naming rules (see
+    /// [`valid_consumer_name`](crate::valid_consumer_name)).
+    #[error("invalid consumer name {0:?}: use 1-64 of A-Z a-z 0-9 . _ -, not starting with '.'")]
+    InvalidName(String),
+    /// A batch of zero records: nothing to store or deliver.
+    #[error("a publish must carry at least one record")]
+    EmptyBatch,
     /// A durable consumer of that name is already open on the stream.
     #[error("durable consumer {0:?} is already open")]
     ConsumerInUse(String),

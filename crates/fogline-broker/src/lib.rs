@@ -28,7 +28,9 @@ pub mod trie;
 pub use acks::AckQueue;
 pub use batch::{now_micros, Batch};
 pub use broker::{Broker, BrokerStats, Stored, SubscribeOptions, Subscription};
-pub use config::{BrokerConfig, QueueConfig, SlowConsumerPolicy, StorageMode, StreamConfig};
+pub use config::{
+    valid_consumer_name, BrokerConfig, QueueConfig, SlowConsumerPolicy, StorageMode, StreamConfig,
+};
 pub use consumer::{Consumer, ConsumerOptions, Delivery, Start};
 pub use direct::{DirectSink, DirectSocket, Handoff, PeekRead, SharedWrite, WriteHalf, Written};
 pub use error::BrokerError;

@@ -187,7 +187,9 @@ impl SubQueue {
 
     /// True when a batch of `count` records and `weight` bytes may be queued.
     fn fits(&self, st: &State, count: usize, weight: usize) -> bool {
-        st.records == 0
+        // An empty queue takes any one batch (else an oversized one could never pass);
+        // "empty" means no batches, so batches of no records cannot pile up past the limits.
+        (st.high.is_empty() && st.normal.is_empty())
             || (st.records + count <= self.limits.max_records
                 && st.bytes + weight <= self.limits.max_bytes)
     }
@@ -314,6 +316,23 @@ mod tests {
         assert_eq!(u64::from(kept) + d.dropped, 20);
         assert_eq!(q.dropped_total(), d.dropped);
         assert_eq!(q.drain(&mut out, usize::MAX).dropped, 0, "reported once");
+    }
+
+    #[test]
+    fn batches_of_no_records_count_against_the_byte_limit() {
+        let limits = QueueLimits {
+            max_records: 100,
+            max_bytes: 64,
+            policy: SlowConsumerPolicy::Block,
+            block_timeout: Duration::from_millis(10),
+        };
+        let q = SubQueue::new(limits, Arc::new(Notify::new()));
+        // Each weighs its topic's byte: the queue fills at 64 of them. It took every one
+        // while it held no records.
+        let queued = (0..1000)
+            .take_while(|_| q.push(&batch(0, false)) == Push::Queued)
+            .count();
+        assert_eq!(queued, 64);
     }
 
     #[test]

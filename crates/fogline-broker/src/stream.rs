@@ -166,8 +166,15 @@ impl Stream {
             } else {
                 rec.timestamp
             };
-            log.append(ts, topic, rec.headers, rec.payload)
-                .map_err(|e| self.storage_err(e))?;
+            if let Err(e) = log.append(ts, topic, rec.headers, rec.payload) {
+                if self.group_commit {
+                    // A roll's flush may have failed, or have taken an error meant for a
+                    // concurrent flush (Linux reports a writeback error once): what was
+                    // appended before is no longer known durable.
+                    *self.broken.lock() = Some(e.to_string());
+                }
+                return Err(self.storage_err(e));
+            }
         }
         let next = log.next_offset();
         if self.group_commit {
@@ -186,10 +193,14 @@ impl Stream {
     /// Whether every record before `upto` is durable: `Some(Ok)` yes (or the storage is not
     /// `fsync`), `Some(Err)` never (a flush failed), `None` not yet.
     pub fn durable_state(&self, upto: u64) -> Option<Result<(), BrokerError>> {
-        if !self.group_commit || self.log.lock().committed_offset() >= upto {
+        if !self.group_commit {
             return Some(Ok(()));
         }
-        self.check_broken().err().map(Err)
+        // Broken first: a record a roll committed after a failed flush is not known durable.
+        if let Err(e) = self.check_broken() {
+            return Some(Err(e));
+        }
+        (self.log.lock().committed_offset() >= upto).then_some(Ok(()))
     }
 
     /// Returns once every record before offset `upto` (what [`Stream::append`] returned for
@@ -205,7 +216,9 @@ impl Stream {
     /// stream then takes no more records until a restart recovers it from disk: after a failed
     /// `msync` the kernel may already have dropped the pages' error, so a retry that succeeds
     /// proves nothing (the records may be lost, or may come back after the restart: at least
-    /// once).
+    /// once). Once broken, every wait fails, also one for records a flush covered before: a
+    /// roll's own flush can have taken the error meant for another, so the stream no longer
+    /// tells what is durable (a publisher that retries may duplicate).
     pub async fn durable_until(&self, upto: u64) -> Result<(), BrokerError> {
         loop {
             let notified = self.synced.notified();

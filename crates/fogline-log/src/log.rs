@@ -295,15 +295,23 @@ impl Log {
     }
 
     /// The first offset whose timestamp is >= `timestamp`, or `next_offset()` if none.
+    /// When damage in the segment that holds it hides the answer, that segment's first
+    /// offset: a reader starting there gets every intact record from the time on (and some
+    /// before it) rather than none of the later segments.
     pub fn offset_for_time(&self, timestamp: u64) -> u64 {
         // Sealed segments are never empty, so only an empty active (last) segment is skipped.
         let i = self
             .segments
             .partition_point(|s| s.count > 0 && s.last_ts < timestamp);
-        self.segments
+        match self
+            .segments
             .get(i)
-            .and_then(|s| s.offset_for_time(timestamp).ok().flatten())
-            .unwrap_or_else(|| self.next_offset())
+            .map(|s| (s.base, s.offset_for_time(timestamp)))
+        {
+            Some((_, Ok(Some(offset)))) => offset,
+            Some((base, Err(_))) => base,
+            Some((_, Ok(None))) | None => self.next_offset(),
+        }
     }
 
     /// Offset of the oldest record held.
@@ -395,6 +403,7 @@ fn memory_backing() -> Backing {
         dir: None,
         file: None,
         fsync: false,
+        dir_unsynced: false,
     }
 }
 

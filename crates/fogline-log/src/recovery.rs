@@ -134,7 +134,14 @@ pub struct OpenParams<'a> {
 /// there are none).
 pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport, File), LogError> {
     let dir = p.dir;
+    let created = !dir.exists();
     fs::create_dir_all(dir).map_err(LogError::io("create directory", dir))?;
+    if created && p.fsync {
+        // The stream's records survive power loss only if its directory's entry does.
+        if let Some(parent) = dir.parent().filter(|d| !d.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
+    }
     let lock = lock_dir(dir)?;
     let mut report = RecoveryReport {
         dir: Some(dir.to_path_buf()),
@@ -269,6 +276,7 @@ fn open_active(
         dir: Some(p.dir.to_path_buf()),
         file: Some(file),
         fsync: p.fsync,
+        dir_unsynced: false,
     };
     Ok(Segment::recovered(recovered(base, &s), buf, cap, backing))
 }
@@ -289,6 +297,7 @@ fn open_sealed(
         dir: Some(dir.to_path_buf()),
         file: None,
         fsync: p.fsync,
+        dir_unsynced: false,
     };
     if len > 0 && len <= u32::MAX as u64 {
         if let Ok(bytes) = fs::read(&idx) {

@@ -59,6 +59,10 @@ pub struct Backing {
     pub file: Option<File>,
     /// msync + fdatasync on commit.
     pub fsync: bool,
+    /// `fsync` storage: the directory entry of this segment's file is not known durable yet
+    /// (its directory's fsync failed after the file was renamed into place). The next flush
+    /// syncs the directory before any record of the segment counts as durable.
+    pub dir_unsynced: bool,
 }
 
 /// A segment of the log.
@@ -96,6 +100,8 @@ pub struct Segment {
 #[derive(Debug)]
 pub struct SyncJob {
     buf: Arc<MapBuf>,
+    /// The directory to fsync first (see [`Backing::dir_unsynced`]).
+    dir: Option<PathBuf>,
     path: PathBuf,
     base: u64,
     start: usize,
@@ -110,6 +116,9 @@ impl SyncJob {
     /// `Io` when the flush fails: the records stay invisible, and the next job covers them
     /// again.
     pub fn run(&self) -> Result<(), LogError> {
+        if let Some(dir) = &self.dir {
+            sync_dir(dir)?;
+        }
         self.buf
             .flush(self.start, self.end)
             .map_err(LogError::io("msync", &self.path))
@@ -272,6 +281,12 @@ impl Segment {
 
     /// Makes appended records durable (fsync storage) and then visible to readers.
     pub fn commit(&mut self) -> Result<(), LogError> {
+        if self.backing.dir_unsynced && self.write_pos > self.synced_pos {
+            if let Some(dir) = &self.backing.dir {
+                sync_dir(dir)?;
+            }
+            self.backing.dir_unsynced = false;
+        }
         if self.backing.fsync && self.write_pos > self.synced_pos {
             self.buf
                 .flush(self.synced_pos, self.write_pos)
@@ -288,6 +303,11 @@ impl Segment {
     pub fn sync_job(&self) -> Option<SyncJob> {
         (self.backing.fsync && self.write_pos > self.synced_pos).then(|| SyncJob {
             buf: self.buf.clone(),
+            dir: self
+                .backing
+                .dir
+                .clone()
+                .filter(|_| self.backing.dir_unsynced),
             path: self.log_file().unwrap_or_default(),
             base: self.base,
             start: self.synced_pos,
@@ -301,6 +321,9 @@ impl Segment {
     pub fn finish_sync(&mut self, job: &SyncJob) {
         if job.base != self.base || job.end <= self.synced_pos {
             return;
+        }
+        if job.dir.is_some() {
+            self.backing.dir_unsynced = false;
         }
         self.synced_pos = job.end;
         if job.end > self.visible_pos {
@@ -525,28 +548,30 @@ fn prepare_file(path: &Path, cap: usize, fsync: bool) -> Result<File, LogError> 
     Ok(file)
 }
 
-/// Creates `BASE.log` for a new active segment of `cap` bytes. The file is prepared as
-/// `BASE.log.tmp` and renamed into place, so a failure (a full disk) leaves any segment
-/// already at `BASE.log` untouched: the log replaces an empty active segment this way.
+/// Creates `BASE.log` for a new active segment of `cap` bytes. The file is prepared and
+/// mapped as `BASE.log.tmp` and renamed into place last, so a failure (a full disk, no
+/// memory for the mapping) leaves any segment already at `BASE.log` untouched: the log
+/// replaces an empty active segment this way. Once renamed, the new segment is returned
+/// even if the directory's fsync fails (the old file has no name any more): its first
+/// flush syncs the directory again, so nothing of it counts as durable before that.
 pub fn create_file(dir: &Path, base: u64, cap: usize, fsync: bool) -> Result<Segment, LogError> {
     let path = log_path(dir, base);
     let tmp = path.with_extension("log.tmp");
-    let file = prepare_file(&tmp, cap, fsync)
+    let (file, buf) = prepare_file(&tmp, cap, fsync)
         .and_then(|file| {
+            let buf = MapBuf::file_rw(&file).map_err(LogError::io("mmap", &tmp))?;
             fs::rename(&tmp, &path).map_err(LogError::io("rename", &path))?;
-            Ok(file)
+            Ok((file, buf))
         })
         .inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
         })?;
-    if fsync {
-        sync_dir(dir)?;
-    }
-    let buf = MapBuf::file_rw(&file).map_err(LogError::io("mmap", &path))?;
+    let dir_unsynced = fsync && sync_dir(dir).is_err();
     let backing = Backing {
         dir: Some(dir.to_path_buf()),
         file: Some(file),
         fsync,
+        dir_unsynced,
     };
     Ok(Segment::new(base, buf, cap, backing))
 }

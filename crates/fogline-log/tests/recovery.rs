@@ -399,3 +399,24 @@ fn a_half_made_segment_file_is_removed_on_open() {
     assert_eq!(report.removed, vec![tmp]);
     assert_eq!(log.next_offset(), 1);
 }
+
+#[test]
+fn a_time_lookup_across_damage_starts_at_the_damaged_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let bases = many_segments(dir.path(), 100);
+    let path = seg_file(dir.path(), bases[0]);
+    let mut b = fs::read(&path).unwrap();
+    b[size(0) + size(1) + 40] ^= 4;
+    fs::write(&path, &b).unwrap();
+    let (log, _) = Log::open(file_opts(dir.path(), Storage::Mmap, 1000)).unwrap();
+    // Record 3's time lies past the damaged record 2. The walk cannot get there: the answer
+    // is the damaged segment's start, whose intact records a reader then gets (it went to
+    // the end of the log before, skipping every later segment).
+    let (ts3, ..) = rec(3);
+    assert!(bases[1] > 3);
+    assert_eq!(log.offset_for_time(ts3), bases[0]);
+    // Lookups that do not cross the damage are unchanged.
+    let (ts_later, ..) = rec(bases[2] + 1);
+    assert_eq!(log.offset_for_time(ts_later), bases[2] + 1);
+    assert_eq!(log.offset_for_time(rec(1).0), 1);
+}

@@ -33,6 +33,11 @@ pub struct MqttConfig {
     /// A connection that sends no CONNECT within this time is closed.
     #[serde(with = "humantime_serde")]
     pub connect_timeout: Duration,
+    /// A connection whose client takes no bytes of a pending write for this long (it stopped
+    /// reading, or vanished without a reset) is closed; a slow link that keeps taking bytes
+    /// never is.
+    #[serde(with = "humantime_serde")]
+    pub write_stall: Duration,
     /// Longest session expiry granted, seconds (MQTT 3.1.1 persistent
     /// sessions get this too). `4294967295` means never.
     pub max_session_expiry: u32,
@@ -56,6 +61,7 @@ impl Default for MqttConfig {
             topic_alias_maximum: 64,
             max_keep_alive: 0,
             connect_timeout: Duration::from_secs(10),
+            write_stall: Duration::from_secs(30),
             max_session_expiry: u32::MAX,
             slow_subscriber: SlowConsumerPolicy::Block,
         }

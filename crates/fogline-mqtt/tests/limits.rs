@@ -256,3 +256,39 @@ async fn a_refused_retained_message_is_not_retained() {
     assert!(got.retain);
     s.stop().await;
 }
+
+/// A client that stops reading is disconnected once a write has taken no bytes for
+/// `write_stall`: its keep-alive cannot end it, as it is checked between writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_is_disconnected_after_the_write_stall() {
+    let s = TestServer::start(|c| {
+        c.mqtt.write_stall = std::time::Duration::from_millis(500);
+        c.mqtt.slow_subscriber = fogline_broker::SlowConsumerPolicy::DropOldest;
+    })
+    .await;
+    let (mut sub, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "stuck", true)).await;
+    sub.subscribe(1, vec![filter("big/#", QoS::AtMostOnce)])
+        .await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "pub", true)).await;
+    let chunk = vec![1u8; 64 << 10];
+    for i in 0..400 {
+        p.send(&Packet::Publish(publish(
+            "big/x",
+            &chunk,
+            QoS::AtMostOnce,
+            0,
+        )))
+        .await;
+        if i % 50 == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    // What was sent before the close can still be read; then the server has closed.
+    let started = std::time::Instant::now();
+    sub.expect_close().await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(9));
+    // The publisher was never held up.
+    p.sync().await;
+    s.stop().await;
+}

@@ -5,9 +5,11 @@
 //! call [`WriteHalf::try_write`] on the same `Arc`. Who may write when is the user's protocol
 //! (fogline keeps it under a lock with an idle flag); this crate only shares the socket.
 //! [`yield_to_woken`] is the scheduling step both sides take around direct writes.
-//! [`PeekRead`] is a read half that moves the kernel's ACK after the caller's forwards.
+//! [`PeekRead`] is a read half that moves the kernel's ACK after the caller's forwards;
+//! [`StallLimit`] a write half that gives up on a peer that takes no bytes for too long.
 
 mod peek;
+mod stall;
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
@@ -20,6 +22,7 @@ use tokio::net::tcp;
 use tokio::net::unix;
 
 pub use peek::PeekRead;
+pub use stall::StallLimit;
 
 /// The write half of a TCP or Unix stream.
 pub enum WriteHalf {

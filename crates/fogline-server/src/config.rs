@@ -39,6 +39,12 @@ pub struct ServerConfig {
     pub tcp_keepalive: Duration,
     /// Most reply bytes queued for a client that does not read them.
     pub max_pending_replies: ByteSize,
+    /// A connection whose peer takes no bytes of a pending write for this long is closed.
+    #[serde(with = "humantime_serde")]
+    pub write_stall: Duration,
+    /// A connection that has not sent Hello within this is closed.
+    #[serde(with = "humantime_serde")]
+    pub hello_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -48,6 +54,8 @@ impl Default for ServerConfig {
             max_connections: 10_000,
             tcp_keepalive: Duration::from_secs(60),
             max_pending_replies: ByteSize::mib(64),
+            write_stall: Duration::from_secs(30),
+            hello_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -125,6 +133,8 @@ mod tests {
             parsed.server.max_pending_replies,
             built.server.max_pending_replies
         );
+        assert_eq!(parsed.server.write_stall, built.server.write_stall);
+        assert_eq!(parsed.server.hello_timeout, built.server.hello_timeout);
         assert_eq!(parsed.mqtt.listen, built.mqtt.listen);
         assert_eq!(parsed.mqtt.ws_listen, built.mqtt.ws_listen);
         assert_eq!(parsed.mqtt.max_packet_size, built.mqtt.max_packet_size);
@@ -137,6 +147,7 @@ mod tests {
         );
         assert_eq!(parsed.mqtt.max_keep_alive, built.mqtt.max_keep_alive);
         assert_eq!(parsed.mqtt.connect_timeout, built.mqtt.connect_timeout);
+        assert_eq!(parsed.mqtt.write_stall, built.mqtt.write_stall);
         assert_eq!(
             parsed.mqtt.max_session_expiry,
             built.mqtt.max_session_expiry

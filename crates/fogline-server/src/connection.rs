@@ -30,6 +30,7 @@ use crate::consumers::{self, ConsumerSlot};
 use crate::direct::{Direct, Sink};
 use crate::errors::broker_code;
 use crate::outbuf::{OutBuf, SHARE_MIN};
+use fogline_net::StallLimit;
 
 /// Bytes read from the socket at a time (more for a large frame).
 const READ_CHUNK: usize = 64 * 1024;
@@ -37,12 +38,16 @@ const READ_CHUNK: usize = 64 * 1024;
 const KEEP_WRITE_BUFFER: usize = 4 << 20;
 /// Bytes of deliveries taken from one subscription per writer pass.
 const DRAIN_BUDGET: usize = 256 * 1024;
+/// Most live subscriptions on one connection (the writer visits each on every pass).
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
 
 /// Settings a connection needs from the server.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
     pub max_frame: u32,
     pub max_pending_replies: usize,
+    pub write_stall: std::time::Duration,
+    pub hello_timeout: std::time::Duration,
 }
 
 /// State shared by a connection's reader, writer and consumer tasks.
@@ -59,6 +64,8 @@ pub(crate) struct Conn {
     closing: AtomicBool,
     /// Wakes the reader and consumer tasks when closing.
     pub closed: Notify,
+    /// Wakes push consumers waiting for the writer to take the replies.
+    pub drained: Notify,
     /// The socket as publishers' tasks may write to it (TCP only).
     pub direct: Option<Direct>,
 }
@@ -75,6 +82,7 @@ impl Conn {
             consumers: Mutex::new(HashMap::new()),
             closing: AtomicBool::new(false),
             closed: Notify::new(),
+            drained: Notify::new(),
             direct,
         })
     }
@@ -82,6 +90,11 @@ impl Conn {
     /// True while replies wait for the writer (a direct delivery must not overtake them).
     pub fn replies_waiting(&self) -> bool {
         !self.replies.lock().is_empty()
+    }
+
+    /// Bytes of replies the writer has not taken yet.
+    pub fn reply_backlog(&self) -> usize {
+        self.replies.lock().len()
     }
 
     /// Queues a reply frame for the writer.
@@ -227,6 +240,8 @@ async fn read_frames<R: AsyncRead + Unpin>(
 ) -> std::io::Result<()> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let mut greeted = false;
+    // A connection must say Hello in time: a silent one would hold its slot forever.
+    let mut hello = Some(Box::pin(tokio::time::sleep(conn.limits.hello_timeout)));
     loop {
         loop {
             if waiting.is_full() {
@@ -255,6 +270,9 @@ async fn read_frames<R: AsyncRead + Unpin>(
         }
         // Batches made durable meanwhile are answered now, not only when reading pauses.
         acks::answer_ready(conn, waiting).await;
+        if greeted {
+            hello = None;
+        }
         fogline_wire::reserve_read(&mut buf, READ_CHUNK);
         let closed = conn.closed.notified();
         tokio::pin!(closed);
@@ -270,7 +288,19 @@ async fn read_frames<R: AsyncRead + Unpin>(
             }
             () = waiting.oldest_ready() => acks::answer_ready(conn, waiting).await,
             _ = closed => return Ok(()),
+            () = until_some(&mut hello) => {
+                conn.fail(ErrorCode::NotConnected, "no Hello in time");
+                return Ok(());
+            }
         }
+    }
+}
+
+/// Waits for the timer, or forever when there is none.
+async fn until_some(timer: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>) {
+    match timer {
+        Some(t) => t.as_mut().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -396,11 +426,23 @@ async fn handle(
 /// Subscribe flags: bit 0 high priority; bits 1-2 the slow-consumer policy
 /// (0 server default, 1 block, 2 drop-oldest, 3 disconnect).
 fn subscribe(conn: &Arc<Conn>, sub_id: u32, flags: u8, filter: &str) {
-    if conn.subs.lock().iter().any(|(id, _)| *id == sub_id) {
+    let (taken, count) = {
+        let subs = conn.subs.lock();
+        (subs.iter().any(|(id, _)| *id == sub_id), subs.len())
+    };
+    if taken {
         conn.error(
             u64::from(sub_id),
             ErrorCode::Duplicate,
             format!("subscription id {sub_id} is in use"),
+        );
+        return;
+    }
+    if count >= MAX_SUBSCRIPTIONS {
+        conn.error(
+            u64::from(sub_id),
+            ErrorCode::TooMany,
+            format!("at most {MAX_SUBSCRIPTIONS} subscriptions per connection"),
         );
         return;
     }
@@ -442,7 +484,8 @@ async fn write_loop<W: AsyncWrite + Unpin>(wr: W, conn: Arc<Conn>) {
     }
 }
 
-async fn write_passes<W: AsyncWrite + Unpin>(mut wr: W, conn: &Conn) {
+async fn write_passes<W: AsyncWrite + Unpin>(wr: W, conn: &Conn) {
+    let mut wr = StallLimit::new(wr, conn.limits.write_stall);
     let mut out = OutBuf::with_capacity(READ_CHUNK);
     let mut batches = Vec::new();
     let mut subs: Vec<(u32, Arc<Subscription>)> = Vec::new();
@@ -462,6 +505,7 @@ async fn write_passes<W: AsyncWrite + Unpin>(mut wr: W, conn: &Conn) {
                 replies.clear();
             }
         }
+        conn.drained.notify_waiters();
         subs.clear();
         subs.extend(conn.subs.lock().iter().cloned());
         let mut more = false;

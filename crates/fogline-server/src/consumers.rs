@@ -5,7 +5,7 @@
 //! stream's tail (or the next redelivery deadline) without it, so acks on the
 //! same connection are never stuck behind a long poll.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +20,11 @@ use crate::errors::broker_code;
 
 /// Most records in one `Records` frame.
 const MAX_BATCH: usize = 1024;
+/// Most consumers open on one connection: each may hold a task and a redelivery table.
+pub(crate) const MAX_CONSUMERS: usize = 1024;
+/// Unsent reply bytes above which a push consumer waits for the writer: a client that
+/// granted much credit still gets its records at the pace it reads them.
+const PUSH_BACKLOG: usize = 1 << 20;
 
 /// One open consumer and its push credit.
 pub(crate) struct ConsumerSlot {
@@ -27,6 +32,9 @@ pub(crate) struct ConsumerSlot {
     credit: AtomicU32,
     wake: Notify,
     closed: AtomicBool,
+    /// The newest fetch; an older one still waiting gives way to it unanswered, so a
+    /// consumer has one waiting fetch at most.
+    fetch_gen: AtomicU64,
 }
 
 impl ConsumerSlot {
@@ -56,6 +64,14 @@ pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
             max_inflight,
             push_credit,
         } => {
+            if conn.consumers.lock().len() >= MAX_CONSUMERS {
+                conn.error(
+                    request_id,
+                    ErrorCode::TooMany,
+                    format!("at most {MAX_CONSUMERS} consumers per connection"),
+                );
+                return;
+            }
             let opts = ConsumerOptions {
                 name: (!name.is_empty()).then(|| name.to_string()),
                 filter: (!filter.is_empty()).then(|| filter.to_string()),
@@ -90,7 +106,10 @@ pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
             let conn = conn.clone();
             let max = (max_records as usize).clamp(1, MAX_BATCH);
             let until = Instant::now() + Duration::from_millis(u64::from(max_wait_ms));
-            tokio::spawn(async move { fetch(conn, consumer_id, slot, max, until).await });
+            let gen = slot.fetch_gen.fetch_add(1, Ordering::AcqRel) + 1;
+            // An older fetch still waiting sees the new generation and ends.
+            slot.wake.notify_waiters();
+            tokio::spawn(async move { fetch(conn, consumer_id, slot, gen, max, until).await });
         }
         Frame::Credit {
             consumer_id,
@@ -135,6 +154,7 @@ fn open(conn: &Arc<Conn>, request_id: u64, consumer: Consumer, push_credit: u32)
         credit: AtomicU32::new(push_credit),
         wake: Notify::new(),
         closed: AtomicBool::new(false),
+        fetch_gen: AtomicU64::new(0),
     });
     let id = {
         let mut map = conn.consumers.lock();
@@ -173,17 +193,33 @@ fn poll(slot: &ConsumerSlot, max: usize) -> Result<Vec<Delivery>, fogline_broker
     slot.consumer.lock().poll(max, Instant::now())
 }
 
-/// Waits for a new record past the cursor or the next redelivery deadline.
+/// Waits for a new record past the cursor or the next redelivery deadline. A consumer with
+/// no room under `max_inflight` waits for the deadline only (an ack wakes its task): new
+/// records would end the wait at once and the task would spin without yielding.
 async fn wait_tail(slot: &ConsumerSlot, until: Instant) {
-    let (stream, cursor, deadline) = {
+    let (stream, cursor, deadline, room) = {
         let c = slot.consumer.lock();
         let deadline = c.next_deadline().map_or(until, |d| d.min(until));
-        (c.stream().clone(), c.cursor(), deadline)
+        (c.stream().clone(), c.cursor(), deadline, c.has_room())
     };
+    if !room {
+        tokio::time::sleep_until(deadline).await;
+        return;
+    }
+    // A poll that read its byte budget without a match leaves records past the cursor,
+    // so the wait below ends at once: give the other tasks their turn first.
+    tokio::task::yield_now().await;
     let _ = tokio::time::timeout_at(deadline, stream.wait_past(cursor)).await;
 }
 
-async fn fetch(conn: Arc<Conn>, id: u32, slot: Arc<ConsumerSlot>, max: usize, until: Instant) {
+async fn fetch(
+    conn: Arc<Conn>,
+    id: u32,
+    slot: Arc<ConsumerSlot>,
+    gen: u64,
+    max: usize,
+    until: Instant,
+) {
     loop {
         // Registered before the checks below, so no wake-up is missed.
         let woken = slot.wake.notified();
@@ -192,6 +228,11 @@ async fn fetch(conn: Arc<Conn>, id: u32, slot: Arc<ConsumerSlot>, max: usize, un
         woken.as_mut().enable();
         closed.as_mut().enable();
         if slot.is_closed() || conn.is_closing() {
+            return;
+        }
+        if slot.fetch_gen.load(Ordering::Acquire) != gen {
+            // Replaced by a newer fetch: answered at once, empty (one answer per Fetch).
+            send(&conn, id, &[]);
             return;
         }
         match poll(&slot, max) {
@@ -227,6 +268,18 @@ async fn push(conn: Arc<Conn>, id: u32, slot: Arc<ConsumerSlot>) {
             tokio::select! {
                 _ = woken => {}
                 _ = closed => {}
+            }
+            continue;
+        }
+        if conn.reply_backlog() > PUSH_BACKLOG {
+            let drained = conn.drained.notified();
+            tokio::pin!(drained);
+            drained.as_mut().enable();
+            if conn.reply_backlog() > PUSH_BACKLOG {
+                tokio::select! {
+                    _ = drained => {}
+                    _ = closed => {}
+                }
             }
             continue;
         }

@@ -12,6 +12,8 @@ pub(crate) fn broker_code(e: &BrokerError) -> ErrorCode {
         BrokerError::InvalidFilter(_) => ErrorCode::InvalidFilter,
         BrokerError::MessageTooLarge { .. } => ErrorCode::MessageTooLarge,
         BrokerError::ConsumerInUse(_) => ErrorCode::Duplicate,
+        BrokerError::InvalidName(_) => ErrorCode::InvalidName,
+        BrokerError::EmptyBatch => ErrorCode::EmptyRequest,
         BrokerError::Config(_) => ErrorCode::Internal,
     }
 }

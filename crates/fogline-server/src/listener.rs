@@ -125,6 +125,8 @@ impl Server {
         let limits = Limits {
             max_frame: (self.broker.max_message() as u32).saturating_add(FRAME_SLACK),
             max_pending_replies: self.config.server.max_pending_replies.as_u64() as usize,
+            write_stall: self.config.server.write_stall,
+            hello_timeout: self.config.server.hello_timeout,
         };
         let permits = Arc::new(Semaphore::new(self.config.server.max_connections.max(1)));
         let keepalive = self.config.server.tcp_keepalive;

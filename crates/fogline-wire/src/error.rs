@@ -90,6 +90,12 @@ pub enum ErrorCode {
     ServerShutdown,
     /// 16: an internal server error.
     Internal,
+    /// 17: a name (durable consumer) breaks the naming rules.
+    InvalidName,
+    /// 18: a per-connection limit (consumers, subscriptions) is reached.
+    TooMany,
+    /// 19: a request that carries nothing to do (a Publish of zero records).
+    EmptyRequest,
     /// A code this build does not know, kept as received.
     Other(u16),
 }
@@ -114,6 +120,9 @@ impl ErrorCode {
             ErrorCode::Duplicate => 14,
             ErrorCode::ServerShutdown => 15,
             ErrorCode::Internal => 16,
+            ErrorCode::InvalidName => 17,
+            ErrorCode::TooMany => 18,
+            ErrorCode::EmptyRequest => 19,
             ErrorCode::Other(code) => code,
         }
     }
@@ -137,6 +146,9 @@ impl ErrorCode {
             14 => ErrorCode::Duplicate,
             15 => ErrorCode::ServerShutdown,
             16 => ErrorCode::Internal,
+            17 => ErrorCode::InvalidName,
+            18 => ErrorCode::TooMany,
+            19 => ErrorCode::EmptyRequest,
             other => ErrorCode::Other(other),
         }
     }
@@ -163,7 +175,8 @@ mod tests {
         assert_eq!(ErrorCode::Malformed.as_u16(), 1);
         assert_eq!(ErrorCode::SlowConsumer.as_u16(), 11);
         assert_eq!(ErrorCode::Internal.as_u16(), 16);
-        assert_eq!(ErrorCode::from_u16(17), ErrorCode::Other(17));
+        assert_eq!(ErrorCode::TooMany.as_u16(), 18);
+        assert_eq!(ErrorCode::from_u16(20), ErrorCode::Other(20));
         assert_eq!(ErrorCode::from_u16(0), ErrorCode::Other(0));
     }
 }

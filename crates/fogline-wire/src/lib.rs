@@ -53,4 +53,4 @@ pub use stored::{
     encode_records, RecordsWriter, StoredBlock, StoredIter, StoredRecord, StoredRecordRef,
 };
 pub use text::Str;
-pub use topic::{filter_matches, validate_filter, validate_topic, TopicError};
+pub use topic::{filter_matches, validate_filter, validate_topic, TopicError, MAX_LEVELS};

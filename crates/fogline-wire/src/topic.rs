@@ -1,7 +1,9 @@
 //! Topic names and topic filters, with MQTT 3.1.1/5.0 rules.
 //!
 //! - A topic is non-empty UTF-8 of at most 65535 bytes, without `+`, `#`
-//!   or NUL. Levels are separated by `/` and may be empty (`a//b`).
+//!   or NUL. Levels are separated by `/` and may be empty (`a//b`); there are
+//!   at most [`MAX_LEVELS`] of them (MQTT sets no limit and lets a server refuse:
+//!   routing walks the levels, and 65535 empty ones would only cost memory and time).
 //! - A filter follows the same rules except that `+` may stand for exactly
 //!   one whole level and `#`, as the whole last level, for that level's
 //!   parent and everything below it (`a/#` matches `a`, `a/b`, `a/b/c`).
@@ -26,19 +28,37 @@ pub enum TopicError {
     /// A filter with `#` not alone as the last level, or `+` not alone in its level.
     #[error("wildcard must be a whole level ('#' only as the last)")]
     BadWildcard,
+    /// More than [`MAX_LEVELS`] levels.
+    #[error("more than 256 levels")]
+    TooManyLevels,
 }
 
-fn common(s: &str) -> Result<(), TopicError> {
+/// Most levels in a topic or filter (255 `/`).
+pub const MAX_LEVELS: usize = 256;
+
+/// The checks topics and filters share; returns whether `s` holds a wildcard character.
+fn common(s: &str) -> Result<bool, TopicError> {
     if s.is_empty() {
         return Err(TopicError::Empty);
     }
     if s.len() > usize::from(u16::MAX) {
         return Err(TopicError::TooLong);
     }
-    if s.as_bytes().contains(&0) {
-        return Err(TopicError::Nul);
+    // One pass: this runs for every publish.
+    let mut separators = 0usize;
+    let mut wildcard = false;
+    for &b in s.as_bytes() {
+        match b {
+            b'/' => separators += 1,
+            0 => return Err(TopicError::Nul),
+            b'+' | b'#' => wildcard = true,
+            _ => {}
+        }
     }
-    Ok(())
+    if separators >= MAX_LEVELS {
+        return Err(TopicError::TooManyLevels);
+    }
+    Ok(wildcard)
 }
 
 /// Checks a topic name (what records are published to).
@@ -46,8 +66,7 @@ fn common(s: &str) -> Result<(), TopicError> {
 /// # Errors
 /// The [`TopicError`] that the topic breaks.
 pub fn validate_topic(topic: &str) -> Result<(), TopicError> {
-    common(topic)?;
-    if topic.bytes().any(|b| b == b'+' || b == b'#') {
+    if common(topic)? {
         return Err(TopicError::WildcardInTopic);
     }
     Ok(())
@@ -58,7 +77,9 @@ pub fn validate_topic(topic: &str) -> Result<(), TopicError> {
 /// # Errors
 /// The [`TopicError`] that the filter breaks.
 pub fn validate_filter(filter: &str) -> Result<(), TopicError> {
-    common(filter)?;
+    if !common(filter)? {
+        return Ok(());
+    }
     let mut levels = filter.split('/').peekable();
     while let Some(level) = levels.next() {
         let last = levels.peek().is_none();
@@ -119,6 +140,23 @@ mod tests {
             Err(TopicError::TooLong)
         );
         assert_eq!(validate_topic(&"x".repeat(65_535)), Ok(()));
+    }
+
+    #[test]
+    fn levels_are_limited() {
+        let most = "/".repeat(MAX_LEVELS - 1);
+        assert_eq!(validate_topic(&most), Ok(()));
+        assert_eq!(validate_filter(&format!("{most}#")), Ok(()));
+        let over = "/".repeat(MAX_LEVELS);
+        assert_eq!(validate_topic(&over), Err(TopicError::TooManyLevels));
+        assert_eq!(validate_filter(&over), Err(TopicError::TooManyLevels));
+        assert_eq!(
+            validate_filter(&format!("{over}+")),
+            Err(TopicError::TooManyLevels)
+        );
+        // The limit holds for the longest topic MQTT allows, which routing would walk.
+        let deepest = "/".repeat(65_535);
+        assert_eq!(validate_topic(&deepest), Err(TopicError::TooManyLevels));
     }
 
     #[test]

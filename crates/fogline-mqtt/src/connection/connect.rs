@@ -37,15 +37,14 @@ pub(crate) async fn serve_tcp(socket: TcpStream, shared: Arc<Shared>) {
     serve_halves(rd, SharedWrite(wr.clone()), Some(wr), shared).await;
 }
 
-async fn serve_halves<R, W>(
-    mut rd: R,
-    mut wr: W,
-    direct: Option<Arc<WriteHalf>>,
-    shared: Arc<Shared>,
-) where
+async fn serve_halves<R, W>(mut rd: R, wr: W, direct: Option<Arc<WriteHalf>>, shared: Arc<Shared>)
+where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    // A client that stops reading would otherwise hold this task in a write forever (its
+    // keep-alive is checked only between writes).
+    let mut wr = fogline_net::StallLimit::new(wr, shared.config.write_stall);
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let max_packet = max_packet(&shared);
     let first = tokio::time::timeout(

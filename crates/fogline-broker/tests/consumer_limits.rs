@@ -1,0 +1,189 @@
+//! Consumers stay bounded: bytes per poll, waits at the in-flight limit, names, empty batches.
+
+use std::time::Duration;
+
+use fogline_broker::{
+    Batch, Broker, BrokerConfig, BrokerError, ConsumerOptions, Handoff, Start, StorageMode,
+};
+use fogline_wire::RecordBlock;
+use tokio::time::Instant;
+
+fn broker() -> Broker {
+    let config = BrokerConfig {
+        storage: StorageMode::Memory,
+        ..BrokerConfig::default()
+    };
+    Broker::open(config).unwrap().0
+}
+
+fn batch(broker: &Broker, topic: &str, payloads: &[Vec<u8>]) -> Batch {
+    Batch {
+        topic: topic.into(),
+        records: RecordBlock::from_records(payloads.iter().map(|p| (0u64, &b""[..], &p[..])))
+            .unwrap(),
+        timestamp: 1,
+        priority: false,
+        origin: broker.next_origin(),
+    }
+}
+
+fn opts(
+    filter: Option<&str>,
+    ack_timeout: Option<Duration>,
+    max_inflight: usize,
+) -> ConsumerOptions {
+    ConsumerOptions {
+        name: None,
+        filter: filter.map(String::from),
+        start: Start::Earliest,
+        ack_timeout,
+        max_inflight,
+    }
+}
+
+#[tokio::test]
+async fn a_poll_reads_about_four_mib_at_most() {
+    let b = broker();
+    for _ in 0..10 {
+        b.publish(batch(&b, "t", &[vec![1u8; 1 << 20]]), Handoff::Queue)
+            .await
+            .unwrap();
+    }
+    let mut c = b.open_consumer("default", opts(None, None, 1024)).unwrap();
+    let got = c.poll(1024, Instant::now()).unwrap();
+    assert!(
+        (1..=5).contains(&got.len()),
+        "{} records of 1 MiB",
+        got.len()
+    );
+    let mut total = got.len();
+    while c.has_new() {
+        total += c.poll(1024, Instant::now()).unwrap().len();
+    }
+    assert_eq!(total, 10);
+}
+
+#[tokio::test]
+async fn a_filter_that_matches_little_scans_in_steps() {
+    let b = broker();
+    let noise: Vec<Vec<u8>> = (0..64).map(|_| vec![0u8; 16 << 10]).collect();
+    for _ in 0..10 {
+        b.publish(batch(&b, "noise", &noise), Handoff::Queue)
+            .await
+            .unwrap();
+    }
+    b.publish(batch(&b, "wanted", &[b"w".to_vec()]), Handoff::Queue)
+        .await
+        .unwrap();
+    let mut c = b
+        .open_consumer("default", opts(Some("wanted"), None, 1024))
+        .unwrap();
+    // 10 MiB of records the filter rejects: the first poll stops after about 4 MiB of
+    // them, empty, and later polls go on from there.
+    let first = c.poll(10, Instant::now()).unwrap();
+    assert!(first.is_empty());
+    assert!(c.cursor() > 0 && c.cursor() < 640, "cursor {}", c.cursor());
+    let mut polls = 1;
+    let found = loop {
+        let got = c.poll(10, Instant::now()).unwrap();
+        polls += 1;
+        if !got.is_empty() {
+            break got;
+        }
+        assert!(polls < 10);
+    };
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].record.offset, 640);
+    assert!(polls >= 3, "{polls} polls for 10 MiB");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_consumer_at_its_inflight_limit_waits_for_the_expiry() {
+    let b = broker();
+    let ps: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i]).collect();
+    b.publish(batch(&b, "t", &ps), Handoff::Queue)
+        .await
+        .unwrap();
+    let mut c = b
+        .open_consumer("default", opts(None, Some(Duration::from_secs(5)), 2))
+        .unwrap();
+    assert_eq!(c.poll(10, Instant::now()).unwrap().len(), 2);
+    assert!(!c.has_room() && c.has_new());
+    // New records do not end the wait (a poll could not hand them out): the expiry does.
+    let started = Instant::now();
+    c.wait(started + Duration::from_secs(60)).await;
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    let again = c.poll(10, Instant::now()).unwrap();
+    assert_eq!(
+        again
+            .iter()
+            .map(|d| (d.record.offset, d.delivery_count))
+            .collect::<Vec<_>>(),
+        vec![(0, 2), (1, 2)]
+    );
+    c.ack(&[0]);
+    assert!(c.has_room());
+    let started = Instant::now();
+    c.wait(started + Duration::from_secs(60)).await;
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "records wait and there is room"
+    );
+}
+
+#[test]
+fn durable_names_must_be_plain_file_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = BrokerConfig {
+        storage: StorageMode::Mmap,
+        data_dir: dir.path().join("data"),
+        ..BrokerConfig::default()
+    };
+    let b = Broker::open(config).unwrap().0;
+    let escape = dir.path().join("escaped");
+    for bad in [
+        escape.display().to_string(),
+        "../../escaped".into(),
+        "..".into(),
+        ".x".into(),
+        "a b".into(),
+        "a/b".into(),
+        "x".repeat(65),
+    ] {
+        let mut o = opts(None, None, 1);
+        o.name = Some(bad.clone());
+        match b.open_consumer("default", o) {
+            Err(BrokerError::InvalidName(n)) => assert_eq!(n, bad),
+            Err(e) => panic!("{bad:?}: {e}"),
+            Ok(_) => panic!("{bad:?} was accepted"),
+        }
+    }
+    assert!(!escape.exists());
+    let mut o = opts(None, None, 1);
+    o.name = Some("dash_1.v2-x".into());
+    drop(b.open_consumer("default", o).unwrap());
+    assert!(dir
+        .path()
+        .join("data/default/consumers/dash_1.v2-x")
+        .exists());
+}
+
+#[tokio::test]
+async fn a_batch_of_no_records_is_refused() {
+    let b = broker();
+    let empty = batch(&b, "t", &[]);
+    assert!(matches!(
+        b.check_sizes(&empty),
+        Err(BrokerError::EmptyBatch)
+    ));
+    assert!(matches!(
+        b.publish_unacked(batch(&b, "t", &[]), Handoff::Queue).await,
+        Err(BrokerError::EmptyBatch)
+    ));
+    assert!(matches!(
+        b.store_acked(batch(&b, "t", &[])),
+        Err(BrokerError::EmptyBatch)
+    ));
+    assert_eq!(b.stream("default").unwrap().bounds(), (0, 0));
+}
