@@ -151,6 +151,9 @@ pub struct BrokerStats {
 
 /// Most topics whose routes are cached; past it the cache starts over.
 const ROUTE_CACHE_MAX: usize = 16_384;
+/// Longer topics are routed without the cache, which so holds 4 MiB of topics at most
+/// (16,384 topics of 64 KiB would be 1 GiB).
+const ROUTE_CACHE_TOPIC_MAX: usize = 256;
 
 /// The broker core, shared by every connection (cheap to clone).
 #[derive(Clone)]
@@ -287,8 +290,8 @@ impl Broker {
     /// restart (see [`Stream::durable_until`](crate::Stream::durable_until)).
     ///
     /// Under the `block` policy this waits while a subscriber's queue is full
-    /// (at most the configured block timeout, after which that subscriber is
-    /// disconnected).
+    /// (at most the configured block timeout for the whole batch, after which a
+    /// subscriber still full is disconnected).
     ///
     /// With [`Handoff::Direct`], idle subscribers' sinks are offered the stored batch before
     /// it is queued.
@@ -332,9 +335,10 @@ impl Broker {
     /// matching subscription (after [`Stored::durable`]).
     pub async fn deliver(&self, stored: Stored, handoff: Handoff) {
         let Stored { route, batch, .. } = stored;
+        let started = tokio::time::Instant::now();
         for sub in targets(&route, batch.origin) {
             if !self.try_direct(sub, handoff, &batch) {
-                self.offer(sub, &batch).await;
+                self.offer(sub, &batch, started).await;
             }
         }
     }
@@ -388,8 +392,9 @@ impl Broker {
         for stream in &route.streams {
             stream.flush_soon();
         }
+        let started = tokio::time::Instant::now();
         for sub in full {
-            self.offer(sub, &batch).await;
+            self.offer(sub, &batch, started).await;
         }
         stored.map(drop)
     }
@@ -437,11 +442,16 @@ impl Broker {
         push
     }
 
-    /// Queues `batch` for `sub`, waiting for room under the `block` policy.
-    async fn offer(&self, sub: &Subscription, batch: &Arc<Batch>) {
+    /// Queues `batch` for `sub`, waiting for room under the `block` policy until the block
+    /// timeout after `started`: one deadline for all of a batch's subscribers, so a batch
+    /// waits one block timeout in all however many full queues it meets (one client with
+    /// many stuck subscriptions cannot hold a publisher for one timeout each), and a wait
+    /// woken by room another publisher then took does not start over.
+    async fn offer(&self, sub: &Subscription, batch: &Arc<Batch>, started: tokio::time::Instant) {
+        let deadline = started + sub.queue.limits().block_timeout;
         while self.try_offer(sub, batch) == Push::Full {
-            let timeout = sub.queue.limits().block_timeout;
-            if !sub.queue.wait_for_space(batch, timeout).await {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if !sub.queue.wait_for_space(batch, left).await {
                 tracing::warn!(sub = sub.id, filter = %sub.filter, "slow consumer: blocked past the timeout, disconnecting");
                 sub.queue.close(CloseReason::SlowConsumer);
                 self.inner
@@ -453,6 +463,12 @@ impl Broker {
         }
     }
 
+    /// Test hook: topics whose routes are cached.
+    #[doc(hidden)]
+    pub fn cached_routes(&self) -> usize {
+        self.inner.routes.lock().len()
+    }
+
     fn route(&self, topic: &str) -> Arc<Route> {
         let generation = self.inner.generation.load(Ordering::Acquire);
         if let Some(r) = self.inner.routes.lock().get(topic) {
@@ -461,6 +477,9 @@ impl Broker {
             }
         }
         let route = Arc::new(self.compute_route(topic));
+        if topic.len() > ROUTE_CACHE_TOPIC_MAX {
+            return route;
+        }
         let mut cache = self.inner.routes.lock();
         if cache.len() >= ROUTE_CACHE_MAX {
             cache.clear();

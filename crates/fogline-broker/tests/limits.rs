@@ -1,11 +1,15 @@
-//! Consumers stay bounded: bytes per poll, waits at the in-flight limit, names, empty batches.
+//! What one client can cost: bytes per poll, waits at the in-flight limit, names, empty
+//! batches, a publisher blocked by many full queues, the route cache.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use fogline_broker::{
-    Batch, Broker, BrokerConfig, BrokerError, ConsumerOptions, Handoff, Start, StorageMode,
+    Batch, Broker, BrokerConfig, BrokerError, ConsumerOptions, Handoff, QueueConfig,
+    SlowConsumerPolicy, Start, StorageMode, SubscribeOptions,
 };
 use fogline_wire::RecordBlock;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 fn broker() -> Broker {
@@ -186,4 +190,60 @@ async fn a_batch_of_no_records_is_refused() {
         Err(BrokerError::EmptyBatch)
     ));
     assert_eq!(b.stream("default").unwrap().bounds(), (0, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_waits_one_block_timeout_in_all_however_many_queues_are_full() {
+    let config = BrokerConfig {
+        storage: StorageMode::Memory,
+        subscriptions: QueueConfig {
+            max_records: 1,
+            policy: SlowConsumerPolicy::Block,
+            block_timeout: Duration::from_secs(10),
+            ..QueueConfig::default()
+        },
+        ..BrokerConfig::default()
+    };
+    let b = Broker::open(config).unwrap().0;
+    // One client's five stuck subscriptions, each queue already full.
+    let subs: Vec<_> = (0..5)
+        .map(|_| {
+            b.subscribe("#", 1, SubscribeOptions::default(), Arc::new(Notify::new()))
+                .unwrap()
+        })
+        .collect();
+    b.publish(batch(&b, "t", &[b"1".to_vec()]), Handoff::Queue)
+        .await
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    b.publish(batch(&b, "t", &[b"2".to_vec()]), Handoff::Queue)
+        .await
+        .unwrap();
+    // 10 s, not 50 s: every queue still full at the deadline is cut off.
+    assert_eq!(started.elapsed(), Duration::from_secs(10));
+    assert!(subs.iter().all(|s| s.queue().closed().is_some()));
+    assert_eq!(
+        b.stats()
+            .slow_consumers
+            .load(std::sync::atomic::Ordering::Relaxed),
+        5
+    );
+}
+
+#[tokio::test]
+async fn long_topics_are_routed_without_the_cache() {
+    let b = broker();
+    let sub = b
+        .subscribe("#", 1, SubscribeOptions::default(), Arc::new(Notify::new()))
+        .unwrap();
+    let long = "x".repeat(300);
+    b.publish(batch(&b, &long, &[b"l".to_vec()]), Handoff::Queue)
+        .await
+        .unwrap();
+    assert_eq!(b.cached_routes(), 0);
+    b.publish(batch(&b, "short", &[b"s".to_vec()]), Handoff::Queue)
+        .await
+        .unwrap();
+    assert_eq!(b.cached_routes(), 1);
+    assert_eq!(sub.queue().len(), 2, "both were delivered");
 }
