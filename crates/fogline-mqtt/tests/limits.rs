@@ -292,3 +292,53 @@ async fn a_client_that_stops_reading_is_disconnected_after_the_write_stall() {
     p.sync().await;
     s.stop().await;
 }
+
+/// This process's data segment (heap and anonymous mappings), from /proc.
+fn vm_data() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kib: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmData:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmData");
+    kib << 10
+}
+
+/// A retained message keeps its own bytes, not the 64 KiB read buffer it arrived in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retained_messages_hold_only_their_own_bytes() {
+    // No stream captures the traffic: only what the retained store keeps is measured.
+    let s = TestServer::start(|c| {
+        c.broker.streams = vec![fogline_broker::StreamConfig {
+            name: "other".into(),
+            subjects: vec!["other/#".into()],
+            storage: None,
+            retention_bytes: None,
+            retention_age: None,
+            segment_bytes: None,
+        }];
+    })
+    .await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "sensors", true)).await;
+    p.sync().await;
+    let before = vm_data();
+    // One message per read (each waits for its PUBACK), with 40 KiB of other traffic after
+    // each, so that each retained message lands in a read buffer of its own: 8,000 x 64 KiB
+    // would be 500 MiB.
+    let noise = vec![0u8; 40 << 10];
+    for i in 0..8_000u16 {
+        let mut m = publish(&format!("site/dev{i}/temp"), b"21.5", QoS::AtLeastOnce, 1);
+        m.retain = true;
+        p.publish_qos1(m).await;
+        p.publish_qos1(publish("noise", &noise, QoS::AtLeastOnce, 2))
+            .await;
+    }
+    let grown = vm_data().saturating_sub(before);
+    assert!(grown < 128 << 20, "grew by {} MiB", grown >> 20);
+    // They are all retained.
+    let (mut sub, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "reader", true)).await;
+    sub.subscribe(1, vec![filter("site/dev7999/temp", QoS::AtMostOnce)])
+        .await;
+    assert_eq!(&sub.expect_publish().await.payload[..], b"21.5");
+    s.stop().await;
+}

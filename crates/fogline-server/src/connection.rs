@@ -239,6 +239,8 @@ async fn read_frames<R: AsyncRead + Unpin>(
     waiting: &mut Acks,
 ) -> std::io::Result<()> {
     let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    // Holds the large buffer while a small read's bytes are decoded from their own.
+    let mut spare = BytesMut::new();
     let mut greeted = false;
     // A connection must say Hello in time: a silent one would hold its slot forever.
     let mut hello = Some(Box::pin(tokio::time::sleep(conn.limits.hello_timeout)));
@@ -273,6 +275,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
         if greeted {
             hello = None;
         }
+        fogline_wire::readbuf::restore(&mut buf, &mut spare);
         fogline_wire::reserve_read(&mut buf, READ_CHUNK);
         let closed = conn.closed.notified();
         tokio::pin!(closed);
@@ -285,6 +288,8 @@ async fn read_frames<R: AsyncRead + Unpin>(
                 if n? == 0 {
                     return Ok(());
                 }
+                // Frames queued for a slow subscriber then hold their own bytes, not 64 KiB.
+                fogline_wire::readbuf::compact(&mut buf, &mut spare);
             }
             () = waiting.oldest_ready() => acks::answer_ready(conn, waiting).await,
             _ = closed => return Ok(()),

@@ -299,3 +299,40 @@ async fn a_subscriber_that_stops_reading_is_disconnected_after_the_write_stall()
     assert!(started.elapsed() < Duration::from_secs(9), "still open");
     srv.stop().await;
 }
+
+/// This process's data segment (heap and anonymous mappings), from /proc.
+fn vm_data() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kib: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmData:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmData");
+    kib << 10
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_messages_queued_for_a_slow_subscriber_hold_only_their_own_bytes() {
+    let srv = TestServer::start(|c| {
+        c.broker.subscriptions.max_records = 1_000_000;
+        c.broker.subscriptions.max_bytes = bytesize::ByteSize::gib(1);
+    })
+    .await;
+    let mut slow = Raw::connect(&srv.addr).await;
+    slow.subscribe(1, "s/#", 0).await;
+    let mut p = Raw::connect(&srv.addr).await;
+    // Fill the subscriber's socket buffers, so what follows waits in its queue.
+    let big = vec![2u8; 1 << 20];
+    for i in 0..24 {
+        p.publish_acked("s/big", &[&big], 1_000_000 + i).await;
+    }
+    let before = vm_data();
+    // One acked message at a time: each arrives in a read of its own. Each held its 64 KiB
+    // read buffer while queued (8,000 x 64 KiB = 500 MiB).
+    for i in 0..8_000u64 {
+        p.publish_acked("s/x", &[&[1u8; 100]], i + 1).await;
+    }
+    let grown = vm_data().saturating_sub(before);
+    assert!(grown < 128 << 20, "grew by {} MiB", grown >> 20);
+    srv.stop().await;
+}

@@ -33,6 +33,7 @@ mod encode;
 mod error;
 mod frame;
 mod headers;
+pub mod readbuf;
 mod records;
 mod stored;
 mod text;

@@ -133,6 +133,8 @@ impl Conn {
         let session = self.session.clone();
         let woken = session.waker.notified();
         tokio::pin!(woken);
+        // Holds the large buffer while a small read's bytes are decoded from their own.
+        let mut spare = BytesMut::new();
         loop {
             if self.direct {
                 self.take_back();
@@ -201,6 +203,7 @@ impl Conn {
             if received {
                 last_rx = Instant::now();
             }
+            fogline_wire::readbuf::restore(buf, &mut spare);
             if buf.capacity() - buf.len() < READ_CHUNK / 4 {
                 buf.reserve(READ_CHUNK);
             }
@@ -212,7 +215,8 @@ impl Conn {
                 () = kicked.as_mut() => return End::TakenOver,
                 n = rd.read_buf(buf) => match n {
                     Ok(0) | Err(_) => return End::Lost,
-                    Ok(_) => {}
+                    // A retained or queued message then holds its own bytes, not 64 KiB.
+                    Ok(_) => fogline_wire::readbuf::compact(buf, &mut spare),
                 },
                 () = woken.as_mut() => woken.set(session.waker.notified()),
                 () = self.acks.oldest_ready() => {
