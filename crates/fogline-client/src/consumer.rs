@@ -67,6 +67,7 @@ impl Client {
             ready: AtomicBool::new(false),
             opened: AtomicBool::new(false),
             fetch: Mutex::new(None),
+            early: Mutex::new(Default::default()),
             error: Mutex::new(None),
         });
         let (push_tx, push_rx) = if push {
@@ -162,6 +163,9 @@ impl Consumer {
         if self.push_rx.is_some() {
             return Err(ClientError::Usage("fetch on a push consumer; use recv"));
         }
+        if let Some(records) = self.take_early(max) {
+            return Ok(records);
+        }
         let inner = &self.inner;
         let (tx, rx) = oneshot::channel();
         let consumer_id = {
@@ -178,7 +182,8 @@ impl Consumer {
             max_records: max,
             max_wait_ms: wait_ms,
         })?;
-        let block = match tokio::time::timeout(wait + inner.opts.request_timeout, rx).await {
+        let limit = wait.saturating_add(inner.opts.request_timeout);
+        let block = match tokio::time::timeout(limit, rx).await {
             Ok(Ok(result)) => result?,
             Ok(Err(_)) => return Err(inner.unavailable()),
             Err(_) => {
@@ -193,6 +198,24 @@ impl Consumer {
                 .fetch_max(last.offset.saturating_add(1), Ordering::AcqRel);
         }
         Ok(records)
+    }
+
+    /// Up to `max` records of an answer that came when no fetch waited (see
+    /// `ConsumerShared::early`).
+    fn take_early(&self, max: u32) -> Option<Vec<StoredMessage>> {
+        let mut early = self.shared.early.lock();
+        let block = early.front_mut()?;
+        let mut out = Vec::new();
+        while out.len() < max.max(1) as usize {
+            match block.pop_front() {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        if block.is_empty() {
+            early.pop_front();
+        }
+        Some(out)
     }
 
     /// Acknowledges processed offsets (needed unless `ack_timeout` is

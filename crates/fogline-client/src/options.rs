@@ -101,9 +101,10 @@ impl PublishRecord {
 pub struct SubscribeOptions {
     /// Ask the server for high-priority delivery.
     pub priority: bool,
-    /// Records buffered client-side before new batches are dropped (and
-    /// counted in `Subscription::dropped`); the reader never blocks on a
-    /// slow subscription. An empty buffer takes any one batch.
+    /// Records buffered client-side; past it the client stops reading the
+    /// connection until the application takes records (see
+    /// [`Subscription`](crate::Subscription)), so the server's slow-consumer
+    /// policy applies. An empty buffer takes any one batch.
     pub capacity: usize,
 }
 

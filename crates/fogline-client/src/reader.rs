@@ -169,10 +169,33 @@ fn consumer_records(table: &Table, consumer_id: u32, epoch: u64, block: StoredBl
         tracing::debug!(consumer_id, "records for unknown consumer ignored");
         return;
     };
+    let shared = &entry.shared;
     if let Some(tx) = &entry.push_tx {
+        // Received, if not yet consumed: an ephemeral consumer re-opened after a reconnect
+        // starts past it, so what waits in the channel does not come twice.
+        if let Some(last) = block.iter().last() {
+            shared
+                .next_offset
+                .fetch_max(last.offset.saturating_add(1), Ordering::AcqRel);
+        }
         let _ = tx.send(Ok((epoch, block)));
-    } else if let Some(tx) = entry.shared.fetch.lock().take() {
-        let _ = tx.send(Ok(block));
+        return;
+    }
+    // The answer to a fetch nobody waits for any more (cancelled, timed out, or replaced by
+    // a newer one) is kept for the next fetch rather than dropped: its records were handed
+    // out, and without acks they would not come again.
+    let waiting = shared.fetch.lock().take();
+    let unsent = match waiting {
+        Some(tx) => tx.send(Ok(block)).err().and_then(Result::ok),
+        None => Some(block),
+    };
+    if let Some(block) = unsent.filter(|b| b.count() > 0) {
+        if let Some(last) = block.iter().last() {
+            shared
+                .next_offset
+                .fetch_max(last.offset.saturating_add(1), Ordering::AcqRel);
+        }
+        shared.early.lock().push_back(block);
     }
 }
 

@@ -236,6 +236,9 @@ pub(crate) struct ConsumerShared {
     /// Opened at least once (so reconnects re-open it).
     pub opened: AtomicBool,
     pub fetch: Mutex<Option<oneshot::Sender<Result<StoredBlock, ClientError>>>>,
+    /// Records that came when no fetch waited for them (the answer to a fetch that was
+    /// cancelled or timed out): the next fetch returns them first.
+    pub early: Mutex<std::collections::VecDeque<StoredBlock>>,
     /// Why the server refused to re-open it after a reconnect.
     pub error: Mutex<Option<ClientError>>,
 }

@@ -83,7 +83,11 @@ impl Client {
 /// Records are buffered up to `SubscribeOptions::capacity`; past that the
 /// client stops reading the socket until the application catches up, so the
 /// server's slow-consumer policy (block, drop-oldest or disconnect) decides
-/// what happens, and nothing is dropped silently here.
+/// what happens, and nothing is dropped silently here. While it waits, nothing
+/// else of this client is read either (acks, replies, other subscriptions): a
+/// task that drains a subscription must not wait on this client's acks or
+/// replies in between, or it waits for itself. Drain from a task of its own,
+/// or publish through another [`Client`](crate::Client).
 pub struct Subscription {
     inner: Arc<Inner>,
     shared: Arc<SubShared>,
@@ -124,7 +128,7 @@ impl Subscription {
     }
 
     /// Records lost so far: dropped by the server's drop-oldest policy
-    /// (reported in Deliver frames) plus dropped here when the buffer was full.
+    /// (reported in Deliver frames).
     pub fn dropped(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)
     }
@@ -150,5 +154,7 @@ impl Drop for Subscription {
         if was_live {
             let _ = self.inner.send_control(&Frame::Unsubscribe { sub_id });
         }
+        // The reader may be waiting for this subscription to make room: it is gone now.
+        self.shared.room.notify_one();
     }
 }

@@ -77,3 +77,34 @@ async fn unknown_stream_is_a_server_error() {
         .unwrap();
     assert_eq!(err.server_code(), Some(ErrorCode::UnknownStream));
 }
+
+/// A pushed record counts as received when it arrives, not when the application takes it:
+/// an ephemeral consumer re-opened after a reconnect starts past what waits in its channel,
+/// so those records do not come twice.
+#[tokio::test]
+async fn pushed_records_move_the_next_offset_on_arrival() {
+    let (fake, client) = setup(Config::default(), ClientOptions::default()).await;
+    for i in 0..5u8 {
+        client.publish("p/x", [i]).await.unwrap();
+    }
+    client.flush().await.unwrap();
+    fake.wait_for("records", |s| s.records == 5).await;
+    let opts = ConsumerOptions {
+        push_credit: 100,
+        ..ConsumerOptions::default()
+    };
+    let mut consumer = client.consumer("s", opts).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while consumer.next_offset() < 5 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "next_offset {}",
+            consumer.next_offset()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for want in 0..5u64 {
+        assert_eq!(consumer.recv().await.unwrap().offset, want);
+    }
+    assert_eq!(consumer.next_offset(), 5);
+}
