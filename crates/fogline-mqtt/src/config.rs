@@ -43,7 +43,10 @@ pub struct MqttConfig {
     pub max_session_expiry: u32,
     /// What a subscription queue of a connected MQTT session does when it
     /// is full (the client does not keep up). The default, `block`, pushes
-    /// back on publishers, so nothing is lost. An offline session's queue is
+    /// back on publishers for up to the broker's `block_timeout`; a queue still
+    /// full then (or at once under `disconnect`) is emptied, its messages lost,
+    /// and the client disconnected (MQTT 5: 0x97); the session keeps the
+    /// subscription. An offline session's queue is
     /// always drained into the session, which keeps its newest `max_queued`
     /// messages.
     pub slow_subscriber: SlowConsumerPolicy,

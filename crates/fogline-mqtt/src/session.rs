@@ -8,7 +8,7 @@
 //! every state change after, so they survive a crash of the server.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use fogline_broker::Subscription;
 use parking_lot::Mutex;
@@ -68,6 +68,10 @@ pub(crate) struct State {
     /// Bumped on every attach; a delayed will or expiry checks it.
     pub epoch: u64,
     pub ended: bool,
+    /// Set by [`Session::pump`] when the broker cut a subscription off while a connection
+    /// was attached (its slow-consumer policy: the client did not keep up); the connection
+    /// takes it and ends.
+    pub cut_off: bool,
 }
 
 impl State {
@@ -84,6 +88,7 @@ impl State {
             conn: None,
             epoch: 0,
             ended: false,
+            cut_off: false,
         }
     }
 
@@ -122,6 +127,8 @@ impl State {
 
 /// A session, shared by the registry and the connection attached to it.
 pub(crate) struct Session {
+    /// Itself, for the broker subscriptions' sinks made while only `&Session` is at hand.
+    pub me: Weak<Session>,
     pub client_id: String,
     /// Origin of this session's publications (for no local).
     pub origin: u64,
@@ -136,7 +143,8 @@ pub(crate) struct Session {
 
 impl Session {
     pub fn new(client_id: String, origin: u64, expiry: u32) -> Arc<Session> {
-        Arc::new(Session {
+        Arc::new_cyclic(|me| Session {
+            me: me.clone(),
             client_id,
             origin,
             waker: Arc::new(Notify::new()),
@@ -170,6 +178,25 @@ impl Session {
         } = st;
         let mut more = false;
         let mut dropped = 0u64;
+        let mut cut_off = false;
+        for entry in subs.values_mut() {
+            if entry.sub.queue().closed().is_some() {
+                // The broker cut this subscription off (its slow-consumer policy) and
+                // discarded what it held. The session keeps the subscription: a new one
+                // takes its place, and an attached client, which did not keep up, is told.
+                tracing::warn!(client = %self.client_id, filter = %entry.rec.key, "subscription cut off as a slow consumer; messages were dropped");
+                match shared.broker_subscribe(self, &entry.rec) {
+                    Ok(sub) => {
+                        let old = std::mem::replace(&mut entry.sub, sub);
+                        shared.broker.unsubscribe(&old);
+                    }
+                    Err(e) => {
+                        tracing::error!(client = %self.client_id, error = %e, "cannot subscribe again")
+                    }
+                }
+                cut_off |= online;
+            }
+        }
         for entry in subs.values() {
             if online && pending.len() >= cap {
                 break;
@@ -241,13 +268,16 @@ impl Session {
             more |= !queue.is_empty();
         }
         shared.journal(&journal);
+        st.cut_off |= cut_off;
         if dropped > 0 {
             tracing::warn!(client = %self.client_id, dropped, "offline session full: oldest messages dropped");
         }
         more && pending.len() < cap
     }
 
-    /// Queues a message (a retained one on subscribe) for delivery.
+    /// Queues a message (a retained one on subscribe) for delivery; false, and nothing
+    /// queued, when the session already holds `max_queued` messages (many SUBSCRIBEs
+    /// matching many retained messages would otherwise queue without bound).
     pub fn enqueue(
         &self,
         shared: &Shared,
@@ -255,7 +285,10 @@ impl Session {
         msg: Message,
         qos: QoS,
         sub_id: Option<u32>,
-    ) {
+    ) -> bool {
+        if st.pending.len() >= shared.config.max_queued {
+            return false;
+        }
         let seq = st.next_seq;
         st.next_seq += 1;
         let sub_ids: Vec<u32> = sub_id.into_iter().collect();
@@ -281,6 +314,7 @@ impl Session {
             pkid: 0,
             released: false,
         });
+        true
     }
 
     /// Journals the session's subscriptions and expiry (durable), or its

@@ -132,7 +132,7 @@ impl Shared {
     /// Subscribes a session's filter on the broker.
     pub fn broker_subscribe(
         &self,
-        session: &Arc<Session>,
+        session: &Session,
         rec: &SubRecord,
     ) -> Result<Arc<fogline_broker::Subscription>, BrokerError> {
         let (group, filter) = split_shared(&rec.key).unwrap_or((None, &rec.key));
@@ -143,7 +143,7 @@ impl Shared {
             no_local: rec.no_local,
         };
         let sink = SubSink {
-            session: Arc::downgrade(session),
+            session: session.me.clone(),
             key: rec.key.clone(),
             journaled: self.store.is_some(),
         };
@@ -394,7 +394,13 @@ impl Shared {
                 {
                     let mut st = session.state.lock();
                     if st.conn.is_some() || st.epoch != epoch || st.ended {
+                        let ended = st.ended;
                         drop(st);
+                        // Ended (a clean start took its client id): a will still delayed goes
+                        // out now, as the session ends first [MQTT-3.1.3-9]. Resumed: never.
+                        if let Some(w) = will.take().filter(|_| ended) {
+                            shared.spawn_will(w.msg, session.origin);
+                        }
                         session.waker.notify_one(); // pass on a wake-up we may have taken
                         return;
                     }
@@ -418,6 +424,11 @@ impl Shared {
                             st.conn.is_none() && st.epoch == epoch
                         };
                         if still {
+                            // The delay is capped at the expiry: when both are due, the
+                            // will goes first [MQTT-3.1.3-9].
+                            if let Some(w) = will.take() {
+                                shared.spawn_will(w.msg, session.origin);
+                            }
                             let mut map = shared.sessions.lock();
                             if map.get(&session.client_id).is_some_and(|s| Arc::ptr_eq(s, &session)) {
                                 map.remove(&session.client_id);
@@ -443,6 +454,8 @@ impl Shared {
         st.pending.clear();
         st.inflight.clear();
         drop(st);
+        // An offline task waiting on it learns it ended (and publishes a delayed will).
+        session.attached.notify_waiters();
         if self.store.is_some() {
             self.durable.lock().remove(&session.client_id);
             let mut j = Vec::new();

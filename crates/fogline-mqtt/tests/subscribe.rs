@@ -416,3 +416,129 @@ async fn mqtt_3_3_5_1_overlapping_subscriptions_deliver_at_the_maximum_qos() {
     assert!(qos.contains(&QoS::ExactlyOnce), "{qos:?}");
     s.stop().await;
 }
+
+/// The will goes out when the session ends, if that comes before its delay: at the expiry
+/// (the delay is capped there, and both deadlines met: the expiry could win and drop the
+/// will) and when a clean start takes the client id (it waited for its delay before).
+#[tokio::test]
+async fn mqtt_3_1_3_9_the_will_goes_out_when_the_session_ends_first() {
+    let s = TestServer::start(|_| {}).await;
+    let (mut watcher, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "watch", true)).await;
+    watcher
+        .subscribe(1, vec![filter("wills/#", QoS::AtMostOnce)])
+        .await;
+    for round in 0..4 {
+        // A delay past the expiry: capped, so both fire at 1 s.
+        let mut c = will_connect(Version::V5, &format!("ends{round}"), Some(5));
+        c.props.session_expiry = Some(1);
+        let (d, _) = Raw::connect(&s.mqtt, c).await;
+        drop(d);
+        let start = std::time::Instant::now();
+        assert_eq!(
+            &watcher.expect_publish().await.payload[..],
+            b"gone",
+            "round {round}"
+        );
+        assert!(start.elapsed() < Duration::from_secs(3));
+    }
+    // A clean start with the same client id ends the old session: its will goes out then.
+    let mut c = will_connect(Version::V5, "replaced", Some(30));
+    c.props.session_expiry = Some(60);
+    let (d, _) = Raw::connect(&s.mqtt, c).await;
+    drop(d);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_new, ack) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "replaced", true)).await;
+    assert!(!ack.session_present);
+    let start = std::time::Instant::now();
+    assert_eq!(&watcher.expect_publish().await.payload[..], b"gone");
+    assert!(start.elapsed() < Duration::from_secs(3));
+    s.stop().await;
+}
+
+/// A subscriber the broker cuts off (it did not keep up, and its queue's slow-consumer
+/// policy closed it) is told and disconnected, and its session's subscription goes on: it
+/// went dead, silently, and delivered nothing again even after a reconnect.
+#[tokio::test]
+async fn a_subscription_cut_off_as_slow_is_renewed_and_its_client_told() {
+    let s = TestServer::start(|c| {
+        c.mqtt.slow_subscriber = fogline_broker::SlowConsumerPolicy::Disconnect;
+        c.mqtt.max_queued = 4;
+        c.mqtt.max_inflight = 2;
+        c.broker.subscriptions.max_records = 4;
+    })
+    .await;
+    let mut c = connect_packet(Version::V5, "slow", false);
+    c.props.session_expiry = Some(600);
+    let (mut slow, _) = Raw::connect(&s.mqtt, c.clone()).await;
+    slow.subscribe(1, vec![filter("cut/#", QoS::AtLeastOnce)])
+        .await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "pub", true)).await;
+    // The subscriber acks nothing: two in flight, four pending, then its broker queue fills.
+    for i in 0..40u16 {
+        p.publish_qos1(publish("cut/x", &i.to_be_bytes(), QoS::AtLeastOnce, i + 1))
+            .await;
+    }
+    let got = slow.expect_close().await;
+    assert!(
+        matches!(got.last(), Some(Packet::Disconnect(d)) if d.reason == 0x97),
+        "{got:?}"
+    );
+    // The session resumes and its subscription delivers again.
+    c.clean_start = false;
+    let (mut back, ack) = Raw::connect(&s.mqtt, c).await;
+    assert!(ack.session_present);
+    p.publish_qos1(publish("cut/x", b"after", QoS::AtLeastOnce, 100))
+        .await;
+    let mut seen_after = false;
+    for _ in 0..20 {
+        let m = back.expect_publish().await;
+        back.send(&Packet::PubAck(Ack::ok(m.pkid))).await;
+        if &m.payload[..] == b"after" {
+            seen_after = true;
+            break;
+        }
+    }
+    assert!(seen_after, "the resumed session's subscription delivers");
+    s.stop().await;
+}
+
+/// Retained messages sent on SUBSCRIBE count against `max_queued`: a client repeating
+/// SUBSCRIBE `#` over many retained topics cannot queue without bound.
+#[tokio::test]
+async fn retained_messages_on_subscribe_are_bounded_by_max_queued() {
+    let s = TestServer::start(|c| {
+        c.mqtt.max_queued = 10;
+    })
+    .await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "keeper", true)).await;
+    for i in 0..50u16 {
+        let mut m = publish(&format!("kept/{i}"), b"v", QoS::AtLeastOnce, i + 1);
+        m.retain = true;
+        p.publish_qos1(m).await;
+    }
+    let (mut sub, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "greedy", true)).await;
+    for pkid in 1..=5u16 {
+        sub.send(&Packet::Subscribe(fogline_mqtt::codec::Subscribe {
+            pkid,
+            props: Properties::default().into(),
+            filters: vec![filter("kept/#", QoS::AtMostOnce)],
+        }))
+        .await;
+    }
+    let (mut got, mut acks) = (0, 0);
+    loop {
+        match sub.recv_within(Duration::from_millis(500)).await {
+            Ok(Some(Packet::Publish(_))) => got += 1,
+            Ok(Some(Packet::SubAck(_))) => acks += 1,
+            other => {
+                assert!(matches!(other, Err(())), "{other:?}");
+                break;
+            }
+        }
+    }
+    assert_eq!(acks, 5);
+    // Each SUBSCRIBE queues 10 at most (all 50 each, 250 in all, before); how many passes
+    // the connection made between them depends on how the reads fell.
+    assert!((10..=50).contains(&got), "{got} retained messages");
+    s.stop().await;
+}

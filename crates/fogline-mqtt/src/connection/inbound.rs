@@ -269,9 +269,16 @@ impl Conn {
             let send_retained = group.is_none()
                 && (rec.retain_handling == 0 || (rec.retain_handling == 1 && is_new));
             if send_retained {
+                let mut skipped = 0usize;
                 for m in self.shared.retained.matching(filter, now) {
                     let qos = m.qos.min(qos_of(rec.qos));
-                    session.enqueue(&self.shared, &mut st, m, qos, sub_id); // [MQTT-3.3.1-6]
+                    // [MQTT-3.3.1-6], up to the session's max_queued.
+                    if !session.enqueue(&self.shared, &mut st, m, qos, sub_id) {
+                        skipped += 1;
+                    }
+                }
+                if skipped > 0 {
+                    tracing::warn!(client = %session.client_id, filter, skipped, "retained messages not sent: the session holds max_queued messages");
                 }
             }
         }

@@ -182,6 +182,10 @@ impl Conn {
             let (more, idle) = {
                 let mut st = session.state.lock();
                 let more = session.pump(&self.shared, &mut st);
+                if std::mem::take(&mut st.cut_off) {
+                    // 0x97 quota exceeded: the client did not keep up and lost messages.
+                    return End::error(0x97, "too slow: messages of a subscription were dropped");
+                }
                 let room = self.send_pending(&mut st);
                 let more = more && room;
                 // Nothing to write and nothing left: idle now, under this same lock.
