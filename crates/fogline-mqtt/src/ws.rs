@@ -8,11 +8,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use fogline_net::StallLimit;
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
@@ -22,11 +24,28 @@ use crate::shared::Shared;
 const PIPE: usize = 256 * 1024;
 
 /// Upgrades `sock` and serves MQTT over it until either side closes.
+///
+/// The upgrade must finish within `connect_timeout`; the socket's writes give up after
+/// `write_stall` without progress (so the bridge cannot hang on a client that stopped
+/// reading once the MQTT side has ended); a WebSocket message or frame is at most
+/// `max_packet_size` and a little, so it is refused before it is buffered whole.
 pub(crate) async fn serve(sock: TcpStream, shared: Arc<Shared>) {
-    let ws = match tokio_tungstenite::accept_hdr_async(sock, select_mqtt).await {
-        Ok(ws) => ws,
-        Err(e) => {
+    let cfg = &shared.config;
+    let limit = (cfg.max_packet_size.as_u64() as usize).saturating_add(64 << 10);
+    let ws_config = WebSocketConfig::default()
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit));
+    let sock = StallLimit::new(sock, cfg.write_stall);
+    let upgrade =
+        tokio_tungstenite::accept_hdr_async_with_config(sock, select_mqtt, Some(ws_config));
+    let ws = match tokio::time::timeout(cfg.connect_timeout, upgrade).await {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(e)) => {
             tracing::debug!(error = %e, "WebSocket upgrade failed");
+            return;
+        }
+        Err(_) => {
+            tracing::debug!("WebSocket upgrade not finished in time");
             return;
         }
     };
@@ -53,7 +72,7 @@ fn select_mqtt(req: &Request, mut resp: Response) -> Result<Response, ErrorRespo
     Ok(resp)
 }
 
-async fn bridge(ws: WebSocketStream<TcpStream>, pipe: DuplexStream) {
+async fn bridge(ws: WebSocketStream<StallLimit<TcpStream>>, pipe: DuplexStream) {
     let (mut sink, mut stream) = ws.split();
     let (mut rd, mut wr) = tokio::io::split(pipe);
     let inbound = async {

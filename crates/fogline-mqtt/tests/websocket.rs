@@ -76,3 +76,24 @@ async fn mqtt_6_0_0_2_packets_need_not_align_with_frames_and_6_0_0_1_text_frames
     }
     s.stop().await;
 }
+
+/// A connection that never completes the WebSocket upgrade is closed after
+/// `connect_timeout`: it held its socket and task forever.
+#[tokio::test]
+async fn an_upgrade_that_never_comes_is_closed_after_the_connect_timeout() {
+    use tokio::io::AsyncReadExt;
+    let s = TestServer::start(|c| {
+        c.mqtt.ws_listen = vec!["127.0.0.1:0".into()];
+        c.mqtt.connect_timeout = std::time::Duration::from_millis(300);
+    })
+    .await;
+    let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", s.ws_port.expect("ws port")))
+        .await
+        .expect("tcp");
+    let start = std::time::Instant::now();
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read(&mut buf)).await;
+    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "{read:?}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(3));
+    s.stop().await;
+}

@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::AsyncWrite;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 /// `W`, whose writes fail with `TimedOut` once one has been pending for `limit`.
@@ -66,6 +66,17 @@ impl<W> StallLimit<W> {
                 _ => Poll::Pending,
             },
         }
+    }
+}
+
+/// Reads pass through untouched (the limit is on writes), so a whole socket can be wrapped.
+impl<W: AsyncRead + Unpin> AsyncRead for StallLimit<W> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
     }
 }
 
