@@ -90,6 +90,14 @@ impl Client {
         let id = inner.request_id();
         let (tx, rx) = oneshot::channel();
         let frame = open_frame(id, stream, &shared.opts, start);
+        // Dropped before the answer (a timeout around this future, a select): the entry goes,
+        // and the server's consumer with it (see `Abandoned`).
+        let mut abandoned = Abandoned {
+            inner,
+            local,
+            request: id,
+            armed: true,
+        };
         let opened = match inner.request(
             id,
             Pending::Open {
@@ -108,6 +116,7 @@ impl Client {
             },
             Err(e) => Err(e),
         };
+        abandoned.armed = false;
         if let Err(e) = opened {
             inner.table.lock().consumers.remove(&local);
             return Err(e);
@@ -121,6 +130,40 @@ impl Client {
             consumed: 0,
             _guard: self.guard.clone(),
         })
+    }
+}
+
+/// Forgets a consumer whose `consumer` future was dropped while it waited. Opened already:
+/// it is closed here; not yet: the reader closes it when the ConsumerOk comes.
+struct Abandoned<'a> {
+    inner: &'a Arc<Inner>,
+    local: u64,
+    request: u64,
+    armed: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let opened = {
+            let mut table = self.inner.table.lock();
+            table.requests.remove(&self.request);
+            let entry = table.consumers.remove(&self.local);
+            let id = entry
+                .filter(|e| e.shared.ready.load(Ordering::Acquire))
+                .map(|e| e.shared.server_id.load(Ordering::Acquire));
+            if let Some(id) = id {
+                table.by_server.remove(&id);
+            }
+            id.filter(|_| table.connected)
+        };
+        if let Some(consumer_id) = opened {
+            let _ = self
+                .inner
+                .send_control(&Frame::ConsumerClose { consumer_id });
+        }
     }
 }
 

@@ -84,23 +84,40 @@ fn dispatch(inner: &Inner, frame: Frame) {
         }
         Frame::SubOk { sub_id } => {
             let mut table = inner.table.lock();
-            if let Some(entry) = table.subs.get(&sub_id) {
-                entry.shared.confirmed.store(true, Ordering::Release);
-            }
+            let known = match table.subs.get(&sub_id) {
+                Some(entry) => {
+                    entry.shared.confirmed.store(true, Ordering::Release);
+                    true
+                }
+                None => false,
+            };
             if let Some(Pending::Reply(tx)) = table.requests.remove(&u64::from(sub_id)) {
                 let _ = tx.send(Ok(Frame::SubOk { sub_id }));
+            }
+            drop(table);
+            if !known {
+                // Its `subscribe` gave up (timed out, or was dropped): the server's
+                // subscription would deliver to nobody.
+                let _ = inner.send_control(&Frame::Unsubscribe { sub_id });
             }
         }
         Frame::ConsumerOk {
             request_id,
             consumer_id,
             next_offset,
-        } => consumer_ok(
-            &mut inner.table.lock(),
-            request_id,
-            consumer_id,
-            next_offset,
-        ),
+        } => {
+            let orphan = consumer_ok(
+                &mut inner.table.lock(),
+                request_id,
+                consumer_id,
+                next_offset,
+            );
+            if orphan {
+                // Its `consumer` gave up (timed out, or was dropped): close it on the
+                // server, or a durable name stays taken there.
+                let _ = inner.send_control(&Frame::ConsumerClose { consumer_id });
+            }
+        }
         reply @ (Frame::Pong { nonce: id } | Frame::StreamListOk { request_id: id, .. }) => {
             let pending = inner.table.lock().requests.remove(&id);
             if let Some(Pending::Reply(tx)) = pending {
@@ -199,12 +216,15 @@ fn consumer_records(table: &Table, consumer_id: u32, epoch: u64, block: StoredBl
     }
 }
 
-fn consumer_ok(table: &mut Table, request_id: u64, consumer_id: u32, next_offset: u64) {
+/// Applies a ConsumerOk; true when nobody waits for that consumer any more (it must be
+/// closed on the server).
+fn consumer_ok(table: &mut Table, request_id: u64, consumer_id: u32, next_offset: u64) -> bool {
     let Some(Pending::Open { local, reply }) = table.requests.remove(&request_id) else {
-        return;
+        // The open gave up before its answer (its request is gone).
+        return table.consumer_by_server(consumer_id).is_none();
     };
     let Some(entry) = table.consumers.get(&local) else {
-        return; // closed meanwhile
+        return true; // closed meanwhile
     };
     let c = &entry.shared;
     c.server_id.store(consumer_id, Ordering::Release);
@@ -215,6 +235,7 @@ fn consumer_ok(table: &mut Table, request_id: u64, consumer_id: u32, next_offset
     if let Some(tx) = reply {
         let _ = tx.send(Ok(next_offset));
     }
+    false
 }
 
 /// Routes an `Error` frame: to the request with that id, else to the

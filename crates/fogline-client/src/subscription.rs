@@ -57,7 +57,16 @@ impl Client {
             flags,
             filter: filter.into(),
         };
-        match inner.call(u64::from(sub_id), &frame).await {
+        // Dropped before the answer (a timeout around this future, a select): the entry goes,
+        // and the server's subscription with it (see `Abandoned`).
+        let mut abandoned = Abandoned {
+            inner,
+            sub_id,
+            armed: true,
+        };
+        let answer = inner.call(u64::from(sub_id), &frame).await;
+        abandoned.armed = false;
+        match answer {
             Ok(Frame::SubOk { .. }) => Ok(Subscription {
                 inner: inner.clone(),
                 shared,
@@ -74,6 +83,33 @@ impl Client {
                 inner.table.lock().subs.remove(&sub_id);
                 Err(e)
             }
+        }
+    }
+}
+
+/// Forgets a subscription whose `subscribe` future was dropped while it waited. Confirmed
+/// already: it is unsubscribed here; not yet: the reader unsubscribes when the SubOk comes.
+struct Abandoned<'a> {
+    inner: &'a Arc<Inner>,
+    sub_id: u32,
+    armed: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let live = {
+            let mut table = self.inner.table.lock();
+            table.requests.remove(&u64::from(self.sub_id));
+            let entry = table.subs.remove(&self.sub_id);
+            entry.is_some_and(|e| e.shared.confirmed.load(Ordering::Acquire)) && table.connected
+        };
+        if live {
+            let _ = self.inner.send_control(&Frame::Unsubscribe {
+                sub_id: self.sub_id,
+            });
         }
     }
 }

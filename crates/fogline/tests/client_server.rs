@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 
 struct Running {
     addr: String,
+    broker: fogline_broker::Broker,
     stop: Option<oneshot::Sender<()>>,
     _dir: tempfile::TempDir,
 }
@@ -29,15 +30,17 @@ async fn serve() -> Running {
     cfg.server.listen = vec!["127.0.0.1:0".into()];
     cfg.mqtt.listen = vec![];
     cfg.broker.data_dir = dir.path().to_path_buf();
-    cfg.broker.storage = fogline_broker::StorageMode::Memory;
+    cfg.broker.storage = fogline_broker::StorageMode::Mmap;
     let server = Server::bind(cfg).await.unwrap();
     let addr = server.local_addrs()[0].clone();
+    let broker = server.broker().clone();
     let (tx, rx) = oneshot::channel();
     tokio::spawn(server.run(async {
         let _ = rx.await;
     }));
     Running {
         addr,
+        broker,
         stop: Some(tx),
         _dir: dir,
     }
@@ -103,4 +106,40 @@ async fn dropping_a_full_subscription_lets_the_client_read_again() {
     let rec = PublishRecord::new("other", &b"after"[..]);
     let acked = tokio::time::timeout(Duration::from_secs(5), client.publish_acked(&rec)).await;
     assert!(matches!(acked, Ok(Ok(()))), "{acked:?}");
+}
+
+/// Polls `f` once.
+async fn poll_once<F: std::future::Future>(f: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
+    let mut f = Some(f);
+    std::future::poll_fn(|cx| std::task::Poll::Ready(f.take().unwrap().poll(cx))).await
+}
+
+/// A `consumer` or `subscribe` future dropped before its answer (a timeout or a select
+/// around it) leaves nothing behind: the durable name is free again and the server holds no
+/// subscription. Before, the entry stayed in the client, was opened when the answer came, and
+/// was re-opened after every reconnect: the name stayed taken (`Duplicate`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_open_or_subscribe_leaves_nothing_behind() {
+    let srv = serve().await;
+    let client = Client::connect(&srv.addr, ClientOptions::default())
+        .await
+        .unwrap();
+    let durable = || ConsumerOptions {
+        name: "dash".into(),
+        ..ConsumerOptions::default()
+    };
+    // Each is polled once (it sends its request) and dropped.
+    let mut open = Box::pin(client.consumer("default", durable()));
+    assert!(poll_once(open.as_mut()).await.is_pending());
+    drop(open);
+    let before = srv.broker.subscription_count();
+    let mut sub = Box::pin(client.subscribe("gone/#", SubscribeOptions::default()));
+    assert!(poll_once(sub.as_mut()).await.is_pending());
+    drop(sub);
+    // Two round trips: the answers have come, and what the client sent back is applied.
+    client.ping().await.unwrap();
+    client.ping().await.unwrap();
+    let consumer = client.consumer("default", durable()).await;
+    assert!(consumer.is_ok(), "{:?}", consumer.err());
+    assert_eq!(srv.broker.subscription_count(), before);
 }
