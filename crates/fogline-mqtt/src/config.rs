@@ -25,6 +25,12 @@ pub struct MqttConfig {
     /// Most messages waiting in a session for an inflight slot; past it the
     /// session leaves them in its subscription queues (which apply `slow_subscriber`).
     pub max_queued: usize,
+    /// Most sessions held at once, connected or kept offline; a CONNECT that would start
+    /// one more is refused (MQTT 5: 0x97 quota exceeded, 3.1.1: 0x03 server unavailable).
+    pub max_sessions: usize,
+    /// Most subscriptions one session holds; a SUBSCRIBE filter past it is refused
+    /// (MQTT 5: 0x97 quota exceeded, 3.1.1: 0x80) and the others are granted.
+    pub max_subscriptions: usize,
     /// Topic aliases a client may use (MQTT 5 Topic Alias Maximum).
     pub topic_alias_maximum: u16,
     /// Longest keep-alive accepted, seconds; a longer (or zero) request from
@@ -50,6 +56,10 @@ pub struct MqttConfig {
     /// always drained into the session, which keeps its newest `max_queued`
     /// messages.
     pub slow_subscriber: SlowConsumerPolicy,
+    /// The journal of durable MQTT state (`data_dir/mqtt/state.log`) is compacted while
+    /// the node runs once it is past this size and twice its size after the last
+    /// compaction (and always when the node starts).
+    pub state_compact_size: ByteSize,
 }
 
 impl Default for MqttConfig {
@@ -61,12 +71,15 @@ impl Default for MqttConfig {
             receive_maximum: 1024,
             max_inflight: 1024,
             max_queued: 100_000,
+            max_sessions: 100_000,
+            max_subscriptions: 4096,
             topic_alias_maximum: 64,
             max_keep_alive: 0,
             connect_timeout: Duration::from_secs(10),
             write_stall: Duration::from_secs(30),
             max_session_expiry: u32::MAX,
             slow_subscriber: SlowConsumerPolicy::Block,
+            state_compact_size: ByteSize::mib(64),
         }
     }
 }

@@ -63,8 +63,9 @@ impl MqttServer {
         let store = match bc.storage {
             StorageMode::Memory => None,
             mode => {
-                let (store, recovered) =
+                let (mut store, recovered) =
                     Store::open(&bc.data_dir.join("mqtt"), mode == StorageMode::Fsync)?;
+                store.set_compact_min(config.state_compact_size.as_u64());
                 if recovered.discarded > 0 {
                     tracing::warn!(
                         bytes = recovered.discarded,
@@ -101,6 +102,7 @@ impl MqttServer {
         for l in self.ws {
             tasks.spawn(accept_loop(l, self.shared.clone(), true));
         }
+        let shared = Arc::downgrade(&self.shared);
         drop(self.shared);
         tokio::pin!(stop);
         loop {
@@ -110,6 +112,9 @@ impl MqttServer {
             }
         }
         tasks.shutdown().await;
+        if let Some(shared) = shared.upgrade() {
+            shared.close().await;
+        }
     }
 
     /// Accepts and serves connections until the returned future is dropped.

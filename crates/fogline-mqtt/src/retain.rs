@@ -18,7 +18,14 @@ impl Retained {
     /// Stores `msg` for its topic, or deletes the topic's message when the
     /// payload is empty.
     pub fn apply(&self, msg: &Message) {
+        self.apply_then(msg, || {});
+    }
+
+    /// As [`apply`](Retained::apply), running `then` (the journal write) before others
+    /// may change the map: two publishers' journal entries keep the order of their changes.
+    pub fn apply_then(&self, msg: &Message, then: impl FnOnce()) {
         let mut map = self.map.write();
+        then();
         if msg.payload.is_empty() {
             map.remove(msg.topic.as_str());
         } else {
@@ -38,6 +45,11 @@ impl Retained {
             .collect();
         out.sort_by_key(|m| m.received);
         out
+    }
+
+    /// Every retained message (for a snapshot of the journal).
+    pub fn all(&self) -> Vec<Message> {
+        self.map.read().values().cloned().collect()
     }
 
     /// Number of retained topics.

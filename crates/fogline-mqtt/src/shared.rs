@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::auth::Authenticator;
+use crate::codec::QoS;
 use crate::config::MqttConfig;
 use crate::direct::SubSink;
 use crate::message::Message;
@@ -30,6 +31,11 @@ pub(crate) struct Shared {
     /// Client ids of durable sessions (journaled; flushed before acks).
     pub durable: Mutex<HashSet<String>>,
     next_conn: AtomicU64,
+    /// Itself, for the thread that compacts the journal.
+    me: std::sync::Weak<Shared>,
+    /// Offline sessions' tasks and wills being published: stopped with the server, so
+    /// none holds the broker after it.
+    tasks: Mutex<tokio::task::JoinSet<()>>,
 }
 
 /// A delayed will: published unless the session gets a new connection first.
@@ -49,7 +55,7 @@ impl Shared {
             Some((s, r)) => (Some(s), Some(r)),
             None => (None, None),
         };
-        let shared = Arc::new(Shared {
+        let shared = Arc::new_cyclic(|me| Shared {
             broker,
             config,
             auth,
@@ -58,6 +64,8 @@ impl Shared {
             store,
             durable: Mutex::new(HashSet::new()),
             next_conn: AtomicU64::new(1),
+            me: me.clone(),
+            tasks: Mutex::new(tokio::task::JoinSet::new()),
         });
         if let Some(r) = recovered {
             shared.restore(r);
@@ -71,7 +79,110 @@ impl Shared {
             if let Err(e) = store.append_framed(framed) {
                 tracing::error!(error = %e, "cannot journal MQTT state");
             }
+            if store.begin_compaction() {
+                // On its own thread: the caller may hold a session lock the snapshot takes.
+                let me = self.me.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("mqtt-compact".into())
+                    .spawn(move || {
+                        if let Some(shared) = me.upgrade() {
+                            shared.compact();
+                        }
+                    });
+                if let Err(e) = spawned {
+                    tracing::warn!(error = %e, "cannot start the MQTT journal compaction");
+                    store.abandon_compaction();
+                }
+            }
         }
+    }
+
+    /// The server stopped: offline sessions' tasks end (what they held is journaled) and
+    /// the journal is not compacted any more.
+    pub async fn close(&self) {
+        let mut tasks = std::mem::take(&mut *self.tasks.lock());
+        tasks.shutdown().await;
+        if let Some(store) = &self.store {
+            store.close();
+        }
+    }
+
+    /// Runs `task` until it ends or the server stops.
+    fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut tasks = self.tasks.lock();
+        while tasks.try_join_next().is_some() {}
+        tasks.spawn(task);
+    }
+
+    /// Writes a snapshot of the durable state and makes it the journal (see
+    /// [`Store::finish_compaction`]).
+    fn compact(&self) {
+        let Some(store) = &self.store else { return };
+        let started = std::time::Instant::now();
+        let before = store.len();
+        let snapshot = self.snapshot();
+        match store.finish_compaction(&snapshot) {
+            Ok(after) => tracing::info!(
+                before,
+                after,
+                ms = started.elapsed().as_millis() as u64,
+                "MQTT state journal compacted"
+            ),
+            Err(e) => tracing::warn!(error = %e, "MQTT state journal not compacted"),
+        }
+    }
+
+    /// Journal entries that rebuild the durable state: retained messages, and each durable
+    /// session's subscriptions, journaled messages and unreleased incoming QoS 2 ids.
+    fn snapshot(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for m in self.retained.all() {
+            Entry::RetainSet(&m).frame_into(&mut out);
+        }
+        let sessions: Vec<Arc<Session>> = self.sessions.lock().values().cloned().collect();
+        for s in sessions {
+            let st = s.state.lock();
+            if st.ended || !Session::durable(self, &st) {
+                continue;
+            }
+            let client = s.client_id.as_str();
+            let subs = st.sub_records();
+            Entry::SessionPut {
+                client,
+                expiry: st.expiry,
+                subs: &subs,
+            }
+            .frame_into(&mut out);
+            for o in st.inflight.iter().chain(st.pending.iter()) {
+                if o.qos == QoS::AtMostOnce {
+                    continue;
+                }
+                Entry::MsgPut {
+                    client,
+                    seq: o.seq,
+                    qos: o.qos as u8,
+                    retain: o.retain,
+                    sub_ids: &o.sub_ids,
+                    msg: &o.msg,
+                }
+                .frame_into(&mut out);
+                if o.pkid != 0 {
+                    Entry::MsgSent {
+                        client,
+                        seq: o.seq,
+                        pkid: o.pkid,
+                    }
+                    .frame_into(&mut out);
+                }
+                if o.released {
+                    Entry::MsgRel { client, seq: o.seq }.frame_into(&mut out);
+                }
+            }
+            for &pkid in &st.qos2_in {
+                Entry::Qos2In { client, pkid }.frame_into(&mut out);
+            }
+        }
+        out
     }
 
     fn restore(self: &Arc<Self>, r: Recovered) {
@@ -196,14 +307,13 @@ impl Shared {
         if !msg.retain {
             return;
         }
-        self.retained.apply(msg);
         let mut j = Vec::new();
         if msg.payload.is_empty() {
             Entry::RetainDel(&msg.topic).frame_into(&mut j);
         } else {
             Entry::RetainSet(msg).frame_into(&mut j);
         }
-        self.journal(&j);
+        self.retained.apply_then(msg, || self.journal(&j));
     }
 
     /// The message as a one-record batch.
@@ -236,21 +346,21 @@ impl Shared {
         };
         for s in sessions {
             let mut st = s.state.lock();
-            if Session::durable(self, &st) && !st.ended {
-                s.pump(self, &mut st);
-            }
+            // Past one pump's drain budget too: all that is queued and fits.
+            while Session::durable(self, &st) && !st.ended && s.pump(self, &mut st) {}
         }
     }
 
     /// Attaches a new connection to the session of `client_id`, taking it
     /// over from a connection still attached. Returns the session, the
-    /// connection's handle and whether a previous session was resumed.
+    /// connection's handle and whether a previous session was resumed; `None` when a new
+    /// session would pass `max_sessions`.
     pub async fn attach(
         self: &Arc<Self>,
         client_id: &str,
         clean_start: bool,
         expiry: u32,
-    ) -> (Arc<Session>, u64, Arc<Notify>, bool) {
+    ) -> Option<(Arc<Session>, u64, Arc<Notify>, bool)> {
         let conn_id = self.next_conn.fetch_add(1, Ordering::Relaxed);
         let kick = Arc::new(Notify::new());
         loop {
@@ -281,7 +391,7 @@ impl Shared {
                             s.journal_session(self, &st);
                             drop(st);
                             s.attached.notify_waiters();
-                            return (s, conn_id, kick, true);
+                            return Some((s, conn_id, kick, true));
                         }
                     }
                     None => None,
@@ -297,6 +407,9 @@ impl Shared {
                     if map.contains_key(client_id) {
                         continue; // another connection raced us in
                     }
+                    if map.len() >= self.config.max_sessions {
+                        return None;
+                    }
                     let s = Session::new(client_id.to_string(), self.broker.next_origin(), expiry);
                     {
                         let mut st = s.state.lock();
@@ -311,7 +424,7 @@ impl Shared {
                         }
                     }
                     map.insert(client_id.to_string(), s.clone());
-                    return (s, conn_id, kick, false);
+                    return Some((s, conn_id, kick, false));
                 }
             }
         }
@@ -364,7 +477,7 @@ impl Shared {
     fn spawn_will(self: &Arc<Self>, mut msg: Message, origin: u64) {
         msg.received = fogline_broker::now_micros(); // its expiry counts from publication
         let shared = self.clone();
-        tokio::spawn(async move {
+        self.spawn(async move {
             if let Err(e) = shared.publish(&msg, origin, true, Handoff::Direct).await {
                 tracing::warn!(error = %e, "cannot publish a will message");
             }
@@ -382,7 +495,7 @@ impl Shared {
         will: Option<PendingWill>,
     ) {
         let shared = self.clone();
-        tokio::spawn(async move {
+        self.spawn(async move {
             let start = tokio::time::Instant::now();
             let expiry = session.state.lock().expiry;
             let end = (expiry != u32::MAX).then(|| start + Duration::from_secs(u64::from(expiry)));

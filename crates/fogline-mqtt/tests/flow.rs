@@ -181,3 +181,43 @@ async fn mqtt_4_3_3_7_a_sent_qos2_message_is_not_expired() {
     sub.expect_silence(200).await;
     s.stop().await;
 }
+
+/// A client that reconnects with a smaller Receive Maximum gets at most that many
+/// redelivered PUBLISHes at once [MQTT-4.9.0-2]; the rest follow, in order, as it acks.
+/// One larger than its new Maximum Packet Size is dropped [MQTT-3.1.2-25].
+#[tokio::test]
+async fn mqtt_4_9_0_2_redelivery_after_reconnect_keeps_the_new_receive_maximum() {
+    let s = TestServer::start(|_| {}).await;
+    let (mut sub, _) = Raw::connect(&s.mqtt, persistent("rm-sub")).await;
+    sub.subscribe(1, vec![filter("rm/t", QoS::AtLeastOnce)])
+        .await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "rm-pub", true)).await;
+    let big = vec![b'x'; 500];
+    let bodies: [&[u8]; 4] = [b"m0", &big, b"m2", b"m3"];
+    for (i, b) in bodies.iter().enumerate() {
+        p.publish_qos1(publish("rm/t", b, QoS::AtLeastOnce, i as u16 + 1))
+            .await;
+    }
+    for b in bodies {
+        assert_eq!(&sub.expect_publish().await.payload[..], b); // never acked
+    }
+    drop(sub);
+    let mut c = persistent("rm-sub");
+    c.props.receive_maximum = Some(1);
+    c.props.maximum_packet_size = Some(200);
+    let (mut again, ack) = Raw::connect(&s.mqtt, c).await;
+    assert!(ack.session_present);
+    let mut got = Vec::new();
+    loop {
+        let m = match again.recv_within(Duration::from_millis(300)).await {
+            Ok(Some(Packet::Publish(m))) => m,
+            Err(()) => break,
+            other => panic!("expected PUBLISH, got {other:?}"),
+        };
+        again.expect_silence(100).await; // one at a time
+        got.push(m.payload.to_vec());
+        again.send(&Packet::PubAck(Ack::ok(m.pkid))).await;
+    }
+    assert_eq!(got, vec![b"m0".to_vec(), b"m2".to_vec(), b"m3".to_vec()]);
+    s.stop().await;
+}

@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use bytes::BytesMut;
 use common::*;
 use fogline_mqtt::codec::{self, Packet, Properties, Version};
@@ -184,6 +186,39 @@ async fn mqtt_3_8_3_4_no_local_on_a_shared_subscription_is_a_protocol_error() {
     s.stop().await;
 }
 
+/// The filters of a SUBSCRIBE before one that is a protocol error were applied, so a
+/// persistent session keeps them across a restart too.
+#[tokio::test]
+async fn filters_applied_before_a_subscribe_error_survive_a_restart() {
+    let s = TestServer::start_in(tempfile::tempdir().expect("tempdir"), |_| {}).await;
+    let mut c = connect_packet(Version::V5, "half", true);
+    c.props.session_expiry = Some(600);
+    let (mut raw, _) = Raw::connect(&s.mqtt, c).await;
+    let mut bad = filter("$share/g/x", QoS::AtLeastOnce);
+    bad.no_local = true;
+    raw.send(&Packet::Subscribe(Subscribe {
+        pkid: 1,
+        props: Default::default(),
+        filters: vec![filter("kept/1", QoS::AtLeastOnce), bad],
+    }))
+    .await;
+    let got = raw.expect_close().await;
+    assert!(
+        matches!(got.last(), Some(Packet::Disconnect(d)) if d.reason == 0x82),
+        "{got:?}"
+    );
+    let dir = s.stop().await;
+    let s = TestServer::start_in(dir, |_| {}).await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "p", true)).await;
+    p.publish_qos1(publish("kept/1", b"queued", QoS::AtLeastOnce, 1))
+        .await;
+    let (mut raw, ack) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "half", false)).await;
+    assert!(ack.session_present);
+    let m = raw.expect_publish().await;
+    assert_eq!(&m.payload[..], b"queued");
+    s.stop().await;
+}
+
 /// A Response Topic with wildcards (in a PUBLISH or a will) is refused, so
 /// the server never forwards one.
 #[tokio::test]
@@ -262,7 +297,7 @@ async fn a_refused_retained_message_is_not_retained() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_stops_reading_is_disconnected_after_the_write_stall() {
     let s = TestServer::start(|c| {
-        c.mqtt.write_stall = std::time::Duration::from_millis(500);
+        c.mqtt.write_stall = Duration::from_millis(500);
         c.mqtt.slow_subscriber = fogline_broker::SlowConsumerPolicy::DropOldest;
     })
     .await;
@@ -280,14 +315,14 @@ async fn a_client_that_stops_reading_is_disconnected_after_the_write_stall() {
         )))
         .await;
         if i % 50 == 0 {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
     // What was sent before the close can still be read; then the server has closed.
     let started = std::time::Instant::now();
     sub.expect_close().await;
-    assert!(started.elapsed() < std::time::Duration::from_secs(9));
+    assert!(started.elapsed() < Duration::from_secs(9));
     // The publisher was never held up.
     p.sync().await;
     s.stop().await;
@@ -340,5 +375,102 @@ async fn retained_messages_hold_only_their_own_bytes() {
     sub.subscribe(1, vec![filter("site/dev7999/temp", QoS::AtMostOnce)])
         .await;
     assert_eq!(&sub.expect_publish().await.payload[..], b"21.5");
+    s.stop().await;
+}
+
+/// `max_sessions` bounds the sessions held, connected or offline: past it a CONNECT is
+/// refused (5.0: 0x97 quota exceeded, 3.1.1: 0x03 server unavailable), while taking over
+/// or resuming a session that exists still works, and a session that ends makes room.
+#[tokio::test]
+async fn connects_past_max_sessions_are_refused_and_existing_sessions_still_attach() {
+    let s = TestServer::start(|c| c.mqtt.max_sessions = 2).await;
+    let (a, ack) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "a", true)).await;
+    assert_eq!(ack.code, 0);
+    let mut kept = connect_packet(Version::V5, "kept", true);
+    kept.props.session_expiry = Some(600);
+    let (b, ack) = Raw::connect(&s.mqtt, kept).await;
+    assert_eq!(ack.code, 0);
+    drop(b); // offline, but its session still counts
+    let (_, ack) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "c", true)).await;
+    assert_eq!(ack.code, 0x97);
+    let (_, ack) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "d", true)).await;
+    assert_eq!(ack.code, 0x03);
+    // Taking over "a" and resuming "kept" start no new session.
+    let (a2, ack) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "a", true)).await;
+    assert_eq!(ack.code, 0);
+    drop(a);
+    let (_b2, ack) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "kept", false)).await;
+    assert_eq!(ack.code, 0);
+    assert!(ack.session_present);
+    // "a" has expiry 0: once it disconnects its session ends and "c" fits.
+    drop(a2);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_c, ack) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "c", true)).await;
+        if ack.code == 0 {
+            break;
+        }
+        assert_eq!(ack.code, 0x97);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the ended session never made room"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    s.stop().await;
+}
+
+/// `max_subscriptions` bounds one session's subscriptions: a filter past it is refused in
+/// the SUBACK (5.0: 0x97, 3.1.1: 0x80) and the others are granted; changing the options of
+/// a held filter is no new subscription, and an unsubscribe makes room.
+#[tokio::test]
+async fn subscriptions_past_max_subscriptions_are_refused_one_by_one() {
+    let s = TestServer::start(|c| c.mqtt.max_subscriptions = 2).await;
+    let (mut v5, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "many", true)).await;
+    let codes = v5
+        .subscribe(
+            1,
+            vec![
+                filter("a", QoS::AtMostOnce),
+                filter("b", QoS::AtLeastOnce),
+                filter("c", QoS::AtMostOnce),
+            ],
+        )
+        .await;
+    assert_eq!(codes, vec![0, 1, 0x97]);
+    assert_eq!(
+        v5.subscribe(2, vec![filter("a", QoS::AtLeastOnce)]).await,
+        vec![1]
+    );
+    v5.send(&Packet::Unsubscribe(Unsubscribe {
+        pkid: 3,
+        props: Default::default(),
+        filters: vec!["b".into()],
+    }))
+    .await;
+    assert!(matches!(v5.recv().await, Some(Packet::UnsubAck(_))));
+    assert_eq!(
+        v5.subscribe(4, vec![filter("c", QoS::AtMostOnce)]).await,
+        vec![0]
+    );
+    // The refused filter delivers nothing; the granted ones do.
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "pub", true)).await;
+    p.publish_qos1(publish("b", b"no", QoS::AtLeastOnce, 1))
+        .await;
+    p.publish_qos1(publish("c", b"yes", QoS::AtLeastOnce, 2))
+        .await;
+    assert_eq!(&v5.expect_publish().await.payload[..], b"yes");
+    let (mut v4, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "many4", true)).await;
+    let codes = v4
+        .subscribe(
+            1,
+            vec![
+                filter("a", QoS::AtMostOnce),
+                filter("b", QoS::AtMostOnce),
+                filter("c", QoS::AtMostOnce),
+            ],
+        )
+        .await;
+    assert_eq!(codes, vec![0, 0, 0x80]);
     s.stop().await;
 }

@@ -141,6 +141,8 @@ mod tests {
         assert_eq!(parsed.mqtt.receive_maximum, built.mqtt.receive_maximum);
         assert_eq!(parsed.mqtt.max_inflight, built.mqtt.max_inflight);
         assert_eq!(parsed.mqtt.max_queued, built.mqtt.max_queued);
+        assert_eq!(parsed.mqtt.max_sessions, built.mqtt.max_sessions);
+        assert_eq!(parsed.mqtt.max_subscriptions, built.mqtt.max_subscriptions);
         assert_eq!(
             parsed.mqtt.topic_alias_maximum,
             built.mqtt.topic_alias_maximum
@@ -153,6 +155,10 @@ mod tests {
             built.mqtt.max_session_expiry
         );
         assert_eq!(parsed.mqtt.slow_subscriber, built.mqtt.slow_subscriber);
+        assert_eq!(
+            parsed.mqtt.state_compact_size,
+            built.mqtt.state_compact_size
+        );
         let err = Config::from_toml("[mqtt]\nlisen = []\n", "x.toml").unwrap_err();
         assert!(err.to_string().contains("lisen"), "{err}");
     }

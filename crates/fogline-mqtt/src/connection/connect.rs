@@ -222,7 +222,17 @@ async fn handshake<W: AsyncWrite + Unpin>(
         keep_alive = cfg.max_keep_alive;
         server_keep_alive = Some(keep_alive);
     }
-    let (session, conn_id, kick, present) = shared.attach(&client_id, c.clean_start, expiry).await;
+    let Some((session, conn_id, kick, present)) =
+        shared.attach(&client_id, c.clean_start, expiry).await
+    else {
+        tracing::warn!(
+            client = client_id,
+            max_sessions = cfg.max_sessions,
+            "MQTT connection refused: too many sessions"
+        );
+        refuse(wr, &c, 0x03, 0x97, "too many sessions").await;
+        return None;
+    };
     let mut props = Properties::default();
     if v == Version::V5 {
         props.assigned_client_id = assigned;

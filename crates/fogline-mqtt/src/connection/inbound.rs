@@ -228,8 +228,11 @@ impl Conn {
                 continue;
             }
             if group.is_some() && f.no_local {
+                // [MQTT-3.8.3-4] (5.0); the filters before it were applied: journal them.
+                if Session::durable(&self.shared, &st) {
+                    session.journal_session(&self.shared, &st);
+                }
                 return Err(End::error(0x82, "no local on a shared subscription"));
-                // [MQTT-3.8.3-4] (5.0)
             }
             let rec = SubRecord {
                 key: key.clone(),
@@ -239,6 +242,7 @@ impl Conn {
                 retain_handling: f.retain_handling,
                 sub_id,
             };
+            let full = st.subs.len() >= self.shared.config.max_subscriptions;
             let is_new = match st.subs.get_mut(&key) {
                 // [MQTT-3.8.4-3] replace the options in place: what the old subscription
                 // queued is delivered, nothing is lost [MQTT-3.8.4-4].
@@ -246,6 +250,11 @@ impl Conn {
                     e.sub.set_no_local(rec.no_local);
                     e.rec = rec.clone();
                     false
+                }
+                None if full => {
+                    tracing::warn!(client = %session.client_id, filter = key, max = self.shared.config.max_subscriptions, "subscription refused: the session holds max_subscriptions");
+                    codes.push(quota_exceeded(self.version));
+                    continue;
                 }
                 None => match self.shared.broker_subscribe(&session, &rec) {
                     Ok(sub) => {
@@ -349,5 +358,14 @@ fn invalid_filter(v: Version) -> u8 {
     match v {
         Version::V4 => 0x80,
         Version::V5 => 0x8F,
+    }
+}
+
+/// The SUBACK code for a filter past `max_subscriptions`: 0x97 quota exceeded (5.0), the
+/// plain failure 0x80 in 3.1.1 [MQTT-3.9.3-2].
+fn quota_exceeded(v: Version) -> u8 {
+    match v {
+        Version::V4 => 0x80,
+        Version::V5 => 0x97,
     }
 }

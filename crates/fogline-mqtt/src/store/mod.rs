@@ -10,18 +10,33 @@
 //! in fsync mode) before the action it records is acknowledged to a client;
 //! a torn or corrupt tail is cut at the first bad entry on open; on open the
 //! replayed state is written to `state.log.tmp` as a snapshot and renamed
-//! over `state.log`, so the journal never grows past one run's changes.
+//! over `state.log`, so the journal never grows past one run's changes. A failed append is
+//! cut off again or stops the journal (see [`journal`]), so no torn entry hides later ones.
+//!
+//! A running node compacts too: once the journal is past `compact_min` and twice its size
+//! after the last compaction, [`Store::begin_compaction`] starts copying what is appended;
+//! the caller writes a snapshot of the live state, and [`Store::finish_compaction`] puts
+//! the snapshot and that copy in a new file that replaces `state.log` (write, fsync,
+//! rename). Replaying the copy over the snapshot gives the state the old journal gives:
+//! the copy holds every entry since the snapshot began, and replaying entries the snapshot
+//! already reflects ends in the same state (puts overwrite, deletes of what is gone do
+//! nothing). Until the rename the old journal gets every append, so a crash during a
+//! compaction loses nothing.
 
+mod compact;
 pub mod entry;
+mod journal;
 mod replay;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 
 use parking_lot::Mutex;
 
 pub use entry::Entry;
+use journal::{AppendError, Journal};
 pub use replay::{Recovered, RecoveredMsg, RecoveredSession};
 
 /// Why the store could not be opened or written.
@@ -36,14 +51,27 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// An earlier append failed and could not be undone, so the journal takes no more.
+    #[error("MQTT state in {path}: the journal stopped after a failed write; restart the node")]
+    Broken {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 /// The journal of durable MQTT state.
 pub struct Store {
-    file: Mutex<File>,
+    journal: Mutex<Journal<File>>,
     path: PathBuf,
     sync: bool,
+    /// The journal is compacted once past this and twice `base`.
+    compact_min: u64,
+    /// The journal's length after the last compaction.
+    base: AtomicU64,
 }
+
+/// Default of [`Store::set_compact_min`].
+pub const DEFAULT_COMPACT_MIN: u64 = 64 << 20;
 
 impl Store {
     /// Opens (creating) `dir/state.log`, replays it, compacts it, and returns
@@ -58,6 +86,7 @@ impl Store {
             source,
         };
         std::fs::create_dir_all(dir).map_err(io)?;
+        compact::remove_leftovers(dir);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
@@ -79,14 +108,32 @@ impl Store {
             let _ = d.sync_all();
         }
         let file = OpenOptions::new().append(true).open(&path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
         Ok((
             Store {
-                file: Mutex::new(file),
+                journal: Mutex::new(Journal::new(file, len)),
                 path,
                 sync,
+                compact_min: DEFAULT_COMPACT_MIN,
+                base: len.into(),
             },
             recovered,
         ))
+    }
+
+    /// Compacts once the journal is past `bytes` (and twice its compacted size).
+    pub fn set_compact_min(&mut self, bytes: u64) {
+        self.compact_min = bytes;
+    }
+
+    /// Bytes in the journal now.
+    pub fn len(&self) -> u64 {
+        self.journal.lock().len
+    }
+
+    /// True when the journal holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Appends entries as one write.
@@ -109,15 +156,20 @@ impl Store {
         if buf.is_empty() {
             return Ok(());
         }
-        let mut f = self.file.lock();
-        let io = |source| StoreError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        f.write_all(buf).map_err(io)?;
-        if self.sync {
-            f.sync_data().map_err(io)?;
-        }
-        Ok(())
+        self.journal
+            .lock()
+            .append(buf, self.sync)
+            .map_err(|e| match e {
+                AppendError::Io(source) => StoreError::Io {
+                    path: self.path.clone(),
+                    source,
+                },
+                AppendError::Broken => StoreError::Broken {
+                    path: self.path.clone(),
+                },
+            })
     }
 }
+
+#[cfg(test)]
+mod tests;
