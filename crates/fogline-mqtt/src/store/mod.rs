@@ -68,6 +68,9 @@ pub struct Store {
     compact_min: u64,
     /// The journal's length after the last compaction.
     base: AtomicU64,
+    /// After a failed compaction (a full disk, say): the length the journal must reach
+    /// before the next try, so that a failure is not retried on every append.
+    retry_at: AtomicU64,
 }
 
 /// Default of [`Store::set_compact_min`].
@@ -116,6 +119,7 @@ impl Store {
                 sync,
                 compact_min: DEFAULT_COMPACT_MIN,
                 base: len.into(),
+                retry_at: 0.into(),
             },
             recovered,
         ))

@@ -198,7 +198,7 @@ fn compaction_waits_for_its_size_and_keeps_what_is_appended_meanwhile() {
 }
 
 #[test]
-fn an_abandoned_compaction_leaves_the_journal_whole() {
+fn a_failed_compaction_leaves_the_journal_whole_and_waits_to_retry() {
     let dir = tempfile::tempdir().unwrap();
     let (mut store, _) = Store::open(dir.path(), false).unwrap();
     store.set_compact_min(10);
@@ -207,6 +207,10 @@ fn an_abandoned_compaction_leaves_the_journal_whole() {
     assert!(store.begin_compaction());
     store.abandon_compaction();
     assert!(store.finish_compaction(&[]).is_err(), "nothing to finish");
+    assert!(
+        !store.begin_compaction(),
+        "a failure is retried once the journal grows by compact_min, not at once"
+    );
     store.append_framed(&frame(&[Op::RetainDel(0)])).unwrap();
     let on_disk = std::fs::read(dir.path().join("state.log")).unwrap();
     assert_eq!(
