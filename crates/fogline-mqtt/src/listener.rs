@@ -95,12 +95,13 @@ impl MqttServer {
     /// Accepts and serves connections until `stop` completes; then closes
     /// every connection and returns once none holds the broker any more.
     pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) {
+        let (stopping, stopped) = tokio::sync::watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();
         for l in self.tcp {
-            tasks.spawn(accept_loop(l, self.shared.clone(), false));
+            tasks.spawn(accept_loop(l, self.shared.clone(), false, stopped.clone()));
         }
         for l in self.ws {
-            tasks.spawn(accept_loop(l, self.shared.clone(), true));
+            tasks.spawn(accept_loop(l, self.shared.clone(), true, stopped.clone()));
         }
         let shared = Arc::downgrade(&self.shared);
         drop(self.shared);
@@ -111,7 +112,10 @@ impl MqttServer {
                 next = tasks.join_next() => if next.is_none() { break },
             }
         }
-        tasks.shutdown().await;
+        // Each accept loop ends its connections and waits for them, so none holds the
+        // broker (or spawns an offline session's task) after this.
+        let _ = stopping.send(true);
+        while tasks.join_next().await.is_some() {}
         if let Some(shared) = shared.upgrade() {
             shared.close().await;
         }
@@ -139,12 +143,21 @@ async fn bind_all(addrs: &[String]) -> Result<Vec<TcpListener>, MqttError> {
 }
 
 /// Connection tasks live in a `JoinSet` owned by the loop, so cancelling
-/// the loop (shutdown) ends them too.
-async fn accept_loop(l: TcpListener, shared: Arc<Shared>, websocket: bool) {
+/// the loop ends them too; once `stopped` turns true it ends them and waits.
+async fn accept_loop(
+    l: TcpListener,
+    shared: Arc<Shared>,
+    websocket: bool,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
     let mut conns = tokio::task::JoinSet::new();
     loop {
         while conns.try_join_next().is_some() {}
-        match l.accept().await {
+        let accepted = tokio::select! {
+            _ = stopped.wait_for(|s| *s) => break,
+            a = l.accept() => a,
+        };
+        match accepted {
             Ok((sock, peer)) => {
                 let _ = sock.set_nodelay(true);
                 tracing::debug!(%peer, websocket, "MQTT connection");
@@ -160,4 +173,6 @@ async fn accept_loop(l: TcpListener, shared: Arc<Shared>, websocket: bool) {
             }
         }
     }
+    drop(shared);
+    conns.shutdown().await;
 }

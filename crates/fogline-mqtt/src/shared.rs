@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     /// Offline sessions' tasks and wills being published: stopped with the server, so
     /// none holds the broker after it.
     tasks: Mutex<tokio::task::JoinSet<()>>,
+    /// Set by `close`: tasks are not started any more.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// A delayed will: published unless the session gets a new connection first.
@@ -66,6 +68,7 @@ impl Shared {
             next_conn: AtomicU64::new(1),
             me: me.clone(),
             tasks: Mutex::new(tokio::task::JoinSet::new()),
+            closed: Default::default(),
         });
         if let Some(r) = recovered {
             shared.restore(r);
@@ -100,7 +103,11 @@ impl Shared {
     /// The server stopped: offline sessions' tasks end (what they held is journaled) and
     /// the journal is not compacted any more.
     pub async fn close(&self) {
-        let mut tasks = std::mem::take(&mut *self.tasks.lock());
+        let mut tasks = {
+            let mut guard = self.tasks.lock();
+            self.closed.store(true, Ordering::Relaxed);
+            std::mem::take(&mut *guard)
+        };
         tasks.shutdown().await;
         if let Some(store) = &self.store {
             store.close();
@@ -110,6 +117,9 @@ impl Shared {
     /// Runs `task` until it ends or the server stops.
     fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
         let mut tasks = self.tasks.lock();
+        if self.closed.load(Ordering::Relaxed) {
+            return; // the server stopped (a will not yet published stays unpublished)
+        }
         while tasks.try_join_next().is_some() {}
         tasks.spawn(task);
     }
@@ -460,15 +470,9 @@ impl Shared {
             other => other,
         };
         if expiry == 0 {
-            let mut map = self.sessions.lock();
-            if map
-                .get(&session.client_id)
-                .is_some_and(|s| Arc::ptr_eq(s, session))
-            {
-                map.remove(&session.client_id);
+            if self.remove_if_idle(session, epoch) {
+                self.end_session(session);
             }
-            drop(map);
-            self.end_session(session);
         } else {
             self.spawn_offline(session.clone(), epoch, will);
         }
@@ -532,21 +536,12 @@ impl Shared {
                         }
                     }
                     _ = tokio::time::sleep_until(end.unwrap_or(far)), if end.is_some() => {
-                        let still = {
-                            let st = session.state.lock();
-                            st.conn.is_none() && st.epoch == epoch
-                        };
-                        if still {
+                        if shared.remove_if_idle(&session, epoch) {
                             // The delay is capped at the expiry: when both are due, the
                             // will goes first [MQTT-3.1.3-9].
                             if let Some(w) = will.take() {
                                 shared.spawn_will(w.msg, session.origin);
                             }
-                            let mut map = shared.sessions.lock();
-                            if map.get(&session.client_id).is_some_and(|s| Arc::ptr_eq(s, &session)) {
-                                map.remove(&session.client_id);
-                            }
-                            drop(map);
                             shared.end_session(&session);
                             tracing::debug!(client = %session.client_id, "session expired");
                         }
@@ -555,6 +550,28 @@ impl Shared {
                 }
             }
         });
+    }
+
+    /// Takes `session` out of the registry unless a connection attached to it since
+    /// `epoch`. `attach` resumes a session under the registry's lock, so the check and the
+    /// removal are one step: a client that reconnects just as its session expires either
+    /// resumes it or gets a new one, never one that is ended under it.
+    fn remove_if_idle(&self, session: &Arc<Session>, epoch: u64) -> bool {
+        let mut map = self.sessions.lock();
+        if !map
+            .get(&session.client_id)
+            .is_some_and(|s| Arc::ptr_eq(s, session))
+        {
+            return false;
+        }
+        {
+            let st = session.state.lock();
+            if st.conn.is_some() || st.epoch != epoch {
+                return false;
+            }
+        }
+        map.remove(&session.client_id);
+        true
     }
 
     /// Ends a session: unsubscribes everything and forgets its state.
@@ -585,4 +602,49 @@ pub(crate) fn split_shared(key: &str) -> Option<(Option<&str>, &str)> {
     let rest = key.strip_prefix("$share/")?;
     let (group, filter) = rest.split_once('/')?;
     Some((Some(group), filter))
+}
+
+#[cfg(test)]
+mod tests {
+    use fogline_broker::{BrokerConfig, StorageMode};
+
+    use super::*;
+    use crate::auth::AllowAll;
+
+    fn shared(dir: &std::path::Path) -> Arc<Shared> {
+        let config = BrokerConfig {
+            storage: StorageMode::Memory,
+            data_dir: dir.to_path_buf(),
+            ..BrokerConfig::default()
+        };
+        let broker = Broker::open(config).unwrap().0;
+        Shared::new(broker, MqttConfig::default(), Arc::new(AllowAll), None)
+    }
+
+    /// The window `remove_if_idle` closes: a connection ends, and before its session is
+    /// taken out (expiry 0, or the expiry timer firing) the client reconnects and resumes it.
+    #[tokio::test]
+    async fn a_session_resumed_before_its_removal_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = shared(dir.path());
+        let (s, first, _, _) = shared.attach("c", false, 0).await.unwrap();
+        let epoch = {
+            let mut st = s.state.lock();
+            assert_eq!(st.conn.as_ref().map(|h| h.id), Some(first));
+            st.conn = None; // what `detach` does before it removes the session
+            st.epoch
+        };
+        let (again, _, _, resumed) = shared.attach("c", false, 0).await.unwrap();
+        assert!(resumed && Arc::ptr_eq(&again, &s));
+        assert!(!shared.remove_if_idle(&s, epoch), "resumed meanwhile");
+        assert!(shared.sessions.lock().contains_key("c"));
+        // Idle at its own epoch, it goes.
+        let epoch = {
+            let mut st = s.state.lock();
+            st.conn = None;
+            st.epoch
+        };
+        assert!(shared.remove_if_idle(&s, epoch));
+        assert!(!shared.sessions.lock().contains_key("c"));
+    }
 }

@@ -50,9 +50,8 @@ pub(crate) async fn serve(sock: TcpStream, shared: Arc<Shared>) {
         }
     };
     let (mine, theirs) = tokio::io::duplex(PIPE);
-    let conn = tokio::spawn(crate::connection::serve(theirs, shared));
-    bridge(ws, mine).await;
-    let _ = conn.await;
+    // One task for both halves: ending it (server shutdown) ends the connection too.
+    tokio::join!(bridge(ws, mine), crate::connection::serve(theirs, shared));
 }
 
 /// The handshake callback: answers with subprotocol `mqtt` when offered.

@@ -142,13 +142,14 @@ impl Server {
         let mqtt = tokio::spawn(self.mqtt.run_until(async move {
             let _ = mqtt_stopped.wait_for(|s| *s).await;
         }));
-        let retention = tokio::spawn(retention_loop(self.broker.clone()));
+        let retention = tokio::spawn(retention_loop(self.broker.clone(), stopped.clone()));
         shutdown.await;
         tracing::info!("shutting down");
         let _ = stop.send(true);
         while tasks.join_next().await.is_some() {}
         let _ = mqtt.await;
-        retention.abort();
+        // Not aborted: a retention pass under way on a blocking thread holds the broker,
+        // and the server is not stopped until it lets go.
         let _ = retention.await;
     }
 }
@@ -229,10 +230,13 @@ async fn accept_failed(e: std::io::Error) {
     tokio::time::sleep(Duration::from_millis(50)).await;
 }
 
-async fn retention_loop(broker: Broker) {
+async fn retention_loop(broker: Broker, mut stopped: tokio::sync::watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(Duration::from_secs(10));
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = stopped.wait_for(|s| *s) => return,
+            _ = tick.tick() => {}
+        }
         let b = broker.clone();
         if tokio::task::spawn_blocking(move || b.enforce_retention())
             .await
