@@ -58,7 +58,7 @@ pub struct MqttConfig {
     pub slow_subscriber: SlowConsumerPolicy,
     /// The journal of durable MQTT state (`data_dir/mqtt/state.log`) is compacted while
     /// the node runs once it is past this size and twice its size after the last
-    /// compaction (and always when the node starts).
+    /// compaction (and always when the node starts); at least 4 KiB.
     pub state_compact_size: ByteSize,
 }
 

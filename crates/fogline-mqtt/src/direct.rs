@@ -60,8 +60,8 @@ impl DirectSink for SubSink {
 }
 
 fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
-    if !st.pending.is_empty() {
-        return Written::Declined;
+    if !st.pending.is_empty() || st.resends > 0 {
+        return Written::Declined; // older messages go first
     }
     let Some(d) = st.conn.as_ref().and_then(|h| h.direct.as_ref()) else {
         return Written::Declined;
@@ -120,6 +120,7 @@ fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
                     sub_ids: sub_id.into_iter().collect(),
                     pkid,
                     released: false,
+                    resend: false,
                 });
             }
         }

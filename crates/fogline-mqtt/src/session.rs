@@ -41,6 +41,9 @@ pub(crate) struct Outgoing {
     pub pkid: u16,
     /// QoS 2: PUBREC received, PUBREL sent.
     pub released: bool,
+    /// Sent on an earlier connection and not yet again on this one: it waits, with its
+    /// packet id, for a slot in this connection's receive maximum.
+    pub resend: bool,
 }
 
 /// The connection a session is attached to.
@@ -58,6 +61,8 @@ pub(crate) struct State {
     pub subs: foldhash::HashMap<String, SubEntry>,
     pub pending: VecDeque<Outgoing>,
     pub inflight: VecDeque<Outgoing>,
+    /// How many of `inflight` wait to be sent again (`Outgoing::resend`).
+    pub resends: usize,
     pub qos2_in: HashSet<u16>,
     used: Vec<u64>,
     next_pkid: u16,
@@ -80,6 +85,7 @@ impl State {
             subs: foldhash::HashMap::default(),
             pending: VecDeque::new(),
             inflight: VecDeque::new(),
+            resends: 0,
             qos2_in: HashSet::new(),
             used: vec![0; 1024],
             next_pkid: 0,
@@ -262,6 +268,7 @@ impl Session {
                         sub_ids,
                         pkid: 0,
                         released: false,
+                        resend: false,
                     });
                 }
             }
@@ -313,6 +320,7 @@ impl Session {
             sub_ids,
             pkid: 0,
             released: false,
+            resend: false,
         });
         true
     }

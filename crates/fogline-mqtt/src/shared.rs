@@ -20,6 +20,9 @@ use crate::session::{qos_of, ConnHandle, Outgoing, Session, SubEntry};
 use crate::store::entry::{Entry, SubRecord};
 use crate::store::{Recovered, Store};
 
+/// Most pumps of one session per `flush_durable` (each drains up to 256 KiB a queue).
+const FLUSH_PUMPS: usize = 64;
+
 /// Everything MQTT connections share.
 pub(crate) struct Shared {
     pub broker: Broker,
@@ -38,6 +41,8 @@ pub(crate) struct Shared {
     tasks: Mutex<tokio::task::JoinSet<()>>,
     /// Set by `close`: tasks are not started any more.
     closed: std::sync::atomic::AtomicBool,
+    /// The thread of the last journal compaction, joined by `close`.
+    compactor: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// A delayed will: published unless the session gets a new connection first.
@@ -69,6 +74,7 @@ impl Shared {
             me: me.clone(),
             tasks: Mutex::new(tokio::task::JoinSet::new()),
             closed: Default::default(),
+            compactor: Mutex::new(None),
         });
         if let Some(r) = recovered {
             shared.restore(r);
@@ -92,9 +98,12 @@ impl Shared {
                             shared.compact();
                         }
                     });
-                if let Err(e) = spawned {
-                    tracing::warn!(error = %e, "cannot start the MQTT journal compaction");
-                    store.abandon_compaction();
+                match spawned {
+                    Ok(thread) => *self.compactor.lock() = Some(thread),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot start the MQTT journal compaction");
+                        store.abandon_compaction();
+                    }
                 }
             }
         }
@@ -111,6 +120,12 @@ impl Shared {
         tasks.shutdown().await;
         if let Some(store) = &self.store {
             store.close();
+        }
+        // A compaction under way holds the server's state: wait for it (it gives up at
+        // its end now that the store is closed).
+        let thread = self.compactor.lock().take();
+        if let Some(thread) = thread {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
     }
 
@@ -144,6 +159,9 @@ impl Shared {
 
     /// Journal entries that rebuild the durable state: retained messages, and each durable
     /// session's subscriptions, journaled messages and unreleased incoming QoS 2 ids.
+    /// Read from memory, so it equals what the journal holds only because every change to
+    /// durable state is journaled under the lock that guards it (the session's state, the
+    /// retained map); a change that broke that rule would be lost, or kept, by a compaction.
     fn snapshot(&self) -> Vec<u8> {
         let mut out = Vec::new();
         for m in self.retained.all() {
@@ -223,6 +241,7 @@ impl Shared {
                         sub_ids: m.sub_ids,
                         pkid: m.pkid.unwrap_or(0),
                         released: m.released,
+                        resend: false,
                     };
                     st.next_seq = st.next_seq.max(seq + 1);
                     match m.pkid {
@@ -356,8 +375,14 @@ impl Shared {
         };
         for s in sessions {
             let mut st = s.state.lock();
-            // Past one pump's drain budget too: all that is queued and fits.
-            while Session::durable(self, &st) && !st.ended && s.pump(self, &mut st) {}
+            // Past one pump's drain budget too, but bounded: a publisher on another
+            // thread may keep a queue of QoS 0 messages (which an offline session drops)
+            // from ever being empty.
+            for _ in 0..FLUSH_PUMPS {
+                if !Session::durable(self, &st) || st.ended || !s.pump(self, &mut st) {
+                    break;
+                }
+            }
         }
     }
 
@@ -470,9 +495,7 @@ impl Shared {
             other => other,
         };
         if expiry == 0 {
-            if self.remove_if_idle(session, epoch) {
-                self.end_session(session);
-            }
+            self.end_if_idle(session, epoch);
         } else {
             self.spawn_offline(session.clone(), epoch, will);
         }
@@ -536,13 +559,12 @@ impl Shared {
                         }
                     }
                     _ = tokio::time::sleep_until(end.unwrap_or(far)), if end.is_some() => {
-                        if shared.remove_if_idle(&session, epoch) {
+                        if shared.end_if_idle(&session, epoch) {
                             // The delay is capped at the expiry: when both are due, the
-                            // will goes first [MQTT-3.1.3-9].
+                            // will is published [MQTT-3.1.3-9].
                             if let Some(w) = will.take() {
                                 shared.spawn_will(w.msg, session.origin);
                             }
-                            shared.end_session(&session);
                             tracing::debug!(client = %session.client_id, "session expired");
                         }
                         return;
@@ -552,11 +574,12 @@ impl Shared {
         });
     }
 
-    /// Takes `session` out of the registry unless a connection attached to it since
-    /// `epoch`. `attach` resumes a session under the registry's lock, so the check and the
-    /// removal are one step: a client that reconnects just as its session expires either
-    /// resumes it or gets a new one, never one that is ended under it.
-    fn remove_if_idle(&self, session: &Arc<Session>, epoch: u64) -> bool {
+    /// Ends `session` and takes it out of the registry, unless a connection attached to it
+    /// since `epoch`. All under the registry's lock, which `attach` holds while it resumes
+    /// or starts a session: a client that reconnects just as its session expires either
+    /// resumes it or gets a new one, never one ended under it, and the end's journal entry
+    /// comes before the new session's.
+    fn end_if_idle(&self, session: &Arc<Session>, epoch: u64) -> bool {
         let mut map = self.sessions.lock();
         if !map
             .get(&session.client_id)
@@ -571,6 +594,7 @@ impl Shared {
             }
         }
         map.remove(&session.client_id);
+        self.end_session(session);
         true
     }
 
@@ -583,6 +607,7 @@ impl Shared {
         }
         st.pending.clear();
         st.inflight.clear();
+        st.resends = 0;
         drop(st);
         // An offline task waiting on it learns it ended (and publishes a delayed will).
         session.attached.notify_waiters();
@@ -621,7 +646,7 @@ mod tests {
         Shared::new(broker, MqttConfig::default(), Arc::new(AllowAll), None)
     }
 
-    /// The window `remove_if_idle` closes: a connection ends, and before its session is
+    /// The window `end_if_idle` closes: a connection ends, and before its session is
     /// taken out (expiry 0, or the expiry timer firing) the client reconnects and resumes it.
     #[tokio::test]
     async fn a_session_resumed_before_its_removal_is_kept() {
@@ -636,7 +661,8 @@ mod tests {
         };
         let (again, _, _, resumed) = shared.attach("c", false, 0).await.unwrap();
         assert!(resumed && Arc::ptr_eq(&again, &s));
-        assert!(!shared.remove_if_idle(&s, epoch), "resumed meanwhile");
+        assert!(!shared.end_if_idle(&s, epoch), "resumed meanwhile");
+        assert!(!s.state.lock().ended);
         assert!(shared.sessions.lock().contains_key("c"));
         // Idle at its own epoch, it goes.
         let epoch = {
@@ -644,7 +670,8 @@ mod tests {
             st.conn = None;
             st.epoch
         };
-        assert!(shared.remove_if_idle(&s, epoch));
+        assert!(shared.end_if_idle(&s, epoch));
         assert!(!shared.sessions.lock().contains_key("c"));
+        assert!(s.state.lock().ended);
     }
 }

@@ -183,8 +183,9 @@ async fn mqtt_4_3_3_7_a_sent_qos2_message_is_not_expired() {
 }
 
 /// A client that reconnects with a smaller Receive Maximum gets at most that many
-/// redelivered PUBLISHes at once [MQTT-4.9.0-2]; the rest follow, in order, as it acks.
-/// One larger than its new Maximum Packet Size is dropped [MQTT-3.1.2-25].
+/// redelivered PUBLISHes at once [MQTT-4.9.0-2]; the rest follow in order as it acks, each
+/// with DUP and its original packet id [MQTT-4.4.0-1]. One larger than its new Maximum
+/// Packet Size is dropped [MQTT-3.1.2-25].
 #[tokio::test]
 async fn mqtt_4_9_0_2_redelivery_after_reconnect_keeps_the_new_receive_maximum() {
     let s = TestServer::start(|_| {}).await;
@@ -193,13 +194,16 @@ async fn mqtt_4_9_0_2_redelivery_after_reconnect_keeps_the_new_receive_maximum()
         .await;
     let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "rm-pub", true)).await;
     let big = vec![b'x'; 500];
-    let bodies: [&[u8]; 4] = [b"m0", &big, b"m2", b"m3"];
+    let bodies: [&[u8]; 4] = [&big, b"m1", b"m2", b"m3"];
     for (i, b) in bodies.iter().enumerate() {
         p.publish_qos1(publish("rm/t", b, QoS::AtLeastOnce, i as u16 + 1))
             .await;
     }
+    let mut first_ids = Vec::new();
     for b in bodies {
-        assert_eq!(&sub.expect_publish().await.payload[..], b); // never acked
+        let m = sub.expect_publish().await; // never acked
+        assert_eq!(&m.payload[..], b);
+        first_ids.push(m.pkid);
     }
     drop(sub);
     let mut c = persistent("rm-sub");
@@ -215,9 +219,12 @@ async fn mqtt_4_9_0_2_redelivery_after_reconnect_keeps_the_new_receive_maximum()
             other => panic!("expected PUBLISH, got {other:?}"),
         };
         again.expect_silence(100).await; // one at a time
-        got.push(m.payload.to_vec());
+        got.push((m.payload.to_vec(), m.pkid, m.dup));
         again.send(&Packet::PubAck(Ack::ok(m.pkid))).await;
     }
-    assert_eq!(got, vec![b"m0".to_vec(), b"m2".to_vec(), b"m3".to_vec()]);
+    let want: Vec<_> = (1..4)
+        .map(|i| (bodies[i].to_vec(), first_ids[i], true))
+        .collect();
+    assert_eq!(got, want);
     s.stop().await;
 }

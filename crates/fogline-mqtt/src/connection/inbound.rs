@@ -127,6 +127,7 @@ impl Conn {
         });
         if let Some(i) = pos {
             if let Some(o) = st.inflight.remove(i) {
+                st.resends -= usize::from(o.resend);
                 st.mark_pkid(a.pkid, false);
                 session.journal(
                     &self.shared,
@@ -155,6 +156,9 @@ impl Conn {
             return;
         };
         let seq = st.inflight[i].seq;
+        if std::mem::take(&mut st.inflight[i].resend) {
+            st.resends -= 1; // answered before it was sent again: nothing to resend
+        }
         if a.reason >= 0x80 {
             // The receiver refused the message: the delivery ends here.
             st.inflight.remove(i);

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use super::{Conn, OUT_LIMIT};
 use crate::codec::{Ack, Packet, QoS};
-use crate::session::State;
+use crate::session::{Outgoing, State};
 use crate::store::entry::Entry;
 
 impl Conn {
@@ -13,6 +13,9 @@ impl Conn {
     /// buffer have room; true when it stopped for the buffer only.
     pub(super) fn send_pending(&mut self, st: &mut State) -> bool {
         let session = self.session.clone();
+        if st.resends > 0 && !self.resend_waiting(st) {
+            return self.out.len() >= OUT_LIMIT;
+        }
         while let Some(front) = st.pending.front() {
             if self.out.len() >= OUT_LIMIT {
                 return true;
@@ -62,64 +65,78 @@ impl Conn {
         true
     }
 
-    /// After a reconnect: every unacknowledged PUBLISH again with DUP set,
-    /// and PUBREL for those already received, in the original order [MQTT-4.4.0-1].
-    /// The new connection's limits apply: past its receive maximum [MQTT-4.9.0-2] a message
-    /// goes back to the front of `pending` (its packet id freed) to be sent as acks come,
-    /// and one larger than its Maximum Packet Size is dropped as if delivered
-    /// [MQTT-3.1.2-25]. PUBRELs do not count: their PUBREC has arrived.
+    /// After a reconnect: every unacknowledged PUBLISH again with DUP set and its
+    /// original packet id, and PUBREL for those already received, in the original order
+    /// [MQTT-4.4.0-1]. The new connection's limits apply: past its receive maximum
+    /// [MQTT-4.9.0-2] (a QoS 2 message counts until its PUBCOMP) a PUBLISH waits, marked
+    /// `resend`, until acks make room (`resend_waiting`); one larger than its Maximum
+    /// Packet Size is dropped as if delivered [MQTT-3.1.2-25].
     pub(super) fn resend_inflight(&mut self, st: &mut State) {
-        let session = self.session.clone();
-        let now = fogline_broker::now_micros();
-        let mut unacked = 0usize;
+        let mut used = 0usize;
+        st.resends = 0;
         let mut kept = VecDeque::with_capacity(st.inflight.len());
-        let mut back = Vec::new();
-        for o in std::mem::take(&mut st.inflight) {
+        for mut o in std::mem::take(&mut st.inflight) {
+            o.resend = false;
             if o.released {
                 self.send(&Packet::PubRel(Ack::ok(o.pkid)));
+                used += 1;
                 kept.push_back(o);
-                continue;
+            } else if used >= self.receive_max {
+                o.resend = true;
+                st.resends += 1;
+                kept.push_back(o);
+            } else if self.publish_again(st, &o) {
+                used += 1;
+                kept.push_back(o);
             }
-            if unacked >= self.receive_max {
-                back.push(o);
-                continue;
-            }
-            let mut p = o.msg.to_publish(o.qos, o.retain, o.pkid, &o.sub_ids, now);
-            p.dup = true; // [MQTT-3.3.1-1]
-            if p.encoded_len(self.version) > self.client_max_packet {
-                st.mark_pkid(o.pkid, false);
-                session.journal(
-                    &self.shared,
-                    st,
-                    Entry::MsgDel {
-                        client: &session.client_id,
-                        seq: o.seq,
-                    },
-                );
-                continue;
-            }
-            unacked += 1;
-            self.send(&Packet::Publish(p));
-            kept.push_back(o);
         }
         st.inflight = kept;
-        for mut o in back.into_iter().rev() {
+    }
+
+    /// Sends the PUBLISHes `resend_inflight` held back, in order, while the receive
+    /// maximum has room; true when none is left.
+    fn resend_waiting(&mut self, st: &mut State) -> bool {
+        let mut i = 0;
+        while st.resends > 0 && i < st.inflight.len() {
+            if st.inflight.len() - st.resends >= self.receive_max || self.out.len() >= OUT_LIMIT {
+                return false;
+            }
+            if !st.inflight[i].resend {
+                i += 1;
+                continue;
+            }
+            st.resends -= 1;
+            st.inflight[i].resend = false;
+            let o = st.inflight[i].clone();
+            if self.publish_again(st, &o) {
+                i += 1;
+            } else {
+                st.inflight.remove(i);
+            }
+        }
+        st.resends == 0
+    }
+
+    /// Sends `o` again (DUP, its packet id); false, and it is dropped as if delivered, when
+    /// it is larger than the client accepts [MQTT-3.1.2-25].
+    fn publish_again(&mut self, st: &mut State, o: &Outgoing) -> bool {
+        let now = fogline_broker::now_micros();
+        let mut p = o.msg.to_publish(o.qos, o.retain, o.pkid, &o.sub_ids, now);
+        p.dup = true; // [MQTT-3.3.1-1]
+        if p.encoded_len(self.version) > self.client_max_packet {
             st.mark_pkid(o.pkid, false);
-            o.pkid = 0;
-            // Put again: a replay then finds it pending, not sent under the freed id.
+            let session = self.session.clone();
             session.journal(
                 &self.shared,
                 st,
-                Entry::MsgPut {
+                Entry::MsgDel {
                     client: &session.client_id,
                     seq: o.seq,
-                    qos: o.qos as u8,
-                    retain: o.retain,
-                    sub_ids: &o.sub_ids,
-                    msg: &o.msg,
                 },
             );
-            st.pending.push_front(o);
+            return false;
         }
+        self.send(&Packet::Publish(p));
+        true
     }
 }

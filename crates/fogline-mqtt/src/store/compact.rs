@@ -78,36 +78,40 @@ impl Store {
             source,
         };
         let result = (|| {
-            // The snapshot is written before taking the lock: appends go on meanwhile.
+            // The snapshot is written and synced before taking the lock: appends (and the
+            // writers behind them) go on meanwhile; only the copy is synced under it.
             let mut f = File::create(&tmp).map_err(io)?;
             f.write_all(snapshot).map_err(io)?;
+            f.sync_data().map_err(io)?;
             let mut j = self.journal.lock();
-            let Some(copy) = j.copy.take() else {
-                return Err(StoreError::Io {
-                    path: self.path.clone(),
-                    source: std::io::Error::other(
-                        "compaction abandoned: too much was written while it ran",
-                    ),
-                });
+            let abandoned = |why: &str| StoreError::Io {
+                path: self.path.clone(),
+                source: std::io::Error::other(format!("compaction abandoned: {why}")),
             };
+            if j.closed {
+                return Err(abandoned("the server stopped"));
+            }
             if j.broken() {
                 return Err(StoreError::Broken {
                     path: self.path.clone(),
                 });
             }
-            if j.closed {
-                return Err(StoreError::Io {
-                    path: self.path.clone(),
-                    source: std::io::Error::other("compaction abandoned: the server stopped"),
-                });
-            }
+            let Some(copy) = j.copy.take() else {
+                return Err(abandoned("too much was written while it ran"));
+            };
             f.write_all(&copy).map_err(io)?;
             f.sync_all().map_err(io)?;
             drop(f);
             std::fs::rename(&tmp, &self.path).map_err(io)?;
-            // The rename is done: from here on `state.log` is the new file.
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
+            // The rename is done: from here on `state.log` is the new file. Until the
+            // directory is synced a crash may bring the old one back; entries acknowledged
+            // after a failed sync would be lost with it, so fsync storage stops instead.
+            let dir_synced = File::open(dir).and_then(|d| d.sync_all());
+            if let Err(e) = dir_synced {
+                if self.sync {
+                    j.set_broken();
+                    return Err(io(e));
+                }
             }
             let file = match OpenOptions::new().append(true).open(&self.path) {
                 Ok(f) => f,

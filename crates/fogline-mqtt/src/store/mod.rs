@@ -73,6 +73,9 @@ pub struct Store {
     retry_at: AtomicU64,
 }
 
+/// The smallest [`Store::set_compact_min`].
+pub const MIN_COMPACT: u64 = 4096;
+
 /// Default of [`Store::set_compact_min`].
 pub const DEFAULT_COMPACT_MIN: u64 = 64 << 20;
 
@@ -125,9 +128,10 @@ impl Store {
         ))
     }
 
-    /// Compacts once the journal is past `bytes` (and twice its compacted size).
+    /// Compacts once the journal is past `bytes` (and twice its compacted size); at least
+    /// [`MIN_COMPACT`], so that a small setting cannot start a compaction per append.
     pub fn set_compact_min(&mut self, bytes: u64) {
-        self.compact_min = bytes;
+        self.compact_min = bytes.max(MIN_COMPACT);
     }
 
     /// Bytes in the journal now.

@@ -161,12 +161,12 @@ proptest! {
 fn compaction_waits_for_its_size_and_keeps_what_is_appended_meanwhile() {
     let dir = tempfile::tempdir().unwrap();
     let (mut store, _) = Store::open(dir.path(), false).unwrap();
-    store.set_compact_min(1000);
-    let puts: Vec<Op> = (0..40u8).map(|p| Op::RetainSet(p % 2, p)).collect();
+    store.set_compact_min(1); // raised to MIN_COMPACT
+    let puts: Vec<Op> = (0..=255u8).map(|p| Op::RetainSet(p % 2, p)).collect();
     store.append_framed(&frame(&puts[..5])).unwrap();
     assert!(!store.begin_compaction(), "below compact_min");
     store.append_framed(&frame(&puts[5..])).unwrap();
-    assert!(store.len() >= 1000);
+    assert!(store.len() >= MIN_COMPACT, "{}", store.len());
     assert!(store.begin_compaction());
     assert!(!store.begin_compaction(), "one at a time");
     let snapshot = snapshot_of(&frame(&puts));
@@ -176,10 +176,7 @@ fn compaction_waits_for_its_size_and_keeps_what_is_appended_meanwhile() {
     let len = store.finish_compaction(&snapshot).unwrap();
     store.append_framed(&frame(&[Op::MsgPut(1, 1, 9)])).unwrap();
     assert!(len < 1000, "{len}");
-    assert!(
-        !store.begin_compaction(),
-        "not yet twice its compacted size"
-    );
+    assert!(!store.begin_compaction(), "not yet past compact_min again");
     drop(store);
     let mut all = puts.clone();
     all.push(Op::RetainSet(0, 200));
@@ -201,8 +198,8 @@ fn compaction_waits_for_its_size_and_keeps_what_is_appended_meanwhile() {
 fn a_failed_compaction_leaves_the_journal_whole_and_waits_to_retry() {
     let dir = tempfile::tempdir().unwrap();
     let (mut store, _) = Store::open(dir.path(), false).unwrap();
-    store.set_compact_min(10);
-    let ops = [Op::RetainSet(0, 1), Op::RetainSet(1, 2)];
+    store.set_compact_min(MIN_COMPACT);
+    let ops: Vec<Op> = (0..=255u8).map(|p| Op::RetainSet(p % 2, p)).collect();
     store.append_framed(&frame(&ops)).unwrap();
     assert!(store.begin_compaction());
     store.abandon_compaction();
@@ -211,15 +208,13 @@ fn a_failed_compaction_leaves_the_journal_whole_and_waits_to_retry() {
         !store.begin_compaction(),
         "a failure is retried once the journal grows by compact_min, not at once"
     );
+    let more: Vec<Op> = (0..=255u8).map(|p| Op::RetainSet(p % 2, 255 - p)).collect();
+    store.append_framed(&frame(&more)).unwrap();
     store.append_framed(&frame(&[Op::RetainDel(0)])).unwrap();
     let on_disk = std::fs::read(dir.path().join("state.log")).unwrap();
-    assert_eq!(
-        state(&on_disk),
-        state(&frame(&[
-            Op::RetainSet(0, 1),
-            Op::RetainSet(1, 2),
-            Op::RetainDel(0)
-        ]))
-    );
+    let mut all = ops.clone();
+    all.extend(more);
+    all.push(Op::RetainDel(0));
+    assert_eq!(state(&on_disk), state(&frame(&all)));
     assert!(store.begin_compaction(), "may begin again");
 }
