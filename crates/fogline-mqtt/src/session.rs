@@ -348,6 +348,19 @@ impl Session {
         shared.journal(&j);
     }
 
+    /// Journals that message `seq` is done with: acknowledged, refused, or dropped as if
+    /// delivered.
+    pub fn journal_done(&self, shared: &Shared, st: &State, seq: u64) {
+        self.journal(
+            shared,
+            st,
+            Entry::MsgDel {
+                client: &self.client_id,
+                seq,
+            },
+        );
+    }
+
     /// Journals one entry when the session is durable.
     pub fn journal(&self, shared: &Shared, st: &State, e: Entry<'_>) {
         if Session::durable(shared, st) {

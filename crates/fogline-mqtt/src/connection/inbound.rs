@@ -129,14 +129,7 @@ impl Conn {
             if let Some(o) = st.inflight.remove(i) {
                 st.resends -= usize::from(o.resend);
                 st.mark_pkid(a.pkid, false);
-                session.journal(
-                    &self.shared,
-                    &st,
-                    Entry::MsgDel {
-                        client: &session.client_id,
-                        seq: o.seq,
-                    },
-                );
+                session.journal_done(&self.shared, &st, o.seq);
             }
         }
     }
@@ -163,14 +156,7 @@ impl Conn {
             // The receiver refused the message: the delivery ends here.
             st.inflight.remove(i);
             st.mark_pkid(a.pkid, false);
-            session.journal(
-                &self.shared,
-                &st,
-                Entry::MsgDel {
-                    client: &session.client_id,
-                    seq,
-                },
-            );
+            session.journal_done(&self.shared, &st, seq);
             return;
         }
         if !st.inflight[i].released {

@@ -32,14 +32,7 @@ impl Conn {
             if expired || publish.encoded_len(self.version) > self.client_max_packet {
                 // [MQTT-3.3.2-5] expired; [MQTT-3.1.2-25] larger than the client accepts: dropped as if delivered.
                 if o.qos != QoS::AtMostOnce {
-                    session.journal(
-                        &self.shared,
-                        st,
-                        Entry::MsgDel {
-                            client: &session.client_id,
-                            seq: o.seq,
-                        },
-                    );
+                    session.journal_done(&self.shared, st, o.seq);
                 }
                 continue;
             }
@@ -126,14 +119,7 @@ impl Conn {
         if p.encoded_len(self.version) > self.client_max_packet {
             st.mark_pkid(o.pkid, false);
             let session = self.session.clone();
-            session.journal(
-                &self.shared,
-                st,
-                Entry::MsgDel {
-                    client: &session.client_id,
-                    seq: o.seq,
-                },
-            );
+            session.journal_done(&self.shared, st, o.seq);
             return false;
         }
         self.send(&Packet::Publish(p));

@@ -30,13 +30,11 @@ impl Store {
     /// [`finish_compaction`](Store::finish_compaction). False: nothing to do.
     pub fn begin_compaction(&self) -> bool {
         let mut j = self.journal.lock();
-        let base = self.base.load(Ordering::Relaxed);
-        let retry_at = self.retry_at.load(Ordering::Relaxed);
-        if j.copy.is_some()
-            || j.broken()
-            || j.closed
-            || j.len < self.compact_min.max(base.saturating_mul(2)).max(retry_at)
-        {
+        let due = self
+            .compact_min
+            .max(j.base.saturating_mul(2))
+            .max(j.retry_at);
+        if j.copy.is_some() || j.broken() || j.closed || j.len < due {
             return false;
         }
         j.copy = Some(Vec::new());
@@ -123,15 +121,12 @@ impl Store {
             };
             let len = (snapshot.len() + copy.len()) as u64;
             *j = Journal::new(file, len);
-            self.base.store(len, Ordering::Relaxed);
-            self.retry_at.store(0, Ordering::Relaxed);
             Ok(len)
         })();
         if result.is_err() {
             let mut j = self.journal.lock();
             j.copy = None;
-            self.retry_at
-                .store(j.len.saturating_add(self.compact_min), Ordering::Relaxed);
+            j.retry_at = j.len.saturating_add(self.compact_min);
             drop(j);
             let _ = std::fs::remove_file(&tmp);
         }

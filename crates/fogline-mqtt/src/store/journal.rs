@@ -49,6 +49,11 @@ pub(super) struct Journal<F> {
     /// Its server stopped: no compaction may begin or finish (a new server may own the
     /// file by now).
     pub(super) closed: bool,
+    /// Its length when it was opened or last compacted.
+    pub(super) base: u64,
+    /// After a failed compaction (a full disk, say): the length it must reach before the
+    /// next try, so that a failure is not retried on every append.
+    pub(super) retry_at: u64,
 }
 
 impl<F: JournalFile> Journal<F> {
@@ -60,6 +65,8 @@ impl<F: JournalFile> Journal<F> {
             broken: false,
             copy: None,
             closed: false,
+            base: len,
+            retry_at: 0,
         }
     }
 

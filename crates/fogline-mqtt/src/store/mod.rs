@@ -31,7 +31,6 @@ mod replay;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
 
 use parking_lot::Mutex;
 
@@ -64,13 +63,8 @@ pub struct Store {
     journal: Mutex<Journal<File>>,
     path: PathBuf,
     sync: bool,
-    /// The journal is compacted once past this and twice `base`.
+    /// The journal is compacted once past this and twice its compacted size.
     compact_min: u64,
-    /// The journal's length after the last compaction.
-    base: AtomicU64,
-    /// After a failed compaction (a full disk, say): the length the journal must reach
-    /// before the next try, so that a failure is not retried on every append.
-    retry_at: AtomicU64,
 }
 
 /// The smallest [`Store::set_compact_min`].
@@ -121,8 +115,6 @@ impl Store {
                 path,
                 sync,
                 compact_min: DEFAULT_COMPACT_MIN,
-                base: len.into(),
-                retry_at: 0.into(),
             },
             recovered,
         ))
