@@ -18,14 +18,17 @@ impl Retained {
     /// Stores `msg` for its topic, or deletes the topic's message when the
     /// payload is empty.
     pub fn apply(&self, msg: &Message) {
-        self.apply_then(msg, || {});
+        self.apply_then(msg, || true);
     }
 
     /// As [`apply`](Retained::apply), running `then` (the journal write) before others
     /// may change the map: two publishers' journal entries keep the order of their changes.
-    pub fn apply_then(&self, msg: &Message, then: impl FnOnce()) {
+    /// When `then` fails (false), the map stays as it was, as the journal does.
+    pub fn apply_then(&self, msg: &Message, then: impl FnOnce() -> bool) -> bool {
         let mut map = self.map.write();
-        then();
+        if !then() {
+            return false;
+        }
         if msg.payload.is_empty() {
             map.remove(msg.topic.as_str());
         } else {
@@ -33,6 +36,7 @@ impl Retained {
             m.retain = true;
             map.insert(msg.topic.to_string(), m);
         }
+        true
     }
 
     /// Unexpired retained messages whose topic matches `filter`, oldest first.

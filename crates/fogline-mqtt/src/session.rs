@@ -19,6 +19,7 @@ use crate::direct::DirectOut;
 use crate::message::Message;
 use crate::shared::Shared;
 use crate::store::entry::{Entry, SubRecord};
+use crate::store::StoreError;
 
 /// Bytes taken from one subscription queue per pump.
 const DRAIN_BUDGET: usize = 256 * 1024;
@@ -274,7 +275,9 @@ impl Session {
             }
             more |= !queue.is_empty();
         }
-        shared.journal(&journal);
+        // A failure is counted: the acknowledgements waiting on this flush are withheld
+        // (see `Shared::journal_failures`).
+        let _ = shared.journal(&journal);
         st.cut_off |= cut_off;
         if dropped > 0 {
             tracing::warn!(client = %self.client_id, dropped, "offline session full: oldest messages dropped");
@@ -310,7 +313,8 @@ impl Session {
                 msg: &msg,
             }
             .frame_into(&mut j);
-            shared.journal(&j);
+            // A failure is counted: the SUBACK that queued it is withheld.
+            let _ = shared.journal(&j);
         }
         st.pending.push_back(Outgoing {
             seq,
@@ -327,9 +331,12 @@ impl Session {
 
     /// Journals the session's subscriptions and expiry (durable), or its
     /// removal (no longer durable).
-    pub fn journal_session(&self, shared: &Shared, st: &State) {
+    ///
+    /// # Errors
+    /// The journal could not take it: what the caller would acknowledge is not durable.
+    pub fn journal_session(&self, shared: &Shared, st: &State) -> Result<(), StoreError> {
         if shared.store.is_none() {
-            return;
+            return Ok(());
         }
         let mut j = Vec::new();
         if Session::durable(shared, st) {
@@ -345,13 +352,13 @@ impl Session {
             shared.durable.lock().remove(&self.client_id);
             Entry::SessionDel(&self.client_id).frame_into(&mut j);
         }
-        shared.journal(&j);
+        shared.journal(&j)
     }
 
     /// Journals that message `seq` is done with: acknowledged, refused, or dropped as if
-    /// delivered.
+    /// delivered. Not written, a crash delivers it again (at least once still holds).
     pub fn journal_done(&self, shared: &Shared, st: &State, seq: u64) {
-        self.journal(
+        let _ = self.journal(
             shared,
             st,
             Entry::MsgDel {
@@ -362,12 +369,16 @@ impl Session {
     }
 
     /// Journals one entry when the session is durable.
-    pub fn journal(&self, shared: &Shared, st: &State, e: Entry<'_>) {
-        if Session::durable(shared, st) {
-            let mut j = Vec::new();
-            e.frame_into(&mut j);
-            shared.journal(&j);
+    ///
+    /// # Errors
+    /// The journal could not take it (logged by [`Shared::journal`]).
+    pub fn journal(&self, shared: &Shared, st: &State, e: Entry<'_>) -> Result<(), StoreError> {
+        if !Session::durable(shared, st) {
+            return Ok(());
         }
+        let mut j = Vec::new();
+        e.frame_into(&mut j);
+        shared.journal(&j)
     }
 }
 

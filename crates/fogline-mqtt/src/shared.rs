@@ -18,7 +18,7 @@ use crate::message::Message;
 use crate::retain::Retained;
 use crate::session::{qos_of, ConnHandle, Outgoing, Session, SubEntry};
 use crate::store::entry::{Entry, SubRecord};
-use crate::store::{Recovered, Store};
+use crate::store::{Recovered, Store, StoreError};
 
 /// Most pumps of one session per `flush_durable` (each drains up to 256 KiB a queue).
 const FLUSH_PUMPS: usize = 64;
@@ -43,6 +43,10 @@ pub(crate) struct Shared {
     closed: std::sync::atomic::AtomicBool,
     /// The thread of the last journal compaction, joined by `close`.
     compactor: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Journal appends that failed: an acknowledgement waits on none failing meanwhile.
+    journal_failures: AtomicU64,
+    /// When a journal failure was last logged.
+    journal_error_logged: Mutex<Option<std::time::Instant>>,
 }
 
 /// A delayed will: published unless the session gets a new connection first.
@@ -75,6 +79,8 @@ impl Shared {
             tasks: Mutex::new(tokio::task::JoinSet::new()),
             closed: Default::default(),
             compactor: Mutex::new(None),
+            journal_failures: AtomicU64::new(0),
+            journal_error_logged: Mutex::new(None),
         });
         if let Some(r) = recovered {
             shared.restore(r);
@@ -82,31 +88,49 @@ impl Shared {
         shared
     }
 
-    /// Writes framed journal entries; a failure is logged (the state stays in memory).
-    pub fn journal(&self, framed: &[u8]) {
-        if let Some(store) = &self.store {
-            if let Err(e) = store.append_framed(framed) {
-                tracing::error!(error = %e, "cannot journal MQTT state");
+    /// Writes framed journal entries. A failure is logged and counted (see
+    /// [`journal_failures`](Shared::journal_failures)); the caller withholds what it would
+    /// have acknowledged, or accepts that a crash may deliver again.
+    pub fn journal(&self, framed: &[u8]) -> Result<(), StoreError> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let written = store.append_framed(framed);
+        if let Err(e) = &written {
+            let failures = self.journal_failures.fetch_add(1, Ordering::Relaxed) + 1;
+            // Once a second at most: a full disk fails every append.
+            let mut logged = self.journal_error_logged.lock();
+            if logged.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                *logged = Some(std::time::Instant::now());
+                tracing::error!(error = %e, failures, "cannot journal MQTT state: what depends on it is not acknowledged");
             }
-            if store.begin_compaction() {
-                // On its own thread: the caller may hold a session lock the snapshot takes.
-                let me = self.me.clone();
-                let spawned = std::thread::Builder::new()
-                    .name("mqtt-compact".into())
-                    .spawn(move || {
-                        if let Some(shared) = me.upgrade() {
-                            shared.compact();
-                        }
-                    });
-                match spawned {
-                    Ok(thread) => *self.compactor.lock() = Some(thread),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot start the MQTT journal compaction");
-                        store.abandon_compaction();
+        }
+        if store.begin_compaction() {
+            // On its own thread: the caller may hold a session lock the snapshot takes.
+            let me = self.me.clone();
+            let spawned = std::thread::Builder::new()
+                .name("mqtt-compact".into())
+                .spawn(move || {
+                    if let Some(shared) = me.upgrade() {
+                        shared.compact();
                     }
+                });
+            match spawned {
+                Ok(thread) => *self.compactor.lock() = Some(thread),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot start the MQTT journal compaction");
+                    store.abandon_compaction();
                 }
             }
         }
+        written
+    }
+
+    /// How many journal appends have failed since the server started. An acknowledgement
+    /// that promises journaled state reads it before and after the work it covers: a
+    /// failure between the two, of any connection's entry, withholds it.
+    pub fn journal_failures(&self) -> u64 {
+        self.journal_failures.load(Ordering::Relaxed)
     }
 
     /// The server stopped: offline sessions' tasks end (what they held is journaled) and
@@ -316,25 +340,31 @@ impl Shared {
         }
         let batch = self.batch(msg, origin)?;
         self.broker.check_sizes(&batch)?;
-        self.retain(msg);
+        // Unacknowledged: a retained message the journal refused is not kept, and nobody
+        // is told (its failure is logged).
+        let _ = self.retain(msg);
         self.broker.publish_unacked(batch, handoff).await
     }
 
     /// The first half of an acked [`publish`](Shared::publish): stores the message and, once
     /// it is stored, applies it as the retained message; it may be delivered and
     /// acknowledged once durable (see [`fogline_broker::AckQueue`]). A refused message
-    /// (too large, storage failed) does not become the retained one.
+    /// (too large, storage failed, its retained state not journaled) does not become the
+    /// retained one.
     pub fn store_acked(&self, msg: &Message, origin: u64) -> Result<Stored, BrokerError> {
         let batch = self.batch(msg, origin)?;
         let stored = self.broker.store_acked(batch)?;
-        self.retain(msg);
+        self.retain(msg).map_err(|e| BrokerError::Io {
+            context: format!("retained message on {}", msg.topic.as_str()),
+            source: std::io::Error::other(e),
+        })?;
         Ok(stored)
     }
 
-    /// Applies a retained message (journaled); nothing for others.
-    fn retain(&self, msg: &Message) {
+    /// Applies a retained message once journaled; nothing for others.
+    fn retain(&self, msg: &Message) -> Result<(), StoreError> {
         if !msg.retain {
-            return;
+            return Ok(());
         }
         let mut j = Vec::new();
         if msg.payload.is_empty() {
@@ -342,7 +372,12 @@ impl Shared {
         } else {
             Entry::RetainSet(msg).frame_into(&mut j);
         }
-        self.retained.apply_then(msg, || self.journal(&j));
+        let mut written = Ok(());
+        self.retained.apply_then(msg, || {
+            written = self.journal(&j);
+            written.is_ok()
+        });
+        written
     }
 
     /// The message as a one-record batch.
@@ -423,7 +458,9 @@ impl Shared {
                             });
                             st.epoch += 1;
                             st.expiry = expiry;
-                            s.journal_session(self, &st);
+                            // Not written: a crash keeps the expiry it had; the CONNACK
+                            // promises no more.
+                            let _ = s.journal_session(self, &st);
                             drop(st);
                             s.attached.notify_waiters();
                             return Some((s, conn_id, kick, true));
@@ -455,7 +492,9 @@ impl Shared {
                         });
                         st.epoch = 1;
                         if Session::durable(self, &st) {
-                            s.journal_session(self, &st);
+                            // Not written: after a crash the session is not present, as
+                            // the client learns from its CONNACK, and it subscribes anew.
+                            let _ = s.journal_session(self, &st);
                         }
                     }
                     map.insert(client_id.to_string(), s.clone());
@@ -615,7 +654,9 @@ impl Shared {
             self.durable.lock().remove(&session.client_id);
             let mut j = Vec::new();
             Entry::SessionDel(&session.client_id).frame_into(&mut j);
-            self.journal(&j);
+            // Not written: after a crash the session is back until it expires or a clean
+            // start discards it; nothing acknowledged depends on its end.
+            let _ = self.journal(&j);
         }
     }
 }

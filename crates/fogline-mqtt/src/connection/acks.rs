@@ -37,6 +37,11 @@ impl Conn {
 
     /// Delivers a durable message and sends its PUBACK [MQTT-4.3.2-2] or PUBREC
     /// [MQTT-4.3.3-8], or refuses it.
+    ///
+    /// The acknowledgement also promises that durable sessions will get the message: it is
+    /// refused when a journal append failed (a full disk) between its delivery and the
+    /// flush of those sessions' queues, whichever connection's entry it was. Refused, the
+    /// publisher sends it again; acknowledged, a crash would lose it for them.
     pub(super) async fn answer(
         &mut self,
         pkid: u16,
@@ -44,7 +49,8 @@ impl Conn {
         stored: Result<Stored, BrokerError>,
         handoff: Handoff,
     ) -> Result<(), End> {
-        let reason = match stored {
+        let failures = self.shared.journal_failures();
+        let mut reason = match stored {
             Ok(s) => {
                 self.shared.broker.deliver(s, handoff).await;
                 self.shared.flush_durable();
@@ -52,27 +58,49 @@ impl Conn {
             }
             Err(e) => refusal(self.version, &e)?,
         };
+        if reason == 0 && self.shared.journal_failures() != failures {
+            reason = not_journaled(self.version)?;
+        }
+        if reason == 0 && qos == QoS::ExactlyOnce {
+            // Journaled, it recognises a redelivery after a restart too.
+            let mut st = self.session.state.lock();
+            st.qos2_in.insert(pkid);
+            let entry = Entry::Qos2In {
+                client: &self.session.client_id,
+                pkid,
+            };
+            if self.session.journal(&self.shared, &st, entry).is_err() {
+                // 5.0: refused, the exchange ends and the id is free again. 3.1.1: the
+                // connection closes and the id stays known, so the redelivery that follows
+                // is recognised (unless the node crashes first).
+                reason = not_journaled(self.version)?;
+                st.qos2_in.remove(&pkid);
+            }
+        }
         let mut ack = Ack::ok(pkid);
         ack.reason = reason;
         if qos == QoS::AtLeastOnce {
             self.send(&Packet::PubAck(ack));
-            return Ok(());
+        } else {
+            self.send(&Packet::PubRec(ack));
         }
-        if reason == 0 {
-            let mut st = self.session.state.lock();
-            st.qos2_in.insert(pkid);
-            self.session.journal(
-                &self.shared,
-                &st,
-                Entry::Qos2In {
-                    client: &self.session.client_id,
-                    pkid,
-                },
-            );
-        }
-        self.send(&Packet::PubRec(ack));
         Ok(())
     }
+}
+
+/// The PUBACK or PUBREC reason code (0x80, unspecified error) for a message whose durable
+/// state the journal did not take; a 3.1.1 client's connection closes unacknowledged.
+pub(super) fn not_journaled(version: Version) -> Result<u8, End> {
+    if version == Version::V4 {
+        return Err(journal_failed());
+    }
+    Ok(0x80)
+}
+
+/// Ends a connection whose request could not be journaled: nothing is acknowledged, and
+/// the client repeats it on its next connection.
+pub(super) fn journal_failed() -> End {
+    End::error(0x80, "cannot store the session state (see the server log)")
 }
 
 /// The PUBACK or PUBREC reason code for a message the broker refused. A 3.1.1 client cannot

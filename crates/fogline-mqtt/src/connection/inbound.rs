@@ -3,6 +3,7 @@
 
 use fogline_wire::Str;
 
+use super::acks::journal_failed;
 use super::{Conn, End};
 use crate::codec::{
     Ack, Disconnect, Packet, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
@@ -24,9 +25,9 @@ impl Conn {
             Packet::PubAck(a) => self.on_puback(&a, false),
             Packet::PubComp(a) => self.on_puback(&a, true),
             Packet::PubRec(a) => self.on_pubrec(&a),
-            Packet::PubRel(a) => self.on_pubrel(&a),
+            Packet::PubRel(a) => return self.on_pubrel(&a),
             Packet::Subscribe(s) => return self.on_subscribe(s),
-            Packet::Unsubscribe(u) => self.on_unsubscribe(u),
+            Packet::Unsubscribe(u) => return self.on_unsubscribe(u),
             Packet::PingReq => self.send(&Packet::PingResp), // [MQTT-3.12.4-1]
             Packet::Disconnect(d) => return Err(self.on_disconnect(&d)),
             Packet::Connect(_) => return Err(End::error(0x82, "second CONNECT")), // [MQTT-3.1.0-2]
@@ -161,7 +162,8 @@ impl Conn {
         }
         if !st.inflight[i].released {
             st.inflight[i].released = true;
-            session.journal(
+            // Not written, a crash sends the PUBLISH again rather than the PUBREL.
+            let _ = session.journal(
                 &self.shared,
                 &st,
                 Entry::MsgRel {
@@ -174,19 +176,22 @@ impl Conn {
         self.send(&Packet::PubRel(Ack::ok(a.pkid))); // [MQTT-4.3.3-4]
     }
 
-    fn on_pubrel(&mut self, a: &Ack) {
+    fn on_pubrel(&mut self, a: &Ack) -> Result<(), End> {
         let session = self.session.clone();
         let mut st = session.state.lock();
         let known = st.qos2_in.remove(&a.pkid);
         if known {
-            session.journal(
-                &self.shared,
-                &st,
-                Entry::Qos2Done {
-                    client: &session.client_id,
-                    pkid: a.pkid,
-                },
-            );
+            let entry = Entry::Qos2Done {
+                client: &session.client_id,
+                pkid: a.pkid,
+            };
+            if session.journal(&self.shared, &st, entry).is_err() {
+                // Answered, the client may reuse the id at once, and a restart would take
+                // its next message for a redelivery and drop it. Unanswered, it sends the
+                // PUBREL again on its next connection.
+                st.qos2_in.insert(a.pkid);
+                return Err(journal_failed());
+            }
         }
         drop(st);
         let mut comp = Ack::ok(a.pkid);
@@ -194,9 +199,12 @@ impl Conn {
             comp.reason = 0x92; // packet identifier not found
         }
         self.send(&Packet::PubComp(comp)); // [MQTT-4.3.3-11]
+        Ok(())
     }
 
     fn on_subscribe(&mut self, s: Subscribe) -> Result<(), End> {
+        // The retained copies it queues are journaled too: any failure withholds the SUBACK.
+        let failures = self.shared.journal_failures();
         let sub_id = s.props.subscription_ids.first().copied();
         let now = fogline_broker::now_micros();
         let session = self.session.clone();
@@ -218,9 +226,10 @@ impl Conn {
                 continue;
             }
             if group.is_some() && f.no_local {
-                // [MQTT-3.8.3-4] (5.0); the filters before it were applied: journal them.
+                // [MQTT-3.8.3-4] (5.0); the filters before it were applied: journal them
+                // (the connection ends either way).
                 if Session::durable(&self.shared, &st) {
-                    session.journal_session(&self.shared, &st);
+                    let _ = session.journal_session(&self.shared, &st);
                 }
                 return Err(End::error(0x82, "no local on a shared subscription"));
             }
@@ -282,7 +291,14 @@ impl Conn {
             }
         }
         if Session::durable(&self.shared, &st) {
-            session.journal_session(&self.shared, &st);
+            // Unanswered, the client subscribes again on its next connection; the
+            // subscriptions stay live meanwhile (a later journal entry of the session or a
+            // compaction writes them).
+            if session.journal_session(&self.shared, &st).is_err()
+                || self.shared.journal_failures() != failures
+            {
+                return Err(journal_failed());
+            }
         }
         drop(st);
         self.send(&Packet::SubAck(SubAck {
@@ -293,7 +309,7 @@ impl Conn {
         Ok(())
     }
 
-    fn on_unsubscribe(&mut self, u: Unsubscribe) {
+    fn on_unsubscribe(&mut self, u: Unsubscribe) -> Result<(), End> {
         let session = self.session.clone();
         let mut st = session.state.lock();
         let mut codes = Vec::with_capacity(u.filters.len());
@@ -306,8 +322,11 @@ impl Conn {
                 None => codes.push(0x11), // no subscription existed
             }
         }
-        if Session::durable(&self.shared, &st) {
-            session.journal_session(&self.shared, &st);
+        // Unanswered, the client unsubscribes again on its next connection.
+        if Session::durable(&self.shared, &st)
+            && session.journal_session(&self.shared, &st).is_err()
+        {
+            return Err(journal_failed());
         }
         drop(st);
         self.send(&Packet::UnsubAck(SubAck {
@@ -315,6 +334,7 @@ impl Conn {
             props: Default::default(),
             codes,
         }));
+        Ok(())
     }
 
     fn on_disconnect(&mut self, d: &Disconnect) -> End {
@@ -326,7 +346,8 @@ impl Conn {
             let session = self.session.clone();
             let mut st = session.state.lock();
             st.expiry = e.min(self.shared.config.max_session_expiry);
-            session.journal_session(&self.shared, &st);
+            // Not written: a crash keeps the expiry it had (the connection ends anyway).
+            let _ = session.journal_session(&self.shared, &st);
         }
         // Only 0x00 (normal disconnection) deletes the will; 0x04 and the
         // error codes keep it [MQTT-3.1.2-8], [MQTT-3.14.4-3].

@@ -43,7 +43,9 @@ impl Conn {
             o.pkid = st.alloc_pkid();
             let mut publish = publish;
             publish.pkid = o.pkid;
-            session.journal(
+            // Not written, a crash sends it again under a new packet id: a duplicate, not a
+            // loss.
+            let _ = session.journal(
                 &self.shared,
                 st,
                 Entry::MsgSent {

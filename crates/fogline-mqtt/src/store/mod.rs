@@ -10,7 +10,8 @@
 //! in fsync mode) before the action it records is acknowledged to a client;
 //! a torn or corrupt tail is cut at the first bad entry on open; on open the
 //! replayed state is written to `state.log.tmp` as a snapshot and renamed
-//! over `state.log`, so the journal never grows past one run's changes. A failed append is
+//! over `state.log`, so the journal never grows past one run's changes (a disk without room
+//! for the snapshot keeps the journal as it is, its bad tail cut). A failed append is
 //! cut off again or stops the journal (see [`journal`]), so no torn entry hides later ones.
 //!
 //! A running node compacts too: once the journal is past `compact_min` and twice its size
@@ -93,19 +94,25 @@ impl Store {
             Err(e) => return Err(io(e)),
         };
         let recovered = replay::replay(&bytes);
-        let tmp = dir.join("state.log.tmp");
         let mut snapshot = Vec::new();
         for e in recovered.snapshot() {
             e.frame_into(&mut snapshot);
         }
-        {
-            let mut f = File::create(&tmp).map_err(io)?;
-            f.write_all(&snapshot).map_err(io)?;
-            f.sync_all().map_err(io)?;
-        }
-        std::fs::rename(&tmp, &path).map_err(io)?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
+        if let Err(e) = write_snapshot(dir, &path, &snapshot) {
+            // A full disk has no room for a second copy: go on with the journal as it is,
+            // its torn tail cut off, rather than refuse to start.
+            tracing::warn!(path = %path.display(), error = %e, "cannot compact the MQTT journal at start; appending to it as it is");
+            let _ = std::fs::remove_file(dir.join("state.log.tmp"));
+            let valid = (bytes.len() - recovered.discarded) as u64;
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(io)?;
+            if file.metadata().map_err(io)?.len() != valid {
+                file.set_len(valid).map_err(io)?;
+                file.sync_all().map_err(io)?;
+            }
         }
         let file = OpenOptions::new().append(true).open(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
@@ -169,6 +176,21 @@ impl Store {
                 },
             })
     }
+}
+
+/// Replaces the journal at `path` by `snapshot` (write, fsync, rename, fsync the directory).
+fn write_snapshot(dir: &Path, path: &Path, snapshot: &[u8]) -> std::io::Result<()> {
+    let tmp = dir.join("state.log.tmp");
+    {
+        let mut f = File::create(&tmp)?;
+        f.write_all(snapshot)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 #[cfg(test)]

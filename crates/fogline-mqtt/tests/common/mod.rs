@@ -279,12 +279,15 @@ impl Raw {
         queued + self.buf.len()
     }
 
-    /// Publishes QoS 1 and waits for the PUBACK.
+    /// Publishes QoS 1 and waits for a PUBACK that accepts it.
     pub async fn publish_qos1(&mut self, p: Publish) {
         let pkid = p.pkid;
         self.send(&Packet::Publish(p)).await;
         match self.recv().await {
-            Some(Packet::PubAck(a)) => assert_eq!(a.pkid, pkid),
+            Some(Packet::PubAck(a)) => {
+                assert_eq!(a.pkid, pkid);
+                assert_eq!(a.reason, 0, "PUBACK refuses the message");
+            }
             other => panic!("expected PUBACK, got {other:?}"),
         }
     }

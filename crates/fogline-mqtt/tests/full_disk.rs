@@ -1,0 +1,189 @@
+//! A full disk under the journal of durable MQTT state: what a publisher has had
+//! acknowledged reaches a persistent session after restarts, what could not be journaled is
+//! refused (PUBACK 0x80; a 3.1.1 publisher's connection closes unanswered), a SUBSCRIBE that
+//! cannot be journaled is not answered, the node restarts on the full disk, and the journal
+//! takes entries again once there is room.
+//!
+//! The data directory is a small tmpfs of its own, so the test needs `mount` (root); where
+//! it cannot mount, it says so and does nothing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+use fogline_mqtt::codec::{Packet, Version};
+
+/// A tmpfs mounted on a fresh directory, unmounted when dropped.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!(
+                "SKIPPED: cannot mount a tmpfs ({}); run as root to test a full disk",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return None;
+        }
+        Some(Tmpfs { dir })
+    }
+
+    /// Takes every byte left, in a file of its own.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.filler()).expect("filler");
+        let block = vec![0u8; 4096];
+        while f.write_all(&block).is_ok() {}
+        while f.write_all(&block[..64]).is_ok() {}
+    }
+
+    /// Gives back what `fill` took.
+    fn free(&self) {
+        std::fs::remove_file(self.filler()).expect("filler removed");
+    }
+
+    fn filler(&self) -> PathBuf {
+        self.dir.path().join("filler")
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+fn persistent(id: &str, clean: bool) -> fogline_mqtt::codec::Connect {
+    let mut c = connect_packet(Version::V5, id, clean);
+    c.props.session_expiry = Some(600);
+    c
+}
+
+fn tune(c: &mut fogline_server::Config) {
+    // The log's one segment is reserved at start (fallocate) and holds every message of the
+    // test, so it is the journal that meets the full disk.
+    c.broker.segment_bytes = bytesize::ByteSize::mib(4);
+}
+
+/// Message `i`: its number, then 1 KiB.
+fn numbered(i: u32, pkid: u16) -> fogline_mqtt::codec::Publish {
+    let mut payload = i.to_be_bytes().to_vec();
+    payload.extend_from_slice(&[b'x'; 1024]);
+    publish("fd/t", &payload, QoS::AtLeastOnce, pkid)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_what_it_cannot_journal_and_loses_nothing_acknowledged() {
+    let Some(fs) = Tmpfs::mount("16m") else {
+        return;
+    };
+    let data = tempfile::tempdir_in(fs.path()).expect("data dir");
+    let s = TestServer::start_in(data, tune).await;
+    let (mut sub, _) = Raw::connect(&s.mqtt, persistent("fd-sub", true)).await;
+    sub.subscribe(1, vec![filter("fd/t", QoS::AtLeastOnce)])
+        .await;
+    drop(sub); // offline: every message is journaled for it
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "fd-pub", true)).await;
+    let mut acked: Vec<u32> = (0..200).collect();
+    for &i in &acked {
+        p.publish_qos1(numbered(i, i as u16 + 1)).await;
+    }
+
+    fs.fill();
+    // 5.0: refused, and the connection goes on. (The journal's last page may still take an
+    // entry or two.)
+    let mut refused = 0;
+    for i in 0..10u16 {
+        p.send(&Packet::Publish(numbered(500 + u32::from(i), 300 + i)))
+            .await;
+        match p.recv().await {
+            Some(Packet::PubAck(a)) if a.pkid == 300 + i && a.reason == 0 => {
+                assert_eq!(refused, 0, "accepted after a refusal on a full disk");
+                acked.push(500 + u32::from(i));
+            }
+            Some(Packet::PubAck(a)) if a.pkid == 300 + i && a.reason == 0x80 => refused += 1,
+            other => panic!("expected a PUBACK, got {other:?}"),
+        }
+    }
+    assert!(refused >= 5, "{refused} refused on a full disk");
+    // 3.1.1 has no refusing PUBACK: the connection closes without one.
+    let (mut old, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "fd-v4", true)).await;
+    old.send(&Packet::Publish(numbered(600, 1))).await;
+    let closing = old.expect_close().await;
+    assert!(closing.is_empty(), "3.1.1 publisher got {closing:?}");
+    // A persistent session's SUBSCRIBE that cannot be journaled gets no SUBACK: its
+    // connection ends with 0x80, and the client subscribes again next time. (A long filter:
+    // a short entry may fit in what the journal's last page has left.)
+    let (mut other, _) = Raw::connect(&s.mqtt, persistent("fd-other", true)).await;
+    let long = format!("fd/{}", "o".repeat(8192));
+    other
+        .send(&Packet::Subscribe(fogline_mqtt::codec::Subscribe {
+            pkid: 7,
+            props: Default::default(),
+            filters: vec![filter(&long, QoS::AtLeastOnce)],
+        }))
+        .await;
+    let closing = other.expect_close().await;
+    assert!(
+        matches!(&closing[..], [Packet::Disconnect(d)] if d.reason == 0x80),
+        "expected only DISCONNECT 0x80, got {closing:?}"
+    );
+    drop(p);
+
+    // The node restarts on the full disk: there is no room to compact the journal, so it
+    // goes on with it as it is.
+    let data = s.stop().await;
+    let s = TestServer::start_in(data, tune).await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "fd-pub", true)).await;
+    p.send(&Packet::Publish(numbered(700, 1))).await;
+    match p.recv().await {
+        Some(Packet::PubAck(a)) if a.reason == 0x80 => {}
+        other => panic!("expected PUBACK 0x80, got {other:?}"),
+    }
+    // Room again: the journal takes entries on the same connection (failed appends were cut
+    // off, not left torn).
+    fs.free();
+    for i in 1000..1010 {
+        p.publish_qos1(numbered(i, i as u16)).await;
+        acked.push(i);
+    }
+    drop(p);
+
+    // The session holds every acknowledged message, in order; refused ones may follow them
+    // (they reached the log), but none was acknowledged.
+    let data = s.stop().await;
+    let s = TestServer::start_in(data, tune).await;
+    let (mut sub, ack) = Raw::connect(&s.mqtt, persistent("fd-sub", false)).await;
+    assert!(ack.session_present);
+    let mut got = Vec::new();
+    while let Ok(Some(packet)) = sub.recv_within(Duration::from_secs(1)).await {
+        let Packet::Publish(m) = packet else {
+            panic!("expected PUBLISH, got {packet:?}");
+        };
+        got.push(u32::from_be_bytes(m.payload[..4].try_into().unwrap()));
+        sub.send(&Packet::PubAck(Ack::ok(m.pkid))).await;
+    }
+    let kept: Vec<u32> = got.iter().copied().filter(|i| acked.contains(i)).collect();
+    assert_eq!(kept, acked, "acknowledged messages lost or out of order");
+    s.stop().await;
+}
