@@ -341,24 +341,33 @@ impl Session {
         let mut j = Vec::new();
         if Session::durable(shared, st) {
             shared.durable.lock().insert(self.client_id.clone());
-            let subs = st.sub_records();
-            Entry::SessionPut {
-                client: &self.client_id,
-                expiry: st.expiry,
-                subs: &subs,
-            }
-            .frame_into(&mut j);
-        } else {
-            shared.durable.lock().remove(&self.client_id);
-            Entry::SessionDel(&self.client_id).frame_into(&mut j);
+            self.frame_record(st, &mut j);
+            return shared.journal(&j);
         }
-        shared.journal(&j)
+        shared.durable.lock().remove(&self.client_id);
+        Entry::SessionDel(&self.client_id).frame_into(&mut j);
+        let written = shared.journal_best_effort(&j);
+        if written.is_err() {
+            shared.mark_stale(&self.client_id);
+        }
+        written
+    }
+
+    /// Frames the session's record (subscriptions and expiry) into `out`.
+    pub fn frame_record(&self, st: &State, out: &mut Vec<u8>) {
+        let subs = st.sub_records();
+        Entry::SessionPut {
+            client: &self.client_id,
+            expiry: st.expiry,
+            subs: &subs,
+        }
+        .frame_into(out);
     }
 
     /// Journals that message `seq` is done with: acknowledged, refused, or dropped as if
-    /// delivered. Not written, a crash delivers it again (at least once still holds).
+    /// delivered. Not written, a restart delivers it again (at least once still holds).
     pub fn journal_done(&self, shared: &Shared, st: &State, seq: u64) {
-        let _ = self.journal(
+        let _ = self.journal_best_effort(
             shared,
             st,
             Entry::MsgDel {
@@ -368,10 +377,10 @@ impl Session {
         );
     }
 
-    /// Journals one entry when the session is durable.
+    /// Journals one entry when the session is durable (see [`Shared::journal`]).
     ///
     /// # Errors
-    /// The journal could not take it (logged by [`Shared::journal`]).
+    /// The journal could not take it (logged).
     pub fn journal(&self, shared: &Shared, st: &State, e: Entry<'_>) -> Result<(), StoreError> {
         if !Session::durable(shared, st) {
             return Ok(());
@@ -379,6 +388,25 @@ impl Session {
         let mut j = Vec::new();
         e.frame_into(&mut j);
         shared.journal(&j)
+    }
+
+    /// As [`journal`](Session::journal), for an entry whose loss costs at most a duplicate
+    /// (see [`Shared::journal_best_effort`]).
+    ///
+    /// # Errors
+    /// The journal could not take it (logged).
+    pub fn journal_best_effort(
+        &self,
+        shared: &Shared,
+        st: &State,
+        e: Entry<'_>,
+    ) -> Result<(), StoreError> {
+        if !Session::durable(shared, st) {
+            return Ok(());
+        }
+        let mut j = Vec::new();
+        e.frame_into(&mut j);
+        shared.journal_best_effort(&j)
     }
 }
 

@@ -16,7 +16,7 @@ use crate::config::MqttConfig;
 use crate::direct::SubSink;
 use crate::message::Message;
 use crate::retain::Retained;
-use crate::session::{qos_of, ConnHandle, Outgoing, Session, SubEntry};
+use crate::session::{qos_of, ConnHandle, Outgoing, Session, State, SubEntry};
 use crate::store::entry::{Entry, SubRecord};
 use crate::store::{Recovered, Store, StoreError};
 
@@ -47,6 +47,19 @@ pub(crate) struct Shared {
     journal_failures: AtomicU64,
     /// When a journal failure was last logged.
     journal_error_logged: Mutex<Option<std::time::Instant>>,
+    /// Client ids whose session end the journal did not take: it may still hold an older
+    /// session of theirs, which replay would merge into a new one (its messages, its QoS 2
+    /// ids). A new session of such an id is journaled after a fresh end, or refused.
+    stale: Mutex<HashSet<String>>,
+}
+
+/// Why [`Shared::attach`] refused a connection.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum AttachError {
+    /// A new session would pass `max_sessions`.
+    TooManySessions,
+    /// The journal did not take the end of an older session of the client id.
+    NotJournaled,
 }
 
 /// A delayed will: published unless the session gets a new connection first.
@@ -81,6 +94,7 @@ impl Shared {
             compactor: Mutex::new(None),
             journal_failures: AtomicU64::new(0),
             journal_error_logged: Mutex::new(None),
+            stale: Mutex::new(HashSet::new()),
         });
         if let Some(r) = recovered {
             shared.restore(r);
@@ -88,16 +102,32 @@ impl Shared {
         shared
     }
 
-    /// Writes framed journal entries. A failure is logged and counted (see
-    /// [`journal_failures`](Shared::journal_failures)); the caller withholds what it would
-    /// have acknowledged, or accepts that a crash may deliver again.
+    /// Writes framed journal entries that acknowledgements depend on (a message queued for
+    /// a durable session, a retained message, a subscription). A failure is logged and
+    /// counted (see [`journal_failures`](Shared::journal_failures)); the caller withholds
+    /// what it would have acknowledged.
     pub fn journal(&self, framed: &[u8]) -> Result<(), StoreError> {
+        self.append(framed, true)
+    }
+
+    /// Writes framed journal entries whose loss costs at most a duplicate after a restart
+    /// (a delivery done, sent or released; a session's end, see `stale`). A failure is
+    /// logged, not counted, so it withholds no other client's acknowledgement.
+    pub fn journal_best_effort(&self, framed: &[u8]) -> Result<(), StoreError> {
+        self.append(framed, false)
+    }
+
+    fn append(&self, framed: &[u8], counted: bool) -> Result<(), StoreError> {
         let Some(store) = &self.store else {
             return Ok(());
         };
         let written = store.append_framed(framed);
         if let Err(e) = &written {
-            let failures = self.journal_failures.fetch_add(1, Ordering::Relaxed) + 1;
+            let failures = if counted {
+                self.journal_failures.fetch_add(1, Ordering::Relaxed) + 1
+            } else {
+                self.journal_failures.load(Ordering::Relaxed)
+            };
             // Once a second at most: a full disk fails every append.
             let mut logged = self.journal_error_logged.lock();
             if logged.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
@@ -320,10 +350,10 @@ impl Shared {
         )
     }
 
-    /// Publishes an application message: updates the retained store when
-    /// it is retained and accepted, then hands it to the broker. `acked`: the publisher
-    /// learns the outcome (QoS 1 and 2), so nothing may be delivered unless
-    /// it is stored; QoS 0 goes to live subscribers before the streams.
+    /// Publishes a message nobody acknowledges (QoS 0, a will): updates the retained store
+    /// when it is retained and accepted, then hands it to the broker. `acked`: stored before
+    /// it is delivered (a will of QoS 1 or 2; acknowledged PUBLISHes take `store_acked`);
+    /// else it goes to live subscribers before the streams.
     /// `handoff` as in [`fogline_broker::Handoff`].
     pub async fn publish(
         &self,
@@ -333,7 +363,13 @@ impl Shared {
         handoff: Handoff,
     ) -> Result<(), BrokerError> {
         if acked {
-            let stored = self.store_acked(msg, origin)?;
+            // A will: nobody is left to refuse it to, so it goes out even when the journal
+            // did not take its retained state (it is then not retained).
+            let batch = self.batch(msg, origin)?;
+            let stored = self.broker.store_acked(batch)?;
+            if let Err(e) = self.retain(msg) {
+                tracing::warn!(topic = msg.topic.as_str(), error = %e, "a will is published but not retained");
+            }
             stored.durable().await?;
             self.broker.deliver(stored, handoff).await;
             return Ok(());
@@ -423,14 +459,17 @@ impl Shared {
 
     /// Attaches a new connection to the session of `client_id`, taking it
     /// over from a connection still attached. Returns the session, the
-    /// connection's handle and whether a previous session was resumed; `None` when a new
-    /// session would pass `max_sessions`.
+    /// connection's handle and whether a previous session was resumed.
+    ///
+    /// # Errors
+    /// A new session would pass `max_sessions`, or the journal did not take the end of an
+    /// older session of `client_id` (see `stale`).
     pub async fn attach(
         self: &Arc<Self>,
         client_id: &str,
         clean_start: bool,
         expiry: u32,
-    ) -> Option<(Arc<Session>, u64, Arc<Notify>, bool)> {
+    ) -> Result<(Arc<Session>, u64, Arc<Notify>, bool), AttachError> {
         let conn_id = self.next_conn.fetch_add(1, Ordering::Relaxed);
         let kick = Arc::new(Notify::new());
         loop {
@@ -463,7 +502,7 @@ impl Shared {
                             let _ = s.journal_session(self, &st);
                             drop(st);
                             s.attached.notify_waiters();
-                            return Some((s, conn_id, kick, true));
+                            return Ok((s, conn_id, kick, true));
                         }
                     }
                     None => None,
@@ -480,7 +519,7 @@ impl Shared {
                         continue; // another connection raced us in
                     }
                     if map.len() >= self.config.max_sessions {
-                        return None;
+                        return Err(AttachError::TooManySessions);
                     }
                     let s = Session::new(client_id.to_string(), self.broker.next_origin(), expiry);
                     {
@@ -491,16 +530,56 @@ impl Shared {
                             direct: None,
                         });
                         st.epoch = 1;
-                        if Session::durable(self, &st) {
-                            // Not written: after a crash the session is not present, as
-                            // the client learns from its CONNACK, and it subscribes anew.
-                            let _ = s.journal_session(self, &st);
-                        }
+                        self.journal_new_session(&s, &st)?;
                     }
                     map.insert(client_id.to_string(), s.clone());
-                    return Some((s, conn_id, kick, false));
+                    return Ok((s, conn_id, kick, false));
                 }
             }
+        }
+    }
+
+    /// Remembers that the journal did not take the end of `client_id`'s session.
+    pub fn mark_stale(&self, client_id: &str) {
+        self.stale.lock().insert(client_id.to_string());
+    }
+
+    /// Journals a new session: its record when durable, after a fresh end of an older
+    /// session whose end the journal did not take.
+    ///
+    /// # Errors
+    /// That end could not be journaled: the session must not start (a restart would merge
+    /// the old one into it).
+    fn journal_new_session(&self, s: &Session, st: &State) -> Result<(), AttachError> {
+        if self.store.is_none() {
+            return Ok(());
+        }
+        let stale = self.stale.lock().contains(&s.client_id);
+        let mut j = Vec::new();
+        if stale {
+            Entry::SessionDel(&s.client_id).frame_into(&mut j);
+        }
+        if Session::durable(self, st) {
+            self.durable.lock().insert(s.client_id.clone());
+            s.frame_record(st, &mut j);
+        }
+        if j.is_empty() {
+            return Ok(());
+        }
+        match self.journal(&j) {
+            Ok(()) => {
+                if stale {
+                    self.stale.lock().remove(&s.client_id);
+                }
+                Ok(())
+            }
+            Err(_) if stale => {
+                self.durable.lock().remove(&s.client_id);
+                Err(AttachError::NotJournaled)
+            }
+            // Not written: after a crash the session is not present, as the client learns
+            // from its CONNACK, and it subscribes anew.
+            Err(_) => Ok(()),
         }
     }
 
@@ -654,9 +733,11 @@ impl Shared {
             self.durable.lock().remove(&session.client_id);
             let mut j = Vec::new();
             Entry::SessionDel(&session.client_id).frame_into(&mut j);
-            // Not written: after a crash the session is back until it expires or a clean
-            // start discards it; nothing acknowledged depends on its end.
-            let _ = self.journal(&j);
+            // Not written: after a restart the session is back until it expires, and a new
+            // session of the id first ends it again (see `stale`).
+            if self.journal_best_effort(&j).is_err() {
+                self.mark_stale(&session.client_id);
+            }
         }
     }
 }

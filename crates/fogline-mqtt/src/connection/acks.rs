@@ -39,9 +39,12 @@ impl Conn {
     /// [MQTT-4.3.3-8], or refuses it.
     ///
     /// The acknowledgement also promises that durable sessions will get the message: it is
-    /// refused when a journal append failed (a full disk) between its delivery and the
-    /// flush of those sessions' queues, whichever connection's entry it was. Refused, the
-    /// publisher sends it again; acknowledged, a crash would lose it for them.
+    /// refused when an append that acknowledgements depend on failed (a full disk) between
+    /// its delivery and the flush of those sessions' queues, whichever connection's entry
+    /// it was. Refused, the publisher sends it again; acknowledged, a crash would lose it for
+    /// them. Live subscribers may have it already, so a refusal favours a duplicate over a
+    /// loss, for QoS 2 too. Not covered: a durable session that is online and holds
+    /// `max_queued` messages leaves the rest in its broker queue, unjournaled.
     pub(super) async fn answer(
         &mut self,
         pkid: u16,

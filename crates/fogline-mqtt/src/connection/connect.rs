@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 use super::{Conn, READ_CHUNK};
 use crate::codec::{self, CodecError, ConnAck, Connect, Packet, Properties, Version};
 use crate::message::Message;
-use crate::shared::Shared;
+use crate::shared::{AttachError, Shared};
 
 /// Numbers assigned client identifiers.
 static ASSIGNED: AtomicU64 = AtomicU64::new(1);
@@ -222,17 +222,27 @@ async fn handshake<W: AsyncWrite + Unpin>(
         keep_alive = cfg.max_keep_alive;
         server_keep_alive = Some(keep_alive);
     }
-    let Some((session, conn_id, kick, present)) =
-        shared.attach(&client_id, c.clean_start, expiry).await
-    else {
-        tracing::warn!(
-            client = client_id,
-            max_sessions = cfg.max_sessions,
-            "MQTT connection refused: too many sessions"
-        );
-        refuse(wr, &c, 0x03, 0x97, "too many sessions").await;
-        return None;
-    };
+    let (session, conn_id, kick, present) =
+        match shared.attach(&client_id, c.clean_start, expiry).await {
+            Ok(attached) => attached,
+            Err(AttachError::TooManySessions) => {
+                tracing::warn!(
+                    client = client_id,
+                    max_sessions = cfg.max_sessions,
+                    "MQTT connection refused: too many sessions"
+                );
+                refuse(wr, &c, 0x03, 0x97, "too many sessions").await;
+                return None;
+            }
+            Err(AttachError::NotJournaled) => {
+                tracing::warn!(
+                    client = client_id,
+                    "MQTT connection refused: the journal did not take the end of its older session"
+                );
+                refuse(wr, &c, 0x03, 0x80, "cannot store the session state").await;
+                return None;
+            }
+        };
     let mut props = Properties::default();
     if v == Version::V5 {
         props.assigned_client_id = assigned;

@@ -162,8 +162,8 @@ impl Conn {
         }
         if !st.inflight[i].released {
             st.inflight[i].released = true;
-            // Not written, a crash sends the PUBLISH again rather than the PUBREL.
-            let _ = session.journal(
+            // Not written, a restart sends the PUBLISH again rather than the PUBREL.
+            let _ = session.journal_best_effort(
                 &self.shared,
                 &st,
                 Entry::MsgRel {

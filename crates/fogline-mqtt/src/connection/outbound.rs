@@ -43,9 +43,9 @@ impl Conn {
             o.pkid = st.alloc_pkid();
             let mut publish = publish;
             publish.pkid = o.pkid;
-            // Not written, a crash sends it again under a new packet id: a duplicate, not a
-            // loss.
-            let _ = session.journal(
+            // Not written, a restart sends it again under a new packet id: a duplicate, not
+            // a loss (for QoS 2 too: exactly once gives way to at least once).
+            let _ = session.journal_best_effort(
                 &self.shared,
                 st,
                 Entry::MsgSent {
