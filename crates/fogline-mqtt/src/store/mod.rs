@@ -116,9 +116,13 @@ impl Store {
         }
         let file = OpenOptions::new().append(true).open(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
+        let mut journal = Journal::new(file, len);
+        // Uncompacted, it is measured against what a compaction would leave, so the next
+        // one comes as soon as it is due.
+        journal.base = journal.base.min(snapshot.len() as u64);
         Ok((
             Store {
-                journal: Mutex::new(Journal::new(file, len)),
+                journal: Mutex::new(journal),
                 path,
                 sync,
                 compact_min: DEFAULT_COMPACT_MIN,
