@@ -32,7 +32,7 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 # The full-disk tests mount a small tmpfs. Where this machine can, they must; where it
 # cannot (not root, no CAP_SYS_ADMIN), they are skipped, and said to be here.
 probe=$(mktemp -d)
-if mount -t tmpfs -o size=64k tmpfs "$probe" 2>/dev/null; then
+if mount -t tmpfs -o size=64k,huge=never tmpfs "$probe" 2>/dev/null; then
   umount "$probe"
   export FOGLINE_TEST_MOUNT=1
 else

@@ -78,6 +78,10 @@ pub(crate) struct State {
     /// was attached (its slow-consumer policy: the client did not keep up); the connection
     /// takes it and ends.
     pub cut_off: bool,
+    /// The journal may not match this session (its record or its end was not written, or
+    /// it just became durable): its next journal write replaces the whole session (an end,
+    /// then everything it holds), and best-effort entries wait for that.
+    pub resync: bool,
 }
 
 impl State {
@@ -96,6 +100,7 @@ impl State {
             epoch: 0,
             ended: false,
             cut_off: false,
+            resync: false,
         }
     }
 
@@ -277,12 +282,15 @@ impl Session {
         }
         // A failure is counted: the acknowledgements waiting on this flush are withheld
         // (see `Shared::journal_failures`).
-        let _ = shared.journal(&journal);
+        let room = pending.len() < cap;
+        if !journal.is_empty() {
+            let _ = self.write(shared, st, &journal, true);
+        }
         st.cut_off |= cut_off;
         if dropped > 0 {
             tracing::warn!(client = %self.client_id, dropped, "offline session full: oldest messages dropped");
         }
-        more && pending.len() < cap
+        more && room
     }
 
     /// Queues a message (a retained one on subscribe) for delivery; false, and nothing
@@ -313,8 +321,9 @@ impl Session {
                 msg: &msg,
             }
             .frame_into(&mut j);
-            // A failure is counted: the SUBACK that queued it is withheld.
-            let _ = shared.journal(&j);
+            // A failure is counted: the SUBACK that queued it is withheld. (Written before
+            // it is queued: a whole-session write would hold it already.)
+            let _ = self.write(shared, st, &j, true);
         }
         st.pending.push_back(Outgoing {
             seq,
@@ -334,23 +343,103 @@ impl Session {
     ///
     /// # Errors
     /// The journal could not take it: what the caller would acknowledge is not durable.
-    pub fn journal_session(&self, shared: &Shared, st: &State) -> Result<(), StoreError> {
+    pub fn journal_session(&self, shared: &Shared, st: &mut State) -> Result<(), StoreError> {
         if shared.store.is_none() {
             return Ok(());
         }
         let mut j = Vec::new();
         if Session::durable(shared, st) {
-            shared.durable.lock().insert(self.client_id.clone());
+            if shared.durable.lock().insert(self.client_id.clone()) {
+                // What it holds was never journaled, and the journal may still hold an
+                // older state of it (an end that was not written).
+                st.resync = true;
+            }
             self.frame_record(st, &mut j);
-            return shared.journal(&j);
+            let written = self.write(shared, st, &j, true);
+            if written.is_err() {
+                st.resync = true; // else a restart would lose its record, not its messages
+            }
+            return written;
         }
         shared.durable.lock().remove(&self.client_id);
         Entry::SessionDel(&self.client_id).frame_into(&mut j);
         let written = shared.journal_best_effort(&j);
-        if written.is_err() {
-            shared.mark_stale(&self.client_id);
+        match written {
+            Ok(()) => {
+                st.resync = false;
+                shared.clear_stale(&self.client_id);
+            }
+            Err(_) => st.resync = true,
         }
         written
+    }
+
+    /// Appends entries of this session; `counted` as in [`Shared::journal`]. While
+    /// `st.resync` is set, a counted write replaces the whole session instead (which records
+    /// what `framed` does, since the caller has applied it to `st`), and a best-effort one
+    /// waits for that.
+    ///
+    /// # Errors
+    /// The journal could not take it (logged).
+    pub fn write(
+        &self,
+        shared: &Shared,
+        st: &mut State,
+        framed: &[u8],
+        counted: bool,
+    ) -> Result<(), StoreError> {
+        if !st.resync {
+            return if counted {
+                shared.journal(framed)
+            } else {
+                shared.journal_best_effort(framed)
+            };
+        }
+        if !counted {
+            return Ok(());
+        }
+        let mut j = Vec::new();
+        Entry::SessionDel(&self.client_id).frame_into(&mut j);
+        self.frame_all(st, &mut j);
+        shared.journal(&j)?;
+        st.resync = false;
+        shared.clear_stale(&self.client_id);
+        Ok(())
+    }
+
+    /// Frames everything the session holds: its record, its QoS 1/2 messages (with their
+    /// packet ids and releases) and its unreleased incoming QoS 2 ids.
+    pub fn frame_all(&self, st: &State, out: &mut Vec<u8>) {
+        let client = self.client_id.as_str();
+        self.frame_record(st, out);
+        for o in st.inflight.iter().chain(st.pending.iter()) {
+            if o.qos == QoS::AtMostOnce {
+                continue;
+            }
+            Entry::MsgPut {
+                client,
+                seq: o.seq,
+                qos: o.qos as u8,
+                retain: o.retain,
+                sub_ids: &o.sub_ids,
+                msg: &o.msg,
+            }
+            .frame_into(out);
+            if o.pkid != 0 {
+                Entry::MsgSent {
+                    client,
+                    seq: o.seq,
+                    pkid: o.pkid,
+                }
+                .frame_into(out);
+            }
+            if o.released {
+                Entry::MsgRel { client, seq: o.seq }.frame_into(out);
+            }
+        }
+        for &pkid in &st.qos2_in {
+            Entry::Qos2In { client, pkid }.frame_into(out);
+        }
     }
 
     /// Frames the session's record (subscriptions and expiry) into `out`.
@@ -366,7 +455,7 @@ impl Session {
 
     /// Journals that message `seq` is done with: acknowledged, refused, or dropped as if
     /// delivered. Not written, a restart delivers it again (at least once still holds).
-    pub fn journal_done(&self, shared: &Shared, st: &State, seq: u64) {
+    pub fn journal_done(&self, shared: &Shared, st: &mut State, seq: u64) {
         let _ = self.journal_best_effort(
             shared,
             st,
@@ -381,13 +470,13 @@ impl Session {
     ///
     /// # Errors
     /// The journal could not take it (logged).
-    pub fn journal(&self, shared: &Shared, st: &State, e: Entry<'_>) -> Result<(), StoreError> {
+    pub fn journal(&self, shared: &Shared, st: &mut State, e: Entry<'_>) -> Result<(), StoreError> {
         if !Session::durable(shared, st) {
             return Ok(());
         }
         let mut j = Vec::new();
         e.frame_into(&mut j);
-        shared.journal(&j)
+        self.write(shared, st, &j, true)
     }
 
     /// As [`journal`](Session::journal), for an entry whose loss costs at most a duplicate
@@ -398,7 +487,7 @@ impl Session {
     pub fn journal_best_effort(
         &self,
         shared: &Shared,
-        st: &State,
+        st: &mut State,
         e: Entry<'_>,
     ) -> Result<(), StoreError> {
         if !Session::durable(shared, st) {
@@ -406,7 +495,7 @@ impl Session {
         }
         let mut j = Vec::new();
         e.frame_into(&mut j);
-        shared.journal_best_effort(&j)
+        self.write(shared, st, &j, false)
     }
 }
 

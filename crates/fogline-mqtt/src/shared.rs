@@ -11,7 +11,6 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use crate::auth::Authenticator;
-use crate::codec::QoS;
 use crate::config::MqttConfig;
 use crate::direct::SubSink;
 use crate::message::Message;
@@ -227,42 +226,7 @@ impl Shared {
             if st.ended || !Session::durable(self, &st) {
                 continue;
             }
-            let client = s.client_id.as_str();
-            let subs = st.sub_records();
-            Entry::SessionPut {
-                client,
-                expiry: st.expiry,
-                subs: &subs,
-            }
-            .frame_into(&mut out);
-            for o in st.inflight.iter().chain(st.pending.iter()) {
-                if o.qos == QoS::AtMostOnce {
-                    continue;
-                }
-                Entry::MsgPut {
-                    client,
-                    seq: o.seq,
-                    qos: o.qos as u8,
-                    retain: o.retain,
-                    sub_ids: &o.sub_ids,
-                    msg: &o.msg,
-                }
-                .frame_into(&mut out);
-                if o.pkid != 0 {
-                    Entry::MsgSent {
-                        client,
-                        seq: o.seq,
-                        pkid: o.pkid,
-                    }
-                    .frame_into(&mut out);
-                }
-                if o.released {
-                    Entry::MsgRel { client, seq: o.seq }.frame_into(&mut out);
-                }
-            }
-            for &pkid in &st.qos2_in {
-                Entry::Qos2In { client, pkid }.frame_into(&mut out);
-            }
+            s.frame_all(&st, &mut out);
         }
         out
     }
@@ -499,7 +463,7 @@ impl Shared {
                             st.expiry = expiry;
                             // Not written: a crash keeps the expiry it had; the CONNACK
                             // promises no more.
-                            let _ = s.journal_session(self, &st);
+                            let _ = s.journal_session(self, &mut st);
                             drop(st);
                             s.attached.notify_waiters();
                             return Ok((s, conn_id, kick, true));
@@ -530,7 +494,7 @@ impl Shared {
                             direct: None,
                         });
                         st.epoch = 1;
-                        self.journal_new_session(&s, &st)?;
+                        self.journal_new_session(&s, &mut st)?;
                     }
                     map.insert(client_id.to_string(), s.clone());
                     return Ok((s, conn_id, kick, false));
@@ -544,41 +508,34 @@ impl Shared {
         self.stale.lock().insert(client_id.to_string());
     }
 
-    /// Journals a new session: its record when durable, after a fresh end of an older
-    /// session whose end the journal did not take.
+    /// The journal took an end (or a whole new state) of `client_id`'s session.
+    pub fn clear_stale(&self, client_id: &str) {
+        self.stale.lock().remove(client_id);
+    }
+
+    /// Journals a new session. Of a client id whose older session's end the journal did
+    /// not take (`stale`), its first journal write replaces that session (`State::resync`).
     ///
     /// # Errors
-    /// That end could not be journaled: the session must not start (a restart would merge
-    /// the old one into it).
-    fn journal_new_session(&self, s: &Session, st: &State) -> Result<(), AttachError> {
+    /// A durable new session of such an id could not be journaled: it must not start, as a
+    /// restart would bring the older one back under a client that started clean. (A
+    /// session that is not durable starts: nothing of it is journaled.)
+    fn journal_new_session(&self, s: &Session, st: &mut State) -> Result<(), AttachError> {
         if self.store.is_none() {
             return Ok(());
         }
-        let stale = self.stale.lock().contains(&s.client_id);
-        let mut j = Vec::new();
-        if stale {
-            Entry::SessionDel(&s.client_id).frame_into(&mut j);
-        }
-        if Session::durable(self, st) {
-            self.durable.lock().insert(s.client_id.clone());
-            s.frame_record(st, &mut j);
-        }
-        if j.is_empty() {
+        st.resync = self.stale.lock().contains(&s.client_id);
+        if !Session::durable(self, st) {
             return Ok(());
         }
-        match self.journal(&j) {
-            Ok(()) => {
-                if stale {
-                    self.stale.lock().remove(&s.client_id);
-                }
-                Ok(())
-            }
-            Err(_) if stale => {
+        match s.journal_session(self, st) {
+            Ok(()) => Ok(()),
+            Err(_) if self.stale.lock().contains(&s.client_id) => {
                 self.durable.lock().remove(&s.client_id);
                 Err(AttachError::NotJournaled)
             }
             // Not written: after a crash the session is not present, as the client learns
-            // from its CONNACK, and it subscribes anew.
+            // from its CONNACK (its next journal write tries again, see `State::resync`).
             Err(_) => Ok(()),
         }
     }
@@ -720,6 +677,7 @@ impl Shared {
     pub fn end_session(&self, session: &Session) {
         let mut st = session.state.lock();
         st.ended = true;
+        let resync = st.resync;
         for (_, e) in st.subs.drain() {
             self.broker.unsubscribe(&e.sub);
         }
@@ -729,14 +687,15 @@ impl Shared {
         drop(st);
         // An offline task waiting on it learns it ended (and publishes a delayed will).
         session.attached.notify_waiters();
-        if self.store.is_some() {
-            self.durable.lock().remove(&session.client_id);
+        // Only what the journal may hold needs an end there.
+        if self.store.is_some() && (self.durable.lock().remove(&session.client_id) || resync) {
             let mut j = Vec::new();
             Entry::SessionDel(&session.client_id).frame_into(&mut j);
             // Not written: after a restart the session is back until it expires, and a new
             // session of the id first ends it again (see `stale`).
-            if self.journal_best_effort(&j).is_err() {
-                self.mark_stale(&session.client_id);
+            match self.journal_best_effort(&j) {
+                Ok(()) => self.clear_stale(&session.client_id),
+                Err(_) => self.mark_stale(&session.client_id),
             }
         }
     }

@@ -90,7 +90,12 @@ fn persistent(id: &str, clean: bool) -> fogline_mqtt::codec::Connect {
 fn tune(c: &mut fogline_server::Config) {
     // The log's one segment is reserved at start (fallocate) and holds every message of the
     // test, so it is the journal that meets the full disk.
-    c.broker.segment_bytes = bytesize::ByteSize::mib(4);
+    c.broker.segment_bytes = bytesize::ByteSize::b(256 * page() as u64);
+}
+
+/// A tmpfs for one test: room for the log's segment and as much again.
+fn disk() -> Option<Tmpfs> {
+    Tmpfs::mount(&format!("{}k", 512 * page() / 1024))
 }
 
 /// Bytes in a memory page: the most a full tmpfs may still take into a file's last page.
@@ -121,7 +126,7 @@ fn long_filters(prefix: &str) -> Vec<fogline_mqtt::codec::Filter> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_refuses_what_it_cannot_journal_and_loses_nothing_acknowledged() {
-    let Some(fs) = Tmpfs::mount("16m") else {
+    let Some(fs) = disk() else {
         return;
     };
     let data = tempfile::tempdir_in(fs.path()).expect("data dir");
@@ -133,7 +138,7 @@ async fn a_full_disk_refuses_what_it_cannot_journal_and_loses_nothing_acknowledg
     tokio::time::sleep(Duration::from_millis(100)).await;
 
     let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "fd-pub", true)).await;
-    let mut acked: Vec<u32> = (0..200).collect();
+    let mut acked: Vec<u32> = (0..50).collect();
     for &i in &acked {
         p.publish_qos1(numbered(i, i as u16 + 1)).await;
     }
@@ -169,6 +174,15 @@ async fn a_full_disk_refuses_what_it_cannot_journal_and_loses_nothing_acknowledg
         "expected only DISCONNECT 0x80, got {closing:?}"
     );
     drop(p);
+    // A client whose session is not durable comes and goes as before: nothing of it is
+    // journaled.
+    for _ in 0..2 {
+        let (plain, ack) =
+            Raw::connect(&s.mqtt, connect_packet(Version::V4, "fd-plain", true)).await;
+        assert_eq!(ack.code, 0);
+        drop(plain);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 
     // The node restarts on the full disk: there is no room to compact the journal, so it
     // goes on with it as it is.
@@ -214,7 +228,14 @@ async fn a_full_disk_refuses_what_it_cannot_journal_and_loses_nothing_acknowledg
 /// gone across a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clean_start_the_journal_cannot_record_is_refused() {
-    let Some(fs) = Tmpfs::mount("16m") else {
+    if page() > 32 * 1024 {
+        eprintln!(
+            "SKIPPED: a client id cannot be longer than a page of {} bytes",
+            page()
+        );
+        return;
+    }
+    let Some(fs) = disk() else {
         return;
     };
     // Longer than a page, so that its end does not fit in what a full disk has left.
@@ -249,8 +270,5 @@ async fn a_clean_start_the_journal_cannot_record_is_refused() {
     let (mut again, ack) = Raw::connect(&s.mqtt, persistent(&id, false)).await;
     assert!(ack.session_present, "the new session was journaled");
     again.expect_silence(500).await; // none of the old session's messages
-    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "fd-cs-pub", true)).await;
-    p.publish_qos1(numbered(9, 9)).await;
-    again.expect_silence(500).await; // nor its subscription
     s.stop().await;
 }

@@ -72,7 +72,7 @@ impl Conn {
                 client: &self.session.client_id,
                 pkid,
             };
-            if self.session.journal(&self.shared, &st, entry).is_err() {
+            if self.session.journal(&self.shared, &mut st, entry).is_err() {
                 // 5.0: refused, the exchange ends and the id is free again. 3.1.1: the
                 // connection closes and the id stays known, so the redelivery that follows
                 // is recognised (unless the node crashes first).

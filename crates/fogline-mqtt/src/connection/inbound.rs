@@ -130,7 +130,7 @@ impl Conn {
             if let Some(o) = st.inflight.remove(i) {
                 st.resends -= usize::from(o.resend);
                 st.mark_pkid(a.pkid, false);
-                session.journal_done(&self.shared, &st, o.seq);
+                session.journal_done(&self.shared, &mut st, o.seq);
             }
         }
     }
@@ -157,7 +157,7 @@ impl Conn {
             // The receiver refused the message: the delivery ends here.
             st.inflight.remove(i);
             st.mark_pkid(a.pkid, false);
-            session.journal_done(&self.shared, &st, seq);
+            session.journal_done(&self.shared, &mut st, seq);
             return;
         }
         if !st.inflight[i].released {
@@ -165,7 +165,7 @@ impl Conn {
             // Not written, a restart sends the PUBLISH again rather than the PUBREL.
             let _ = session.journal_best_effort(
                 &self.shared,
-                &st,
+                &mut st,
                 Entry::MsgRel {
                     client: &session.client_id,
                     seq,
@@ -185,7 +185,7 @@ impl Conn {
                 client: &session.client_id,
                 pkid: a.pkid,
             };
-            if session.journal(&self.shared, &st, entry).is_err() {
+            if session.journal(&self.shared, &mut st, entry).is_err() {
                 // Answered, the client may reuse the id at once, and a restart would take
                 // its next message for a redelivery and drop it. Unanswered, it sends the
                 // PUBREL again on its next connection.
@@ -229,7 +229,7 @@ impl Conn {
                 // [MQTT-3.8.3-4] (5.0); the filters before it were applied: journal them
                 // (the connection ends either way).
                 if Session::durable(&self.shared, &st) {
-                    let _ = session.journal_session(&self.shared, &st);
+                    let _ = session.journal_session(&self.shared, &mut st);
                 }
                 return Err(End::error(0x82, "no local on a shared subscription"));
             }
@@ -294,7 +294,7 @@ impl Conn {
             // Unanswered, the client subscribes again on its next connection; the
             // subscriptions stay live meanwhile (a later journal entry of the session or a
             // compaction writes them).
-            if session.journal_session(&self.shared, &st).is_err()
+            if session.journal_session(&self.shared, &mut st).is_err()
                 || self.shared.journal_failures() != failures
             {
                 return Err(journal_failed());
@@ -324,7 +324,7 @@ impl Conn {
         }
         // Unanswered, the client unsubscribes again on its next connection.
         if Session::durable(&self.shared, &st)
-            && session.journal_session(&self.shared, &st).is_err()
+            && session.journal_session(&self.shared, &mut st).is_err()
         {
             return Err(journal_failed());
         }
@@ -347,7 +347,7 @@ impl Conn {
             let mut st = session.state.lock();
             st.expiry = e.min(self.shared.config.max_session_expiry);
             // Not written: a crash keeps the expiry it had (the connection ends anyway).
-            let _ = session.journal_session(&self.shared, &st);
+            let _ = session.journal_session(&self.shared, &mut st);
         }
         // Only 0x00 (normal disconnection) deletes the will; 0x04 and the
         // error codes keep it [MQTT-3.1.2-8], [MQTT-3.14.4-3].

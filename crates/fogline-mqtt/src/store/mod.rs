@@ -98,7 +98,8 @@ impl Store {
         for e in recovered.snapshot() {
             e.frame_into(&mut snapshot);
         }
-        if let Err(e) = write_snapshot(dir, &path, &snapshot) {
+        let compacted = write_snapshot(dir, &path, &snapshot);
+        if let Err(e) = &compacted {
             // A full disk has no room for a second copy: go on with the journal as it is,
             // its torn tail cut off, rather than refuse to start.
             tracing::warn!(path = %path.display(), error = %e, "cannot compact the MQTT journal at start; appending to it as it is");
@@ -117,9 +118,13 @@ impl Store {
         let file = OpenOptions::new().append(true).open(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let mut journal = Journal::new(file, len);
-        // Uncompacted, it is measured against what a compaction would leave, so the next
-        // one comes as soon as it is due.
-        journal.base = journal.base.min(snapshot.len() as u64);
+        if compacted.is_err() {
+            // Measured against what a compaction would leave, so the next comes when due;
+            // but not before the journal grows by `compact_min`, as after any failed one
+            // (the disk that had no room now may have none either).
+            journal.base = snapshot.len() as u64;
+            journal.retry_at = len.saturating_add(DEFAULT_COMPACT_MIN);
+        }
         Ok((
             Store {
                 journal: Mutex::new(journal),
@@ -135,6 +140,10 @@ impl Store {
     /// [`MIN_COMPACT`], so that a small setting cannot start a compaction per append.
     pub fn set_compact_min(&mut self, bytes: u64) {
         self.compact_min = bytes.max(MIN_COMPACT);
+        let j = self.journal.get_mut();
+        if j.retry_at > 0 {
+            j.retry_at = j.len.saturating_add(self.compact_min); // see `open`
+        }
     }
 
     /// Bytes in the journal now.
