@@ -310,8 +310,8 @@ impl Session {
         let seq = st.next_seq;
         st.next_seq += 1;
         let sub_ids: Vec<u32> = sub_id.into_iter().collect();
+        let mut j = Vec::new();
         if Session::durable(shared, st) && qos != QoS::AtMostOnce {
-            let mut j = Vec::new();
             Entry::MsgPut {
                 client: &self.client_id,
                 seq,
@@ -321,10 +321,8 @@ impl Session {
                 msg: &msg,
             }
             .frame_into(&mut j);
-            // A failure is counted: the SUBACK that queued it is withheld. (Written before
-            // it is queued: a whole-session write would hold it already.)
-            let _ = self.write(shared, st, &j, true);
         }
+        // Queued before its entry is written: a whole-session write (`resync`) then holds it.
         st.pending.push_back(Outgoing {
             seq,
             msg,
@@ -335,6 +333,10 @@ impl Session {
             released: false,
             resend: false,
         });
+        if !j.is_empty() {
+            // A failure is counted: the SUBACK that queued it is withheld.
+            let _ = self.write(shared, st, &j, true);
+        }
         true
     }
 

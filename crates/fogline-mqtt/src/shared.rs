@@ -271,6 +271,9 @@ impl Shared {
                     }
                 }
                 st.qos2_in.extend(rs.qos2_in);
+                // Entries without a record (an older journal's): its end must reach the
+                // journal, or a new session of the id would have them merged into it.
+                st.resync = rs.expiry == 0;
             }
             if rs.expiry > 0 {
                 self.durable.lock().insert(client.clone());

@@ -272,3 +272,50 @@ async fn a_clean_start_the_journal_cannot_record_is_refused() {
     again.expect_silence(500).await; // none of the old session's messages
     s.stop().await;
 }
+
+/// A session whose record a full disk refused is written whole by its next journal write,
+/// with what that write is for: here the retained copy its SUBSCRIBE queues, which is then
+/// delivered again after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_record_was_refused_is_written_whole_later() {
+    if page() > 32 * 1024 {
+        eprintln!(
+            "SKIPPED: a client id cannot be longer than a page of {} bytes",
+            page()
+        );
+        return;
+    }
+    let Some(fs) = disk() else {
+        return;
+    };
+    let data = tempfile::tempdir_in(fs.path()).expect("data dir");
+    let s = TestServer::start_in(data, tune).await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "fd-rs-pub", true)).await;
+    let mut kept = publish("fd/r", b"kept", QoS::AtLeastOnce, 1);
+    kept.retain = true;
+    p.publish_qos1(kept).await;
+
+    fs.fill();
+    // Its record is longer than a page: it does not fit, and the session starts anyway.
+    let id = format!("fd-rs-{}", "i".repeat(page()));
+    let (mut sub, ack) = Raw::connect(&s.mqtt, persistent(&id, true)).await;
+    assert_eq!(ack.code, 0);
+    fs.free();
+    assert_eq!(
+        sub.subscribe(1, vec![filter("fd/r", QoS::AtLeastOnce)])
+            .await,
+        vec![1]
+    );
+    let m = sub.expect_publish().await; // not acknowledged
+    assert_eq!(&m.payload[..], b"kept");
+    drop(sub);
+
+    let data = s.stop().await;
+    let s = TestServer::start_in(data, tune).await;
+    let (mut sub, ack) = Raw::connect(&s.mqtt, persistent(&id, false)).await;
+    assert!(ack.session_present);
+    let m = sub.expect_publish().await;
+    assert_eq!(&m.payload[..], b"kept");
+    assert!(m.dup, "a redelivery");
+    s.stop().await;
+}

@@ -43,25 +43,31 @@ impl Conn {
             o.pkid = st.alloc_pkid();
             let mut publish = publish;
             publish.pkid = o.pkid;
+            let (seq, pkid, qos) = (o.seq, o.pkid, o.qos);
+            // Inflight before its entry is written: a whole-session write (`resync`) then
+            // holds it.
+            st.inflight.push_back(o);
             let sent = Entry::MsgSent {
                 client: &session.client_id,
-                seq: o.seq,
-                pkid: o.pkid,
+                seq,
+                pkid,
             };
-            if o.qos == QoS::AtLeastOnce {
+            if qos == QoS::AtLeastOnce {
                 // Not written, a restart sends it again under a new packet id: a duplicate.
                 let _ = session.journal_best_effort(&self.shared, st, sent);
             } else if session.journal(&self.shared, st, sent).is_err() {
                 // QoS 2 is not sent unjournaled: after a restart its id would be free here
                 // while the client still holds it, and the next message given that id would
-                // be taken for this one and dropped. It waits for the journal.
-                st.mark_pkid(o.pkid, false);
-                o.pkid = 0;
-                st.pending.push_front(o);
+                // be taken for this one and dropped. It waits for the journal (the next
+                // wake: a packet, a message, an ack).
+                if let Some(mut o) = st.inflight.pop_back() {
+                    st.mark_pkid(pkid, false);
+                    o.pkid = 0;
+                    st.pending.push_front(o);
+                }
                 return false;
             }
             self.send(&Packet::Publish(publish));
-            st.inflight.push_back(o);
         }
         true
     }
