@@ -56,6 +56,21 @@ pub(crate) struct ConnHandle {
     pub direct: Option<DirectOut>,
 }
 
+/// How a journal write of a session matters (see [`Session::write`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Write {
+    /// Another connection's acknowledgement depends on it (a message queued for this
+    /// session): a failure is counted in `Shared::journal_failures`.
+    Counted,
+    /// The caller's own answer depends on it, and handles the failure.
+    Required,
+    /// Its loss costs at most a duplicate after a restart.
+    BestEffort,
+}
+
+/// Least time between two whole-session writes of a session whose journal may not match it.
+const RESYNC_BACKOFF: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Mutable session state (behind the session's mutex; never held across an await).
 pub(crate) struct State {
     /// By filter; looked up for every direct delivery (foldhash, as the broker's routes).
@@ -82,6 +97,8 @@ pub(crate) struct State {
     /// it just became durable): its next journal write replaces the whole session (an end,
     /// then everything it holds), and best-effort entries wait for that.
     pub resync: bool,
+    /// After a failed whole-session write: none is tried again before this.
+    pub resync_after: Option<std::time::Instant>,
 }
 
 impl State {
@@ -101,6 +118,7 @@ impl State {
             ended: false,
             cut_off: false,
             resync: false,
+            resync_after: None,
         }
     }
 
@@ -175,7 +193,7 @@ impl Session {
     /// messages of a durable session. Connected, it stops at `max_queued`
     /// (the broker queue then applies `slow_subscriber`); offline it drops
     /// the oldest pending messages instead, and QoS 0 messages are dropped. Returns true when a queue
-    /// still holds messages and there is room to take them.
+    /// still holds messages and there is room to take them (offline there always is).
     pub fn pump(&self, shared: &Shared, st: &mut State) -> bool {
         let durable = Session::durable(shared, st);
         let online = st.conn.is_some();
@@ -280,11 +298,12 @@ impl Session {
             }
             more |= !queue.is_empty();
         }
+        // Offline there is always room: the oldest messages go.
+        let room = !online || pending.len() < cap;
         // A failure is counted: the acknowledgements waiting on this flush are withheld
         // (see `Shared::journal_failures`).
-        let room = pending.len() < cap;
         if !journal.is_empty() {
-            let _ = self.write(shared, st, &journal, true);
+            let _ = self.write(shared, st, &journal, Write::Counted);
         }
         st.cut_off |= cut_off;
         if dropped > 0 {
@@ -335,7 +354,7 @@ impl Session {
         });
         if !j.is_empty() {
             // A failure is counted: the SUBACK that queued it is withheld.
-            let _ = self.write(shared, st, &j, true);
+            let _ = self.write(shared, st, &j, Write::Counted);
         }
         true
     }
@@ -357,15 +376,14 @@ impl Session {
                 st.resync = true;
             }
             self.frame_record(st, &mut j);
-            let written = self.write(shared, st, &j, true);
-            if written.is_err() {
-                st.resync = true; // else a restart would lose its record, not its messages
-            }
-            return written;
+            return self.write(shared, st, &j, Write::Required);
         }
-        shared.durable.lock().remove(&self.client_id);
+        // Only what the journal may hold needs an end there.
+        if !shared.durable.lock().remove(&self.client_id) && !st.resync {
+            return Ok(());
+        }
         Entry::SessionDel(&self.client_id).frame_into(&mut j);
-        let written = shared.journal_best_effort(&j);
+        let written = shared.journal(&j);
         match written {
             Ok(()) => {
                 st.resync = false;
@@ -376,35 +394,53 @@ impl Session {
         written
     }
 
-    /// Appends entries of this session; `counted` as in [`Shared::journal`]. While
-    /// `st.resync` is set, a counted write replaces the whole session instead (which records
-    /// what `framed` does, since the caller has applied it to `st`), and a best-effort one
-    /// waits for that.
+    /// Appends entries of this session, which the caller has already applied to `st`.
+    /// A failed counted or required write leaves memory ahead of the journal, so it sets
+    /// `st.resync`; while that is set, such a write replaces the whole session instead
+    /// (which records what `framed` does), at most once per [`RESYNC_BACKOFF`] (a whole
+    /// session is large, and a full disk fails it until room comes back), and a best-effort
+    /// write waits for it.
     ///
     /// # Errors
-    /// The journal could not take it (logged).
+    /// The journal could not take it (logged), or a whole write failed less than
+    /// [`RESYNC_BACKOFF`] ago.
     pub fn write(
         &self,
         shared: &Shared,
         st: &mut State,
         framed: &[u8],
-        counted: bool,
+        how: Write,
     ) -> Result<(), StoreError> {
+        let append = |j: &[u8]| match how {
+            Write::Counted => shared.journal_counted(j),
+            Write::Required | Write::BestEffort => shared.journal(j),
+        };
         if !st.resync {
-            return if counted {
-                shared.journal(framed)
-            } else {
-                shared.journal_best_effort(framed)
-            };
+            let written = append(framed);
+            if written.is_err() && how != Write::BestEffort {
+                st.resync = true;
+            }
+            return written;
         }
-        if !counted {
+        if how == Write::BestEffort {
             return Ok(());
+        }
+        let now = std::time::Instant::now();
+        if st.resync_after.is_some_and(|t| now < t) {
+            if how == Write::Counted {
+                shared.count_failure();
+            }
+            return Err(StoreError::Deferred);
         }
         let mut j = Vec::new();
         Entry::SessionDel(&self.client_id).frame_into(&mut j);
         self.frame_all(st, &mut j);
-        shared.journal(&j)?;
+        if let Err(e) = append(&j) {
+            st.resync_after = Some(now + RESYNC_BACKOFF);
+            return Err(e);
+        }
         st.resync = false;
+        st.resync_after = None;
         shared.clear_stale(&self.client_id);
         Ok(())
     }
@@ -468,7 +504,8 @@ impl Session {
         );
     }
 
-    /// Journals one entry when the session is durable (see [`Shared::journal`]).
+    /// Journals one entry when the session is durable; what the caller would answer
+    /// depends on it ([`Write::Required`]).
     ///
     /// # Errors
     /// The journal could not take it (logged).
@@ -478,11 +515,11 @@ impl Session {
         }
         let mut j = Vec::new();
         e.frame_into(&mut j);
-        self.write(shared, st, &j, true)
+        self.write(shared, st, &j, Write::Required)
     }
 
     /// As [`journal`](Session::journal), for an entry whose loss costs at most a duplicate
-    /// (see [`Shared::journal_best_effort`]).
+    /// after a restart ([`Write::BestEffort`]).
     ///
     /// # Errors
     /// The journal could not take it (logged).
@@ -497,7 +534,7 @@ impl Session {
         }
         let mut j = Vec::new();
         e.frame_into(&mut j);
-        self.write(shared, st, &j, false)
+        self.write(shared, st, &j, Write::BestEffort)
     }
 }
 

@@ -101,19 +101,22 @@ impl Shared {
         shared
     }
 
-    /// Writes framed journal entries that acknowledgements depend on (a message queued for
-    /// a durable session, a retained message, a subscription). A failure is logged and
-    /// counted (see [`journal_failures`](Shared::journal_failures)); the caller withholds
-    /// what it would have acknowledged.
+    /// Writes framed journal entries; a failure is logged and returned to the caller, which
+    /// withholds what depends on them.
     pub fn journal(&self, framed: &[u8]) -> Result<(), StoreError> {
+        self.append(framed, false)
+    }
+
+    /// As [`journal`](Shared::journal), for entries another connection's acknowledgement
+    /// depends on (a message queued for a durable session): a failure is also counted (see
+    /// [`journal_failures`](Shared::journal_failures)).
+    pub fn journal_counted(&self, framed: &[u8]) -> Result<(), StoreError> {
         self.append(framed, true)
     }
 
-    /// Writes framed journal entries whose loss costs at most a duplicate after a restart
-    /// (a delivery done, sent or released; a session's end, see `stale`). A failure is
-    /// logged, not counted, so it withholds no other client's acknowledgement.
-    pub fn journal_best_effort(&self, framed: &[u8]) -> Result<(), StoreError> {
-        self.append(framed, false)
+    /// Counts a failure no append was tried for (see `Session::write`).
+    pub fn count_failure(&self) {
+        self.journal_failures.fetch_add(1, Ordering::Relaxed);
     }
 
     fn append(&self, framed: &[u8], counted: bool) -> Result<(), StoreError> {
@@ -696,7 +699,7 @@ impl Shared {
             Entry::SessionDel(&session.client_id).frame_into(&mut j);
             // Not written: after a restart the session is back until it expires, and a new
             // session of the id first ends it again (see `stale`).
-            match self.journal_best_effort(&j) {
+            match self.journal(&j) {
                 Ok(()) => self.clear_stale(&session.client_id),
                 Err(_) => self.mark_stale(&session.client_id),
             }

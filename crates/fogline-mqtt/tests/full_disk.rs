@@ -301,6 +301,8 @@ async fn a_session_whose_record_was_refused_is_written_whole_later() {
     let (mut sub, ack) = Raw::connect(&s.mqtt, persistent(&id, true)).await;
     assert_eq!(ack.code, 0);
     fs.free();
+    // A failed whole-session write is not tried again for 200 ms.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
         sub.subscribe(1, vec![filter("fd/r", QoS::AtLeastOnce)])
             .await,

@@ -57,6 +57,9 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
     },
+    /// A session's earlier whole write failed moments ago; it is tried again shortly.
+    #[error("MQTT state: a session's journal write failed moments ago; not tried again yet")]
+    Deferred,
 }
 
 /// The journal of durable MQTT state.
