@@ -321,3 +321,58 @@ async fn a_session_whose_record_was_refused_is_written_whole_later() {
     assert!(m.dup, "a redelivery");
     s.stop().await;
 }
+
+/// A QoS 2 message whose entry for a durable subscriber the full disk refused is not sent to
+/// it until the whole session is journaled again: sent unjournaled, its packet id would be
+/// free after a restart while the client still holds it, and the next message given that id
+/// would be taken for this one and dropped. Once written, it survives the restart under the
+/// same packet id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_qos2_message_waits_for_its_session_to_be_journaled() {
+    let Some(fs) = disk() else {
+        return;
+    };
+    let data = tempfile::tempdir_in(fs.path()).expect("data dir");
+    let s = TestServer::start_in(data, tune).await;
+    let (mut sub, _) = Raw::connect(&s.mqtt, persistent("fd-q2", true)).await;
+    sub.subscribe(1, vec![filter("fd/q", QoS::ExactlyOnce)])
+        .await;
+    let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "fd-q2-pub", true)).await;
+
+    fs.fill();
+    let mut m = numbered(1, 5);
+    m.topic = "fd/q".into();
+    m.qos = QoS::ExactlyOnce;
+    p.send(&Packet::Publish(m)).await;
+    match p.recv().await {
+        Some(Packet::PubRec(a)) if a.reason == 0x80 => {}
+        other => panic!("expected PUBREC 0x80, got {other:?}"),
+    }
+    sub.expect_silence(300).await;
+
+    fs.free();
+    tokio::time::sleep(Duration::from_millis(300)).await; // the retry pause of a whole write
+    sub.send(&Packet::PingReq).await; // a wake for its connection
+    let mut delivered = None;
+    let mut pong = false;
+    while delivered.is_none() || !pong {
+        match sub.recv().await {
+            Some(Packet::Publish(m)) => delivered = Some(m),
+            Some(Packet::PingResp) => pong = true,
+            other => panic!("expected PUBLISH or PINGRESP, got {other:?}"),
+        }
+    }
+    let first = delivered.unwrap();
+    assert_eq!(first.qos, QoS::ExactlyOnce);
+    drop(sub); // its PUBREC never sent
+
+    let data = s.stop().await;
+    let s = TestServer::start_in(data, tune).await;
+    let (mut sub, ack) = Raw::connect(&s.mqtt, persistent("fd-q2", false)).await;
+    assert!(ack.session_present);
+    let again = sub.expect_publish().await;
+    assert_eq!(again.pkid, first.pkid, "redelivered under its packet id");
+    assert_eq!(again.payload, first.payload);
+    assert!(again.dup);
+    s.stop().await;
+}
