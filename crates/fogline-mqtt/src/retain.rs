@@ -18,17 +18,19 @@ impl Retained {
     /// Stores `msg` for its topic, or deletes the topic's message when the
     /// payload is empty.
     pub fn apply(&self, msg: &Message) {
-        self.apply_then(msg, || true);
+        let _ = self.apply_then(msg, || Ok::<(), std::convert::Infallible>(()));
     }
 
     /// As [`apply`](Retained::apply), running `then` (the journal write) before others
     /// may change the map: two publishers' journal entries keep the order of their changes.
-    /// When `then` fails (false), the map stays as it was, as the journal does.
-    pub fn apply_then(&self, msg: &Message, then: impl FnOnce() -> bool) -> bool {
+    /// When `then` fails, the map stays as it was, as the journal does.
+    pub fn apply_then<E>(
+        &self,
+        msg: &Message,
+        then: impl FnOnce() -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut map = self.map.write();
-        if !then() {
-            return false;
-        }
+        then()?;
         if msg.payload.is_empty() {
             map.remove(msg.topic.as_str());
         } else {
@@ -36,7 +38,7 @@ impl Retained {
             m.retain = true;
             map.insert(msg.topic.to_string(), m);
         }
-        true
+        Ok(())
     }
 
     /// Unexpired retained messages whose topic matches `filter`, oldest first.

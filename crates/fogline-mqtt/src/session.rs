@@ -494,47 +494,30 @@ impl Session {
     /// Journals that message `seq` is done with: acknowledged, refused, or dropped as if
     /// delivered. Not written, a restart delivers it again (at least once still holds).
     pub fn journal_done(&self, shared: &Shared, st: &mut State, seq: u64) {
-        let _ = self.journal_best_effort(
-            shared,
-            st,
-            Entry::MsgDel {
-                client: &self.client_id,
-                seq,
-            },
-        );
+        let done = Entry::MsgDel {
+            client: &self.client_id,
+            seq,
+        };
+        let _ = self.journal(shared, st, done, Write::BestEffort);
     }
 
-    /// Journals one entry when the session is durable; what the caller would answer
-    /// depends on it ([`Write::Required`]).
+    /// Journals one entry when the session is durable (see [`Session::write`]).
     ///
     /// # Errors
     /// The journal could not take it (logged).
-    pub fn journal(&self, shared: &Shared, st: &mut State, e: Entry<'_>) -> Result<(), StoreError> {
-        if !Session::durable(shared, st) {
-            return Ok(());
-        }
-        let mut j = Vec::new();
-        e.frame_into(&mut j);
-        self.write(shared, st, &j, Write::Required)
-    }
-
-    /// As [`journal`](Session::journal), for an entry whose loss costs at most a duplicate
-    /// after a restart ([`Write::BestEffort`]).
-    ///
-    /// # Errors
-    /// The journal could not take it (logged).
-    pub fn journal_best_effort(
+    pub fn journal(
         &self,
         shared: &Shared,
         st: &mut State,
         e: Entry<'_>,
+        how: Write,
     ) -> Result<(), StoreError> {
         if !Session::durable(shared, st) {
             return Ok(());
         }
         let mut j = Vec::new();
         e.frame_into(&mut j);
-        self.write(shared, st, &j, Write::BestEffort)
+        self.write(shared, st, &j, how)
     }
 }
 

@@ -378,12 +378,7 @@ impl Shared {
         } else {
             Entry::RetainSet(msg).frame_into(&mut j);
         }
-        let mut written = Ok(());
-        self.retained.apply_then(msg, || {
-            written = self.journal(&j);
-            written.is_ok()
-        });
-        written
+        self.retained.apply_then(msg, || self.journal(&j))
     }
 
     /// The message as a one-record batch.
@@ -530,13 +525,14 @@ impl Shared {
         if self.store.is_none() {
             return Ok(());
         }
-        st.resync = self.stale.lock().contains(&s.client_id);
+        let stale = self.stale.lock().contains(&s.client_id);
+        st.resync = stale;
         if !Session::durable(self, st) {
             return Ok(());
         }
         match s.journal_session(self, st) {
             Ok(()) => Ok(()),
-            Err(_) if self.stale.lock().contains(&s.client_id) => {
+            Err(_) if stale => {
                 self.durable.lock().remove(&s.client_id);
                 Err(AttachError::NotJournaled)
             }

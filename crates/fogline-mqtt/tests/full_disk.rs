@@ -93,9 +93,25 @@ fn tune(c: &mut fogline_server::Config) {
     c.broker.segment_bytes = bytesize::ByteSize::b(256 * page() as u64);
 }
 
-/// A tmpfs for one test: room for the log's segment and as much again.
-fn disk() -> Option<Tmpfs> {
-    Tmpfs::mount(&format!("{}k", 512 * page() / 1024))
+/// A tmpfs for one test (room for the log's segment and as much again) and a server on it.
+async fn start() -> Option<(Tmpfs, TestServer)> {
+    let fs = Tmpfs::mount(&format!("{}k", 512 * page() / 1024))?;
+    let data = tempfile::tempdir_in(fs.path()).expect("data dir");
+    let s = TestServer::start_in(data, tune).await;
+    Some((fs, s))
+}
+
+/// A client id longer than a page, whose journal entries do not fit in what a full disk has
+/// left; `None` (the test is skipped) where a page is longer than a client id may be.
+fn long_id(prefix: &str) -> Option<String> {
+    if page() > 32 * 1024 {
+        eprintln!(
+            "SKIPPED: a client id cannot be longer than a page of {} bytes",
+            page()
+        );
+        return None;
+    }
+    Some(format!("{prefix}-{}", "i".repeat(page())))
 }
 
 /// Bytes in a memory page: the most a full tmpfs may still take into a file's last page.
@@ -126,11 +142,9 @@ fn long_filters(prefix: &str) -> Vec<fogline_mqtt::codec::Filter> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_refuses_what_it_cannot_journal_and_loses_nothing_acknowledged() {
-    let Some(fs) = disk() else {
+    let Some((fs, s)) = start().await else {
         return;
     };
-    let data = tempfile::tempdir_in(fs.path()).expect("data dir");
-    let s = TestServer::start_in(data, tune).await;
     let (mut sub, _) = Raw::connect(&s.mqtt, persistent("fd-sub", true)).await;
     sub.subscribe(1, vec![filter("fd/t", QoS::AtLeastOnce)])
         .await;
@@ -228,20 +242,13 @@ async fn a_full_disk_refuses_what_it_cannot_journal_and_loses_nothing_acknowledg
 /// gone across a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clean_start_the_journal_cannot_record_is_refused() {
-    if page() > 32 * 1024 {
-        eprintln!(
-            "SKIPPED: a client id cannot be longer than a page of {} bytes",
-            page()
-        );
-        return;
-    }
-    let Some(fs) = disk() else {
+    // Longer than a page, so that its end does not fit in what a full disk has left.
+    let Some(id) = long_id("fd-cs") else {
         return;
     };
-    // Longer than a page, so that its end does not fit in what a full disk has left.
-    let id = format!("fd-cs-{}", "i".repeat(page()));
-    let data = tempfile::tempdir_in(fs.path()).expect("data dir");
-    let s = TestServer::start_in(data, tune).await;
+    let Some((fs, s)) = start().await else {
+        return;
+    };
     let (mut old, _) = Raw::connect(&s.mqtt, persistent(&id, true)).await;
     old.subscribe(1, vec![filter("fd/t", QoS::AtLeastOnce)])
         .await;
@@ -278,18 +285,9 @@ async fn a_clean_start_the_journal_cannot_record_is_refused() {
 /// delivered again after a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_whose_record_was_refused_is_written_whole_later() {
-    if page() > 32 * 1024 {
-        eprintln!(
-            "SKIPPED: a client id cannot be longer than a page of {} bytes",
-            page()
-        );
-        return;
-    }
-    let Some(fs) = disk() else {
+    let Some((fs, s)) = start().await else {
         return;
     };
-    let data = tempfile::tempdir_in(fs.path()).expect("data dir");
-    let s = TestServer::start_in(data, tune).await;
     let (mut p, _) = Raw::connect(&s.mqtt, connect_packet(Version::V5, "fd-rs-pub", true)).await;
     let mut kept = publish("fd/r", b"kept", QoS::AtLeastOnce, 1);
     kept.retain = true;
@@ -297,7 +295,9 @@ async fn a_session_whose_record_was_refused_is_written_whole_later() {
 
     fs.fill();
     // Its record is longer than a page: it does not fit, and the session starts anyway.
-    let id = format!("fd-rs-{}", "i".repeat(page()));
+    let Some(id) = long_id("fd-rs") else {
+        return;
+    };
     let (mut sub, ack) = Raw::connect(&s.mqtt, persistent(&id, true)).await;
     assert_eq!(ack.code, 0);
     fs.free();
@@ -329,11 +329,9 @@ async fn a_session_whose_record_was_refused_is_written_whole_later() {
 /// same packet id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_qos2_message_waits_for_its_session_to_be_journaled() {
-    let Some(fs) = disk() else {
+    let Some((fs, s)) = start().await else {
         return;
     };
-    let data = tempfile::tempdir_in(fs.path()).expect("data dir");
-    let s = TestServer::start_in(data, tune).await;
     let (mut sub, _) = Raw::connect(&s.mqtt, persistent("fd-q2", true)).await;
     sub.subscribe(1, vec![filter("fd/q", QoS::ExactlyOnce)])
         .await;

@@ -10,6 +10,7 @@ use fogline_broker::{BrokerError, Handoff, Stored};
 
 use super::{Conn, End};
 use crate::codec::{Ack, Packet, QoS, Version};
+use crate::session::Write;
 use crate::store::entry::Entry;
 
 impl Conn {
@@ -72,7 +73,11 @@ impl Conn {
                 client: &self.session.client_id,
                 pkid,
             };
-            if self.session.journal(&self.shared, &mut st, entry).is_err() {
+            if self
+                .session
+                .journal(&self.shared, &mut st, entry, Write::Required)
+                .is_err()
+            {
                 // 5.0: refused, the exchange ends and the id is free again. 3.1.1: the
                 // connection closes and the id stays known, so the redelivery that follows
                 // is recognised (unless the node crashes first).

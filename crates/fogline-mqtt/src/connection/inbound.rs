@@ -9,7 +9,7 @@ use crate::codec::{
     Ack, Disconnect, Packet, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
 };
 use crate::message::Message;
-use crate::session::{qos_of, Session, SubEntry};
+use crate::session::{qos_of, Session, SubEntry, Write};
 use crate::shared::split_shared;
 use crate::store::entry::{Entry, SubRecord};
 
@@ -163,13 +163,14 @@ impl Conn {
         if !st.inflight[i].released {
             st.inflight[i].released = true;
             // Not written, a restart sends the PUBLISH again rather than the PUBREL.
-            let _ = session.journal_best_effort(
+            let _ = session.journal(
                 &self.shared,
                 &mut st,
                 Entry::MsgRel {
                     client: &session.client_id,
                     seq,
                 },
+                Write::BestEffort,
             );
         }
         drop(st);
@@ -185,7 +186,10 @@ impl Conn {
                 client: &session.client_id,
                 pkid: a.pkid,
             };
-            if session.journal(&self.shared, &mut st, entry).is_err() {
+            if session
+                .journal(&self.shared, &mut st, entry, Write::Required)
+                .is_err()
+            {
                 // Answered, the client may reuse the id at once, and a restart would take
                 // its next message for a redelivery and drop it. Unanswered, it sends the
                 // PUBREL again on its next connection.

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use super::{Conn, OUT_LIMIT};
 use crate::codec::{Ack, Packet, QoS};
-use crate::session::{Outgoing, State};
+use crate::session::{Outgoing, State, Write};
 use crate::store::entry::Entry;
 
 impl Conn {
@@ -54,8 +54,11 @@ impl Conn {
             };
             if qos == QoS::AtLeastOnce {
                 // Not written, a restart sends it again under a new packet id: a duplicate.
-                let _ = session.journal_best_effort(&self.shared, st, sent);
-            } else if session.journal(&self.shared, st, sent).is_err() {
+                let _ = session.journal(&self.shared, st, sent, Write::BestEffort);
+            } else if session
+                .journal(&self.shared, st, sent, Write::Required)
+                .is_err()
+            {
                 // QoS 2 is not sent unjournaled: after a restart its id would be free here
                 // while the client still holds it, and the next message given that id would
                 // be taken for this one and dropped. It waits for the journal (the next

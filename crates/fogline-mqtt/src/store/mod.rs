@@ -107,19 +107,19 @@ impl Store {
             // its torn tail cut off, rather than refuse to start.
             tracing::warn!(path = %path.display(), error = %e, "cannot compact the MQTT journal at start; appending to it as it is");
             let _ = std::fs::remove_file(dir.join("state.log.tmp"));
-            let valid = (bytes.len() - recovered.discarded) as u64;
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .map_err(io)?;
-            if file.metadata().map_err(io)?.len() != valid {
-                file.set_len(valid).map_err(io)?;
-                file.sync_all().map_err(io)?;
-            }
         }
-        let file = OpenOptions::new().append(true).open(&path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io)?;
+        let mut len = file.metadata().map_err(io)?.len();
+        let valid = (bytes.len() - recovered.discarded) as u64;
+        if compacted.is_err() && len != valid {
+            file.set_len(valid).map_err(io)?;
+            file.sync_all().map_err(io)?;
+            len = valid;
+        }
         let mut journal = Journal::new(file, len);
         if compacted.is_err() {
             // Measured against what a compaction would leave, so the next comes when due;
