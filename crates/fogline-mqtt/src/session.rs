@@ -69,7 +69,7 @@ pub(crate) enum Write {
 }
 
 /// Least time between two whole-session writes of a session whose journal may not match it.
-const RESYNC_BACKOFF: std::time::Duration = std::time::Duration::from_millis(200);
+pub(crate) const RESYNC_BACKOFF: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Mutable session state (behind the session's mutex; never held across an await).
 pub(crate) struct State {

@@ -282,6 +282,7 @@ async fn handshake<W: AsyncWrite + Unpin>(
         handoff: Handoff::Direct,
         direct: false,
         acks: Default::default(),
+        held_back: false,
     };
     if let Some((msg, delay)) = will {
         conn.will = Some(msg);

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use crate::codec::{self, Disconnect, Packet, Version};
 use crate::direct::DirectOut;
 use crate::message::Message;
-use crate::session::{Session, State};
+use crate::session::{Session, State, RESYNC_BACKOFF};
 use crate::shared::{PendingWill, Shared};
 
 pub(crate) use connect::{serve, serve_tcp};
@@ -83,6 +83,10 @@ pub(crate) struct Conn {
     /// Stored QoS 1 and 2 messages waiting for durability before their PUBACK or PUBREC, by
     /// packet id and QoS.
     acks: AckQueue<(u16, codec::QoS)>,
+    /// `send_pending` held a QoS 2 message back for the journal: the connection tries again
+    /// after [`RESYNC_BACKOFF`], not only at its next wake (which, with keep-alive 0 and no
+    /// traffic, may never come).
+    held_back: bool,
 }
 
 impl Conn {
@@ -120,6 +124,9 @@ impl Conn {
         let timer =
             tokio::time::sleep_until(last_rx + keep_alive.unwrap_or(Duration::from_secs(86_400)));
         tokio::pin!(timer);
+        let retry = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(retry);
+        let mut retry_armed = false;
         // On a one-thread runtime a self-wake queues this task behind the subscribers it woke;
         // on a multi-threaded one it would only wake an idle worker to steal it.
         let one_thread = tokio::runtime::Handle::try_current()
@@ -195,6 +202,10 @@ impl Conn {
                 }
                 (more, idle)
             };
+            if std::mem::take(&mut self.held_back) && !retry_armed {
+                retry.as_mut().reset(Instant::now() + RESYNC_BACKOFF);
+                retry_armed = true;
+            }
             if !self.out.is_empty() {
                 if wr.write_all(&self.out).await.is_err() {
                     return End::Lost;
@@ -229,6 +240,7 @@ impl Conn {
                     }
                 }
                 // [MQTT-3.1.2-24] (3.1.1: [MQTT-3.1.2-24]) one and a half keep-alives without a packet.
+                () = retry.as_mut(), if retry_armed => retry_armed = false,
                 () = timer.as_mut(), if keep_alive.is_some() => {
                     let deadline = last_rx + keep_alive.unwrap_or_default();
                     if Instant::now() >= deadline {

@@ -61,13 +61,14 @@ impl Conn {
             {
                 // QoS 2 is not sent unjournaled: after a restart its id would be free here
                 // while the client still holds it, and the next message given that id would
-                // be taken for this one and dropped. It waits for the journal (the next
-                // wake: a packet, a message, an ack).
+                // be taken for this one and dropped. It waits for the journal: the
+                // connection tries again after a pause (`held_back`), or at its next wake.
                 if let Some(mut o) = st.inflight.pop_back() {
                     st.mark_pkid(pkid, false);
                     o.pkid = 0;
                     st.pending.push_front(o);
                 }
+                self.held_back = true;
                 return false;
             }
             self.send(&Packet::Publish(publish));
