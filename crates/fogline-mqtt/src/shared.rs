@@ -48,8 +48,12 @@ pub(crate) struct Shared {
     journal_error_logged: Mutex<Option<std::time::Instant>>,
     /// Client ids whose session end the journal did not take: it may still hold an older
     /// session of theirs, which replay would merge into a new one (its messages, its QoS 2
-    /// ids). A new session of such an id is journaled after a fresh end, or refused.
-    stale: Mutex<HashSet<String>>,
+    /// ids). A new session of such an id is journaled after a fresh end, or refused. Each
+    /// id carries the `stale_marks` count it was marked at: a compaction begun after that
+    /// drops its older session from the journal, and the id from here (see `compact`).
+    stale: Mutex<HashMap<String, u64>>,
+    /// Ids marked stale so far.
+    stale_marks: AtomicU64,
 }
 
 /// Why [`Shared::attach`] refused a connection.
@@ -93,7 +97,8 @@ impl Shared {
             compactor: Mutex::new(None),
             journal_failures: AtomicU64::new(0),
             journal_error_logged: Mutex::new(None),
-            stale: Mutex::new(HashSet::new()),
+            stale: Mutex::new(HashMap::new()),
+            stale_marks: AtomicU64::new(0),
         });
         if let Some(r) = recovered {
             shared.restore(r);
@@ -137,6 +142,8 @@ impl Shared {
                 tracing::error!(error = %e, failures, "cannot journal MQTT state: what depends on it is not acknowledged");
             }
         }
+        // Read before the compaction begins (see `compact`).
+        let marks = self.stale_marks.load(Ordering::Acquire);
         if store.begin_compaction() {
             // On its own thread: the caller may hold a session lock the snapshot takes.
             let me = self.me.clone();
@@ -144,7 +151,7 @@ impl Shared {
                 .name("mqtt-compact".into())
                 .spawn(move || {
                     if let Some(shared) = me.upgrade() {
-                        shared.compact();
+                        shared.compact(marks);
                     }
                 });
             match spawned {
@@ -196,19 +203,25 @@ impl Shared {
     }
 
     /// Writes a snapshot of the durable state and makes it the journal (see
-    /// [`Store::finish_compaction`]).
-    fn compact(&self) {
+    /// [`Store::finish_compaction`]). Done, it forgets the ids marked `stale` before
+    /// `marks` was read, as the compaction began: their older sessions had ended (so the
+    /// snapshot holds none of them) and written their last entry before it copied appends,
+    /// so the new journal holds nothing of them.
+    fn compact(&self, marks: u64) {
         let Some(store) = &self.store else { return };
         let started = std::time::Instant::now();
         let before = store.len();
         let snapshot = self.snapshot();
         match store.finish_compaction(&snapshot) {
-            Ok(after) => tracing::info!(
-                before,
-                after,
-                ms = started.elapsed().as_millis() as u64,
-                "MQTT state journal compacted"
-            ),
+            Ok(after) => {
+                self.stale.lock().retain(|_, marked| *marked >= marks);
+                tracing::info!(
+                    before,
+                    after,
+                    ms = started.elapsed().as_millis() as u64,
+                    "MQTT state journal compacted"
+                );
+            }
             Err(e) => tracing::warn!(error = %e, "MQTT state journal not compacted"),
         }
     }
@@ -506,7 +519,9 @@ impl Shared {
 
     /// Remembers that the journal did not take the end of `client_id`'s session.
     pub fn mark_stale(&self, client_id: &str) {
-        self.stale.lock().insert(client_id.to_string());
+        let mut stale = self.stale.lock();
+        let mark = self.stale_marks.fetch_add(1, Ordering::AcqRel);
+        stale.insert(client_id.to_string(), mark);
     }
 
     /// The journal took an end (or a whole new state) of `client_id`'s session.
@@ -525,7 +540,7 @@ impl Shared {
         if self.store.is_none() {
             return Ok(());
         }
-        let stale = self.stale.lock().contains(&s.client_id);
+        let stale = self.stale.lock().contains_key(&s.client_id);
         st.resync = stale;
         if !Session::durable(self, st) {
             return Ok(());
@@ -727,6 +742,56 @@ mod tests {
         };
         let broker = Broker::open(config).unwrap().0;
         Shared::new(broker, MqttConfig::default(), Arc::new(AllowAll), None)
+    }
+
+    /// An id whose session end the journal did not take is forgotten once a compaction,
+    /// begun after it was marked, has dropped that session from the journal; one marked
+    /// after the compaction began is kept (its session may be in what it copied).
+    #[tokio::test]
+    async fn a_compaction_forgets_the_stale_ids_it_made_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = BrokerConfig {
+            storage: StorageMode::Memory,
+            data_dir: dir.path().to_path_buf(),
+            ..BrokerConfig::default()
+        };
+        let broker = Broker::open(config).unwrap().0;
+        let (mut store, recovered) = Store::open(&dir.path().join("mqtt"), false).unwrap();
+        store.set_compact_min(crate::store::MIN_COMPACT);
+        let shared = Shared::new(
+            broker,
+            MqttConfig::default(),
+            Arc::new(AllowAll),
+            Some((store, recovered)),
+        );
+        let compacted = |shared: &Shared| {
+            let thread = shared.compactor.lock().take();
+            thread.is_some_and(|t| t.join().is_ok())
+        };
+
+        // Driven by appends: the journal grows past its compaction size.
+        shared.mark_stale("gone");
+        let mut entry = Vec::new();
+        Entry::SessionDel(&"x".repeat(64)).frame_into(&mut entry);
+        while !compacted(&shared) {
+            shared.journal(&entry).unwrap();
+        }
+        assert!(
+            shared.stale.lock().is_empty(),
+            "forgotten by the compaction"
+        );
+
+        // Marked after the compaction began: kept.
+        shared.mark_stale("old");
+        let marks = shared.stale_marks.load(Ordering::Acquire);
+        shared.mark_stale("late");
+        let store = shared.store.as_ref().unwrap();
+        while !store.begin_compaction() {
+            store.append_framed(&entry).unwrap();
+        }
+        shared.compact(marks);
+        let left: Vec<String> = shared.stale.lock().keys().cloned().collect();
+        assert_eq!(left, ["late"]);
     }
 
     /// The window `end_if_idle` closes: a connection ends, and before its session is
