@@ -441,7 +441,8 @@ impl Shared {
     ///
     /// # Errors
     /// A new session would pass `max_sessions`, or the journal did not take the end of an
-    /// older session of `client_id` (see `stale`).
+    /// older session of `client_id` (see `stale`) and cannot take the durable session
+    /// that would replace it.
     pub async fn attach(
         self: &Arc<Self>,
         client_id: &str,
@@ -468,16 +469,28 @@ impl Shared {
                             self.end_session(&s);
                             None
                         } else {
+                            let was_durable = Session::durable(self, &st);
+                            let old_expiry = std::mem::replace(&mut st.expiry, expiry);
+                            // Not written: a crash keeps the expiry it had; the CONNACK
+                            // promises no more. Unless the session turns durable while the
+                            // journal may hold an older one of its id (`stale`): as for a new
+                            // session, a restart would bring that one back instead.
+                            let written = s.journal_session(self, &mut st);
+                            if written.is_err()
+                                && !was_durable
+                                && Session::durable(self, &st)
+                                && self.stale.lock().contains_key(client_id)
+                            {
+                                st.expiry = old_expiry;
+                                self.durable.lock().remove(client_id);
+                                return Err(AttachError::NotJournaled);
+                            }
                             st.conn = Some(ConnHandle {
                                 id: conn_id,
                                 kick: kick.clone(),
                                 direct: None,
                             });
                             st.epoch += 1;
-                            st.expiry = expiry;
-                            // Not written: a crash keeps the expiry it had; the CONNACK
-                            // promises no more.
-                            let _ = s.journal_session(self, &mut st);
                             drop(st);
                             s.attached.notify_waiters();
                             return Ok((s, conn_id, kick, true));
@@ -735,13 +748,29 @@ mod tests {
     use crate::auth::AllowAll;
 
     fn shared(dir: &std::path::Path) -> Arc<Shared> {
+        Shared::new(broker(dir), MqttConfig::default(), Arc::new(AllowAll), None)
+    }
+
+    /// With a journal in `dir/mqtt` that compacts at its smallest size.
+    fn shared_with_store(dir: &std::path::Path) -> Arc<Shared> {
+        let (mut store, recovered) = Store::open(&dir.join("mqtt"), false).unwrap();
+        store.set_compact_min(crate::store::MIN_COMPACT);
+        let store = Some((store, recovered));
+        Shared::new(
+            broker(dir),
+            MqttConfig::default(),
+            Arc::new(AllowAll),
+            store,
+        )
+    }
+
+    fn broker(dir: &std::path::Path) -> Broker {
         let config = BrokerConfig {
             storage: StorageMode::Memory,
             data_dir: dir.to_path_buf(),
             ..BrokerConfig::default()
         };
-        let broker = Broker::open(config).unwrap().0;
-        Shared::new(broker, MqttConfig::default(), Arc::new(AllowAll), None)
+        Broker::open(config).unwrap().0
     }
 
     /// An id whose session end the journal did not take is forgotten once a compaction,
@@ -750,20 +779,7 @@ mod tests {
     #[tokio::test]
     async fn a_compaction_forgets_the_stale_ids_it_made_clean() {
         let dir = tempfile::tempdir().unwrap();
-        let config = BrokerConfig {
-            storage: StorageMode::Memory,
-            data_dir: dir.path().to_path_buf(),
-            ..BrokerConfig::default()
-        };
-        let broker = Broker::open(config).unwrap().0;
-        let (mut store, recovered) = Store::open(&dir.path().join("mqtt"), false).unwrap();
-        store.set_compact_min(crate::store::MIN_COMPACT);
-        let shared = Shared::new(
-            broker,
-            MqttConfig::default(),
-            Arc::new(AllowAll),
-            Some((store, recovered)),
-        );
+        let shared = shared_with_store(dir.path());
         let compacted = |shared: &Shared| {
             let thread = shared.compactor.lock().take();
             thread.is_some_and(|t| t.join().is_ok())
@@ -792,6 +808,33 @@ mod tests {
         shared.compact(marks);
         let left: Vec<String> = shared.stale.lock().keys().cloned().collect();
         assert_eq!(left, ["late"]);
+    }
+
+    /// A session that is not durable, of a client id whose older session's end the journal
+    /// did not take, resumed as durable between its connection's end and its removal: the
+    /// resume is refused when the journal cannot take the session whole, as a new session
+    /// of the id would be (a restart would bring the older session back).
+    #[tokio::test]
+    async fn a_resume_turning_a_stale_session_durable_must_be_journaled() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = shared_with_store(dir.path());
+        shared.mark_stale("c");
+        let (s, _, _, _) = shared.attach("c", true, 0).await.unwrap();
+        let epoch = {
+            let mut st = s.state.lock();
+            assert!(st.resync, "a stale id's session replaces the older one");
+            st.conn = None; // what `detach` does before it removes the session
+            st.epoch
+        };
+        shared.store.as_ref().unwrap().break_for_test();
+        let refused = shared.attach("c", false, 600).await.err();
+        assert_eq!(refused, Some(AttachError::NotJournaled));
+        assert_eq!(s.state.lock().expiry, 0, "left as it was");
+        assert!(!shared.durable.lock().contains("c"));
+        assert!(
+            shared.end_if_idle(&s, epoch),
+            "removed as if no resume came"
+        );
     }
 
     /// The window `end_if_idle` closes: a connection ends, and before its session is

@@ -171,6 +171,12 @@ impl Store {
         self.append_framed(&buf)
     }
 
+    /// Fails every append from now on, as a journal broken beyond repair does.
+    #[cfg(test)]
+    pub(crate) fn break_for_test(&self) {
+        self.journal.lock().set_broken();
+    }
+
     /// Appends entries already framed with [`Entry::frame_into`], as one write.
     ///
     /// # Errors
