@@ -300,19 +300,22 @@ impl Consumer {
                     self.current_epoch = epoch;
                 }
                 Some(Err(e)) => return Err(e),
-                None => return Err(self.inner.unavailable()),
+                None => return Err(self.not_ready()),
             }
         }
     }
 
     /// Why the consumer cannot be used now: the server's refusal to
-    /// re-open it, else the connection state.
+    /// re-open it (for good: a refused consumer is not re-opened again),
+    /// else the connection state.
     fn not_ready(&self) -> ClientError {
-        self.shared
-            .error
-            .lock()
-            .take()
-            .unwrap_or_else(|| self.inner.unavailable())
+        match &*self.shared.error.lock() {
+            Some(ClientError::Server { code, message }) => ClientError::Server {
+                code: *code,
+                message: message.clone(),
+            },
+            _ => self.inner.unavailable(),
+        }
     }
 
     fn consumed_one(&mut self, offset: u64) {

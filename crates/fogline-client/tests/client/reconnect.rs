@@ -179,6 +179,17 @@ async fn a_refused_reopen_surfaces_the_server_error() {
         err.server_code(),
         Some(fogline_client::ErrorCode::Duplicate)
     );
+    // The consumer is over: every later call says why, not `Disconnected`.
+    let again = consumer.fetch(1, Duration::ZERO).await.expect_err("over");
+    assert_eq!(
+        again.server_code(),
+        Some(fogline_client::ErrorCode::Duplicate)
+    );
+    let ack = consumer.ack(&[0]).expect_err("over");
+    assert_eq!(
+        ack.server_code(),
+        Some(fogline_client::ErrorCode::Duplicate)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
