@@ -18,8 +18,12 @@
 //! a connection is lost (its frames name the old connection's ids); both
 //! lanes survive a reconnect.
 //!
-//! Byte counters (`appended`, `done`) let `flush` wait for exactly what was
-//! queued before it; a take always takes everything appended so far.
+//! Byte positions (`appended`, `done`) let `flush` wait for exactly what was
+//! queued before it; a take always takes everything appended so far, so
+//! `done` is where the last finished take ended: every byte before it was
+//! written or dropped, every byte after it is still buffered. (Control
+//! frames dropped with a connection do not move it while publish frames
+//! appended before them are still buffered.)
 //!
 //! Direct writes: a writer task with nothing to write lends the outbox its
 //! socket before it waits. A record appended to empty buffers is then
@@ -145,8 +149,11 @@ pub(crate) struct Outbox {
     queued: usize,
     /// Bytes ever appended to any buffer.
     pub appended: u64,
-    /// Bytes written (or dropped with a lost connection).
+    /// Every byte appended before this position was written (or dropped with
+    /// a lost connection); those after it are still buffered.
     pub done: u64,
+    /// `appended` at the last take: `done` once that take is written.
+    taken: u64,
     /// Bytes taken for writing and not yet written: by the writer, or by a
     /// direct write (its sent part and its `carry`).
     pub writing: u64,
@@ -281,6 +288,7 @@ impl Outbox {
         self.bulk.drain_into(&mut out);
         self.queued = 0;
         self.writing += out[carried..].iter().map(|b| b.len() as u64).sum::<u64>();
+        self.taken = self.appended;
         Some(out)
     }
 
@@ -358,14 +366,18 @@ impl Outbox {
 
     /// The writer finished (or lost) what it took.
     pub(crate) fn finish_write(&mut self) {
-        self.done += self.writing;
+        self.done = self.taken;
         self.writing = 0;
     }
 
-    /// Drops queued control frames (they belong to a lost connection).
+    /// Drops queued control frames (they belong to a lost connection). They
+    /// count as done only with nothing else buffered: publish frames appended
+    /// before them are still to be written.
     pub(crate) fn drop_control(&mut self) {
-        self.done += self.control.len() as u64;
         self.control.clear();
+        if self.is_empty() {
+            self.done = self.appended;
+        }
     }
 
     /// The connection is gone: what was being written (and any carry)
@@ -381,10 +393,10 @@ impl Outbox {
     /// Everything still buffered counts as done (the client is gone).
     pub(crate) fn drop_all(&mut self) {
         self.lose_connection();
-        self.done += self.queued as u64;
         self.queued = 0;
         self.urgent = Lane::default();
         self.bulk = Lane::default();
+        self.done = self.appended;
     }
 }
 
@@ -620,5 +632,24 @@ mod tests {
         ob.push_control(&[9]);
         ob.drop_control();
         assert_eq!(ob.done, ob.appended);
+    }
+
+    /// Control frames dropped with a connection do not count a publish frame
+    /// buffered before them as done: `lost` would fail its ack although the
+    /// frame goes out on the next connection.
+    #[test]
+    fn dropped_control_frames_do_not_pass_a_buffered_publish() {
+        let mut ob = Outbox::default();
+        let acked = ob.push(&rec("t", b"x"), true, || 7, 1 << 16).unwrap();
+        ob.push_control(&[0; 64]);
+        ob.lose_connection();
+        assert!(ob.done < acked.end, "the acked frame is still buffered");
+        let taken = ob.take().unwrap();
+        assert_eq!(publishes(taken), [("t".into(), 7, 1)]);
+        ob.finish_write();
+        assert_eq!(ob.done, ob.appended);
+        ob.push(&rec("t", b"y"), false, || 0, 1 << 16).unwrap();
+        ob.drop_all();
+        assert_eq!(ob.done, ob.appended, "a finished client counts everything");
     }
 }

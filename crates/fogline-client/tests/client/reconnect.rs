@@ -207,3 +207,46 @@ async fn a_silent_server_is_noticed_by_keepalive() {
     // connection and handshakes again.
     fake.wait_for("a reconnect", |s| s.hellos >= 2).await;
 }
+
+/// An acked record still buffered when the connection drops goes out on the next one, so
+/// its ack stays pending: control frames queued after it (pings) and dropped with the
+/// connection must not make it count as written, and failed with `Disconnected`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_buffered_acked_record_outlives_dropped_control_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    // The server reads nothing, so a large record blocks the writer: what follows buffers.
+    let config = Config {
+        read: false,
+        max_message: 4 << 20,
+        max_frame: 8 << 20,
+    };
+    let fake = crate::fake::Fake::start_unix(config, &dir.path().join("f.sock")).await;
+    let client = fogline_client::Client::connect(&fake.addr, fast_reconnect())
+        .await
+        .unwrap();
+    client.publish("big/t", vec![0u8; 2 << 20]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let ack = client
+        .send_acked(&PublishRecord::new("hold/t", "x"))
+        .await
+        .unwrap();
+    let pings: Vec<_> = (0..4)
+        .map(|_| {
+            let c = client.clone();
+            tokio::spawn(async move { c.ping().await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    fake.drop_connections();
+    for p in pings {
+        assert!(
+            p.await.unwrap().is_err(),
+            "a ping of the lost connection fails"
+        );
+    }
+    fake.wait_for("the reconnect", |s| s.hellos == 2).await;
+    match tokio::time::timeout(Duration::from_millis(300), ack).await {
+        Err(_) => {} // pending: sent again on the new connection, never acked by `hold/`
+        Ok(r) => panic!("the buffered record's ack ended early: {r:?}"),
+    }
+}
