@@ -205,26 +205,38 @@ async fn keepalive(inner: &Inner) -> ClientError {
 }
 
 /// Cleans up after a lost connection: requests whose frames were written
-/// (or were being written) fail with `Disconnected`; acked publishes still
-/// in the buffer stay pending and go out on the next connection.
+/// (or were being written) fail with `Disconnected`. Acked publishes still
+/// in the buffer stay pending and go out on the next connection, unless an
+/// acked publish was cut: then they fail too, so a caller that publishes
+/// the failed records again, in order, keeps their order (kept, they would
+/// reach the server ahead of the earlier records retried after them).
 fn lost(inner: &Inner) {
     inner.state.store(RECONNECTING, Ordering::Release);
     inner.epoch.fetch_add(1, Ordering::AcqRel);
-    let done = {
+    {
+        // Outbox, then table: the lock order (see `shared`).
         let mut outbox = inner.outbox.lock();
         outbox.lose_connection();
-        outbox.done
-    };
-    {
+        let done = outbox.done;
         let mut table = inner.table.lock();
         table.connected = false;
         table.by_server.clear();
-        let ids: Vec<u64> = table
-            .requests
-            .iter()
-            .filter(|(_, p)| !matches!(p, Pending::Acks { end, .. } if *end > done))
-            .map(|(id, _)| *id)
-            .collect();
+        let mut ids: Vec<u64> = Vec::new();
+        let mut cut_acks = false;
+        for (id, p) in &table.requests {
+            match p {
+                Pending::Acks { end, .. } if *end > done => {}
+                Pending::Acks { .. } => {
+                    cut_acks = true;
+                    ids.push(*id);
+                }
+                _ => ids.push(*id),
+            }
+        }
+        if cut_acks {
+            ids.extend(outbox.drop_acked());
+        }
+        drop(outbox);
         for id in ids {
             if let Some(p) = table.requests.remove(&id) {
                 p.fail(inner, || ClientError::Disconnected);
@@ -235,6 +247,9 @@ fn lost(inner: &Inner) {
             if let Some(tx) = entry.shared.fetch.lock().take() {
                 let _ = tx.send(Err(ClientError::Disconnected));
             }
+        }
+        if cut_acks {
+            inner.space.notify_waiters(); // buffer room freed
         }
     }
     inner.progress.notify_waiters();

@@ -15,7 +15,11 @@
 //! `Disconnected`; subscriptions are at most once; consumers at least once.
 //! Order: records of one topic and one priority reach the server in the
 //! order they were published, whichever way each was published (high
-//! priority ones go ahead of the rest).
+//! priority ones go ahead of the rest). A lost connection that cuts an
+//! acked publish fails every acked publish still buffered as well, so a
+//! caller that publishes the failed records again, in order, keeps the
+//! order of its acked records (fire-and-forget records buffered meanwhile
+//! still go out on the new connection, ahead of them).
 //!
 //! Reconnect is on by default (`ClientOptions::reconnect`): after a lost
 //! connection the client reconnects with backoff, re-subscribes and

@@ -81,7 +81,8 @@ impl Batch {
 /// Publish frames of one priority.
 #[derive(Default)]
 struct Lane {
-    sealed: Vec<BytesMut>,
+    /// Frames that take no more records, with their request ids (0: no ack).
+    sealed: Vec<(BytesMut, u64)>,
     open: Vec<Batch>,
     /// Index of the batch the last record went to (checked first).
     last: usize,
@@ -101,7 +102,7 @@ impl Lane {
 
     fn seal(&mut self, index: usize) {
         let batch = self.open.remove(index);
-        self.sealed.push(batch.buf);
+        self.sealed.push((batch.buf, batch.request_id));
     }
 
     /// Seals every open frame of `topic`, oldest first.
@@ -112,8 +113,31 @@ impl Lane {
         self.last = 0;
     }
 
+    /// Drops its acked frames: their request ids, and their bytes.
+    fn drop_acked(&mut self, ids: &mut Vec<u64>) -> usize {
+        let mut bytes = 0;
+        self.sealed.retain(|(buf, id)| {
+            let keep = *id == 0;
+            if !keep {
+                ids.push(*id);
+                bytes += buf.len();
+            }
+            keep
+        });
+        self.open.retain(|b| {
+            let keep = b.request_id == 0;
+            if !keep {
+                ids.push(b.request_id);
+                bytes += b.buf.len();
+            }
+            keep
+        });
+        self.last = 0;
+        bytes
+    }
+
     fn drain_into(&mut self, out: &mut Vec<BytesMut>) {
-        out.append(&mut self.sealed);
+        out.extend(self.sealed.drain(..).map(|(buf, _)| buf));
         out.extend(self.open.drain(..).map(|b| b.buf));
         self.last = 0;
     }
@@ -390,6 +414,18 @@ impl Outbox {
         self.drop_control();
     }
 
+    /// Drops every buffered acked frame (after a lost connection cut one that
+    /// was sent: see `conn::lost`); returns their request ids.
+    pub(crate) fn drop_acked(&mut self) -> Vec<u64> {
+        let mut ids = Vec::new();
+        let bytes = self.urgent.drop_acked(&mut ids) + self.bulk.drop_acked(&mut ids);
+        self.queued -= bytes;
+        if self.is_empty() {
+            self.done = self.appended;
+        }
+        ids
+    }
+
     /// Everything still buffered counts as done (the client is gone).
     pub(crate) fn drop_all(&mut self) {
         self.lose_connection();
@@ -651,5 +687,40 @@ mod tests {
         ob.push(&rec("t", b"y"), false, || 0, 1 << 16).unwrap();
         ob.drop_all();
         assert_eq!(ob.done, ob.appended, "a finished client counts everything");
+    }
+
+    #[test]
+    fn dropping_acked_frames_keeps_the_others_in_order() {
+        let mut ob = Outbox::default();
+        let mut next = 10;
+        let mut id = || {
+            next += 1;
+            next
+        };
+        let cap = 1 << 16;
+        ob.push(&rec("a", b"1"), true, &mut id, cap).unwrap();
+        ob.push(&rec("a", b"2"), false, &mut id, cap).unwrap(); // seals the acked frame
+        ob.push(&rec("b", b"3"), true, &mut id, cap).unwrap();
+        let mut urgent = rec("c", b"4");
+        urgent.flags = FLAG_HIGH_PRIORITY;
+        ob.push(&urgent, true, &mut id, cap).unwrap();
+        ob.push(&rec("d", b"5"), false, &mut id, cap).unwrap();
+        let mut dropped = ob.drop_acked();
+        dropped.sort_unstable();
+        assert_eq!(dropped, [11, 12, 13]);
+        let left = ob.publish_bytes();
+        let taken = ob.take().unwrap();
+        assert_eq!(taken.iter().map(BytesMut::len).sum::<usize>(), left);
+        assert_eq!(publishes(taken), [("a".into(), 0, 1), ("d".into(), 0, 1)]);
+        ob.finish_write();
+        assert_eq!(ob.done, ob.appended);
+
+        ob.push(&rec("e", b"6"), true, &mut id, cap).unwrap();
+        assert_eq!(ob.drop_acked(), [14]);
+        assert!(ob.is_empty());
+        assert_eq!(
+            ob.done, ob.appended,
+            "nothing left: everything counts as done"
+        );
     }
 }

@@ -57,6 +57,9 @@ impl Client {
     /// so many can be outstanding (pipelining). Waits while
     /// `max_inflight_acks` acked batches are unanswered or the buffer is full.
     /// Acked records queued together for one topic share one Publish frame.
+    /// When a lost connection fails one with `Disconnected`, every acked
+    /// record not yet sent fails with it: publishing the failed ones again,
+    /// in order, keeps their order.
     ///
     /// # Errors
     /// As [`Client::publish`].

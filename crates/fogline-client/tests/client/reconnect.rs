@@ -250,3 +250,47 @@ async fn a_buffered_acked_record_outlives_dropped_control_frames() {
         Ok(r) => panic!("the buffered record's ack ended early: {r:?}"),
     }
 }
+
+/// Pipelined acked records: when the connection drops while one is being written, the ones
+/// still buffered behind it fail too, so publishing the failed ones again, in order, keeps
+/// their order (kept, they would go out on the next connection ahead of the retried one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acked_records_behind_a_cut_one_fail_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        read: false,
+        max_message: 4 << 20,
+        max_frame: 8 << 20,
+    };
+    let fake = crate::fake::Fake::start_unix(config, &dir.path().join("f.sock")).await;
+    let client = fogline_client::Client::connect(&fake.addr, fast_reconnect())
+        .await
+        .unwrap();
+    // Large, to a server that reads nothing: the writer is stuck in it.
+    let first = client
+        .send_acked(&PublishRecord::new("hold/t", vec![1u8; 2 << 20]))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let second = client
+        .send_acked(&PublishRecord::new("hold/t", "2"))
+        .await
+        .unwrap();
+    let other = client
+        .send_acked(&PublishRecord::new("hold/u", "3"))
+        .await
+        .unwrap();
+    fake.drop_connections();
+    for (name, ack) in [("first", first), ("second", second), ("other", other)] {
+        match tokio::time::timeout(Duration::from_secs(2), ack).await {
+            Ok(Err(ClientError::Disconnected)) => {}
+            r => panic!("{name}: expected Disconnected, got {r:?}"),
+        }
+    }
+    // Nothing of them is left to send on the next connection.
+    fake.wait_for("the reconnect", |s| s.hellos == 2).await;
+    tokio::time::timeout(Duration::from_secs(1), client.flush())
+        .await
+        .expect("nothing buffered")
+        .unwrap();
+}
