@@ -150,14 +150,20 @@ impl Stream {
     /// or [`Stream::flush_soon`].
     ///
     /// # Errors
-    /// [`BrokerError::Storage`] when the log fails; records appended before
-    /// the failure stay, but the batch must not be acknowledged.
+    /// [`BrokerError::Storage`] when the log fails: then no record of the batch is in
+    /// the log (room for all of them is made first), so a retry duplicates nothing.
     pub fn append(&self, batch: &Batch) -> Result<u64, BrokerError> {
         if self.group_commit {
             self.check_broken()?;
         }
         let mut log = self.log.lock();
         let topic = batch.topic.as_bytes();
+        let records = &batch.records;
+        let need =
+            fogline_log::records_len(records.count() as usize, topic.len(), records.content_len());
+        if let Err(e) = log.reserve(need) {
+            return Err(self.log_failed(e));
+        }
         for rec in batch.records.iter_ref() {
             // A producer's clock may run ahead: a future timestamp would pin
             // every later record (log timestamps never go back), so clamp it.
@@ -167,13 +173,8 @@ impl Stream {
                 rec.timestamp
             };
             if let Err(e) = log.append(ts, topic, rec.headers, rec.payload) {
-                if self.group_commit {
-                    // A roll's flush may have failed, or have taken an error meant for a
-                    // concurrent flush (Linux reports a writeback error once): what was
-                    // appended before is no longer known durable.
-                    *self.broken.lock() = Some(e.to_string());
-                }
-                return Err(self.storage_err(e));
+                // Only a record the log refuses (too large) gets here: none of them rolls.
+                return Err(self.log_failed(e));
             }
         }
         let next = log.next_offset();
@@ -188,6 +189,17 @@ impl Stream {
         drop(log);
         self.tail.set(next);
         Ok(next)
+    }
+
+    /// The error for a failed append or reserve.
+    fn log_failed(&self, e: fogline_log::LogError) -> BrokerError {
+        if self.group_commit {
+            // A roll's flush may have failed, or have taken an error meant for a
+            // concurrent flush (Linux reports a writeback error once): what was
+            // appended before is no longer known durable.
+            *self.broken.lock() = Some(e.to_string());
+        }
+        self.storage_err(e)
     }
 
     /// Whether every record before `upto` is durable: `Some(Ok)` yes (or the storage is not

@@ -99,7 +99,7 @@ mod segment;
 mod verify;
 
 pub use error::LogError;
-pub use format::Damage;
+pub use format::{records_len, Damage};
 pub use log::{now_micros, Log, LogStats, RetentionReport};
 pub use options::{LogOptions, Record, Storage};
 pub use recovery::{RecoveryReport, Truncation};

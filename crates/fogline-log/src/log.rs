@@ -186,6 +186,22 @@ impl Log {
         Ok(offset)
     }
 
+    /// Makes room for `bytes` more bytes of records in the active segment (see
+    /// [`records_len`](crate::records_len)), rolling to a new one now if they do not fit.
+    /// A batch reserved first is appended all or nothing: none of its appends rolls, and a
+    /// roll in the middle of it could fail after sealing (and so making readable) the
+    /// records before it, which its publisher, refused, would send again.
+    ///
+    /// # Errors
+    /// As [`append`](Log::append) when it rolls: the new segment cannot be created, or
+    /// sealing the old one failed.
+    pub fn reserve(&mut self, bytes: usize) -> Result<(), LogError> {
+        if !self.active().fits(bytes) {
+            self.roll(bytes)?;
+        }
+        Ok(())
+    }
+
     /// Starts a new active segment with room for a `size`-byte record.
     #[cold]
     fn roll(&mut self, size: usize) -> Result<(), LogError> {

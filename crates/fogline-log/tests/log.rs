@@ -139,6 +139,42 @@ fn a_failed_replacement_of_the_empty_segment_keeps_the_log_usable() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// `reserve` makes room for a whole batch before any of it is appended: it rolls only when
+/// the batch does not fit, a batch larger than a segment gets a segment of its own size, and
+/// a roll that fails changes nothing, so a refused batch leaves no record behind.
+#[test]
+fn reserve_rolls_for_a_whole_batch_or_changes_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("s");
+    let (mut log, _) = Log::open(file_opts(&dir, Storage::Mmap, 1024)).unwrap();
+    let one = fogline_log::records_len(1, 1, 100);
+    assert_eq!(one, 137, "36 bytes of header, topic, payload");
+    log.reserve(7 * one).unwrap();
+    for _ in 0..7 {
+        log.append(1, b"t", b"", &[1; 100]).unwrap();
+    }
+    assert_eq!(log.stats().segments, 1, "seven fit without a roll");
+    log.commit().unwrap();
+
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        log.reserve(2 * one).is_err(),
+        "the roll cannot create its segment"
+    );
+    assert_eq!(log.next_offset(), 7);
+    assert_eq!(read_all(&log).len(), 7);
+
+    std::fs::create_dir(&dir).unwrap();
+    log.reserve(10 * one).unwrap();
+    assert_eq!(log.stats().segments, 2);
+    for _ in 0..10 {
+        log.append(1, b"t", b"", &[2; 100]).unwrap();
+    }
+    assert_eq!(log.stats().segments, 2, "a segment as large as the batch");
+    log.commit().unwrap();
+    assert_eq!(log.next_offset(), 17);
+}
+
 #[test]
 fn read_limits_and_start() {
     let mut log = memory(512);

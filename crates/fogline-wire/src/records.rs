@@ -87,6 +87,12 @@ impl RecordBlock {
         self.count == 0
     }
 
+    /// Header and payload bytes of all its records (the block less each record's
+    /// timestamp and two lengths).
+    pub fn content_len(&self) -> usize {
+        self.bytes.len() - self.count as usize * MIN_RECORD
+    }
+
     /// The encoded block, exactly as it travels.
     pub fn as_bytes(&self) -> &Bytes {
         &self.bytes

@@ -1,0 +1,72 @@
+//! A batch the log cannot take whole is refused whole: when the segment roll it needs fails
+//! (here the stream's directory is gone; a full disk does the same), none of its records is
+//! readable, and the publisher's retry, once the disk works again, stores each record once.
+
+use bytesize::ByteSize;
+use fogline_broker::{Batch, Broker, BrokerConfig, Handoff, StorageMode};
+use fogline_wire::RecordBlock;
+
+fn batch(broker: &Broker, payloads: &[Vec<u8>]) -> Batch {
+    let records = payloads.iter().map(|p| (0u64, &b""[..], &p[..]));
+    Batch {
+        topic: "t".into(),
+        records: RecordBlock::from_records(records).unwrap(),
+        timestamp: 1,
+        priority: false,
+        origin: broker.next_origin(),
+    }
+}
+
+/// Every readable record (a read stops at the end of a segment).
+fn read_all(stream: &fogline_broker::Stream) -> Vec<fogline_log::Record> {
+    let mut out = Vec::new();
+    loop {
+        let next = out.len() as u64;
+        let got = stream.read(next, 100, usize::MAX).unwrap();
+        if got.is_empty() {
+            return out;
+        }
+        out.extend(got);
+    }
+}
+
+#[tokio::test]
+async fn a_batch_cut_by_a_failed_roll_leaves_nothing_behind() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let config = BrokerConfig {
+        storage: StorageMode::Mmap,
+        data_dir: data.clone(),
+        segment_bytes: ByteSize::kib(4),
+        ..BrokerConfig::default()
+    };
+    let broker = Broker::open(config).unwrap().0;
+    // Three records of 1,037 bytes (36 + topic + payload): 985 of the segment's 4,096 left.
+    for i in 0..3u8 {
+        let one = batch(&broker, &[vec![i; 1000]]);
+        broker.publish(one, Handoff::Queue).await.unwrap();
+    }
+    // Of these three (437 bytes each) two fit; the third needs a new segment.
+    let payloads: Vec<Vec<u8>> = (0..3u8).map(|i| vec![10 + i; 400]).collect();
+    std::fs::remove_dir_all(data.join("default")).unwrap();
+    let refused = broker
+        .publish(batch(&broker, &payloads), Handoff::Queue)
+        .await;
+    assert!(refused.is_err(), "the roll cannot create its segment");
+    let stream = broker.stream("default").unwrap();
+    assert_eq!(
+        read_all(stream).len(),
+        3,
+        "no record of the refused batch is readable"
+    );
+
+    std::fs::create_dir(data.join("default")).unwrap();
+    broker
+        .publish(batch(&broker, &payloads), Handoff::Queue)
+        .await
+        .unwrap();
+    let got = read_all(stream);
+    let tail: Vec<&[u8]> = got[3..].iter().map(|r| &r.payload[..]).collect();
+    let want: Vec<&[u8]> = payloads.iter().map(|p| &p[..]).collect();
+    assert_eq!(tail, want, "the retried batch, each record once");
+}
