@@ -399,15 +399,29 @@ impl Broker {
         stored.map(drop)
     }
 
-    /// Appends `batch` to every stream of `route`.
-    /// Appends `batch` to every stream of `route`; returns the `fsync` streams among them with
-    /// the offset each must make durable for it.
+    /// Appends `batch` to every stream of `route`, all or none; returns the `fsync` streams
+    /// among them with the offset each must make durable for it.
     fn store(&self, route: &Route, batch: &Batch) -> Result<Vec<(Arc<Stream>, u64)>, BrokerError> {
         let mut waits = Vec::new();
-        for stream in &route.streams {
+        if let [stream] = route.streams.as_slice() {
             let next = stream.append(batch)?;
             if stream.storage() == StorageMode::Fsync {
                 waits.push((stream.clone(), next));
+            }
+        } else {
+            // Room in every stream first: one that failed after another had taken the batch
+            // would leave it there, and the publisher's retry would store it twice. The logs
+            // are locked in the broker's order of streams, so two publishers never wait on
+            // each other.
+            let mut held = Vec::with_capacity(route.streams.len());
+            for stream in &route.streams {
+                held.push(stream.reserve(batch)?);
+            }
+            for (stream, log) in route.streams.iter().zip(held) {
+                let next = stream.append_reserved(log, batch)?;
+                if stream.storage() == StorageMode::Fsync {
+                    waits.push((stream.clone(), next));
+                }
             }
         }
         let stats = &self.inner.stats;

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqC
 use std::sync::Arc;
 
 use fogline_log::{Log, LogError, LogOptions, LogStats, Record, RecoveryReport, SyncJob};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 
 use crate::batch::Batch;
@@ -153,17 +153,38 @@ impl Stream {
     /// [`BrokerError::Storage`] when the log fails: then no record of the batch is in
     /// the log (room for all of them is made first), so a retry duplicates nothing.
     pub fn append(&self, batch: &Batch) -> Result<u64, BrokerError> {
+        let log = self.reserve(batch)?;
+        self.append_reserved(log, batch)
+    }
+
+    /// The first half of [`append`](Stream::append): the stream's log, locked, with room
+    /// for the whole batch. A batch for several streams holds all their logs before it is
+    /// appended to any (see `Broker::store`).
+    pub(crate) fn reserve(&self, batch: &Batch) -> Result<MutexGuard<'_, Log>, BrokerError> {
         if self.group_commit {
             self.check_broken()?;
         }
         let mut log = self.log.lock();
-        let topic = batch.topic.as_bytes();
         let records = &batch.records;
-        let need =
-            fogline_log::records_len(records.count() as usize, topic.len(), records.content_len());
+        let need = fogline_log::records_len(
+            records.count() as usize,
+            batch.topic.len(),
+            records.content_len(),
+        );
         if let Err(e) = log.reserve(need) {
             return Err(self.log_failed(e));
         }
+        Ok(log)
+    }
+
+    /// The second half of [`append`](Stream::append), on the log [`reserve`](Stream::reserve)
+    /// returned.
+    pub(crate) fn append_reserved(
+        &self,
+        mut log: MutexGuard<'_, Log>,
+        batch: &Batch,
+    ) -> Result<u64, BrokerError> {
+        let topic = batch.topic.as_bytes();
         for rec in batch.records.iter_ref() {
             // A producer's clock may run ahead: a future timestamp would pin
             // every later record (log timestamps never go back), so clamp it.

@@ -1,9 +1,10 @@
 //! A batch the log cannot take whole is refused whole: when the segment roll it needs fails
 //! (here the stream's directory is gone; a full disk does the same), none of its records is
-//! readable, and the publisher's retry, once the disk works again, stores each record once.
+//! readable, in that stream or in another that captures the topic too, and the publisher's
+//! retry, once the disk works again, stores each record once.
 
 use bytesize::ByteSize;
-use fogline_broker::{Batch, Broker, BrokerConfig, Handoff, StorageMode};
+use fogline_broker::{Batch, Broker, BrokerConfig, Handoff, StorageMode, StreamConfig};
 use fogline_wire::RecordBlock;
 
 fn batch(broker: &Broker, payloads: &[Vec<u8>]) -> Batch {
@@ -69,4 +70,57 @@ async fn a_batch_cut_by_a_failed_roll_leaves_nothing_behind() {
     let tail: Vec<&[u8]> = got[3..].iter().map(|r| &r.payload[..]).collect();
     let want: Vec<&[u8]> = payloads.iter().map(|p| &p[..]).collect();
     assert_eq!(tail, want, "the retried batch, each record once");
+}
+
+/// A topic two streams capture: the second cannot take the batch (its roll fails), so the
+/// first must not keep it either; the retry then stores it once in each.
+#[tokio::test]
+async fn a_batch_refused_by_one_stream_is_in_none() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let stream = |name: &str, subject: &str, segment: ByteSize| StreamConfig {
+        name: name.into(),
+        subjects: vec![subject.into()],
+        storage: None,
+        retention_bytes: None,
+        retention_age: None,
+        segment_bytes: Some(segment),
+    };
+    let config = BrokerConfig {
+        storage: StorageMode::Mmap,
+        data_dir: data.clone(),
+        streams: vec![
+            stream("roomy", "t", ByteSize::kib(64)),
+            stream("tight", "#", ByteSize::kib(4)),
+        ],
+        ..BrokerConfig::default()
+    };
+    let broker = Broker::open(config).unwrap().0;
+    for i in 0..3u8 {
+        let one = batch(&broker, &[vec![i; 1000]]);
+        broker.publish(one, Handoff::Queue).await.unwrap();
+    }
+    // "roomy" has room for the batch; "tight" needs a new segment, which cannot be created.
+    let payloads: Vec<Vec<u8>> = (0..3u8).map(|i| vec![10 + i; 400]).collect();
+    std::fs::remove_dir_all(data.join("tight")).unwrap();
+    let refused = broker
+        .publish(batch(&broker, &payloads), Handoff::Queue)
+        .await;
+    assert!(refused.is_err(), "the roll cannot create its segment");
+    for name in ["roomy", "tight"] {
+        let got = read_all(broker.stream(name).unwrap());
+        assert_eq!(got.len(), 3, "{name}: no record of the refused batch");
+    }
+
+    std::fs::create_dir(data.join("tight")).unwrap();
+    broker
+        .publish(batch(&broker, &payloads), Handoff::Queue)
+        .await
+        .unwrap();
+    let want: Vec<&[u8]> = payloads.iter().map(|p| &p[..]).collect();
+    for name in ["roomy", "tight"] {
+        let got = read_all(broker.stream(name).unwrap());
+        let tail: Vec<&[u8]> = got[3..].iter().map(|r| &r.payload[..]).collect();
+        assert_eq!(tail, want, "{name}: the retried batch, each record once");
+    }
 }
