@@ -229,11 +229,13 @@ impl Stream {
         if !self.group_commit {
             return Some(Ok(()));
         }
-        // Broken first: a record a roll committed after a failed flush is not known durable.
+        // Broken checked with the log locked, as a failed roll marks it: a record a roll
+        // committed after a failed flush is not known durable.
+        let log = self.log.lock();
         if let Err(e) = self.check_broken() {
             return Some(Err(e));
         }
-        (self.log.lock().committed_offset() >= upto).then_some(Ok(()))
+        (log.committed_offset() >= upto).then_some(Ok(()))
     }
 
     /// Returns once every record before offset `upto` (what [`Stream::append`] returned for
@@ -290,7 +292,8 @@ impl Stream {
         self.hold.send_replace(hold);
     }
 
-    /// Test hook: makes the next flush fail as a failed `msync` would.
+    /// Test hook: makes the next flush fail as a failed writeback would: that flush, and every
+    /// later one of its segment (also a roll's seal while the flusher is held).
     #[doc(hidden)]
     pub fn fail_next_flush(&self) {
         self.fail_next.store(true, SeqCst);
@@ -346,6 +349,11 @@ impl Stream {
     }
 
     async fn flush(&self, job: SyncJob) -> Result<(), BrokerError> {
+        if self.fail_next.swap(false, SeqCst) {
+            // As a writeback that failed now: the segment's flushes fail from here on, also a
+            // roll's while this flusher is held.
+            job.inject_failure();
+        }
         if *self.hold.borrow() {
             // The sender lives as long as the stream, so the wait cannot fail.
             let _ = self.hold.subscribe().wait_for(|held| !*held).await;
@@ -356,9 +364,6 @@ impl Stream {
         })
         .await
         .map_err(|e| self.flush_error(e))?;
-        if self.fail_next.swap(false, SeqCst) {
-            return Err(self.flush_error("injected failure"));
-        }
         result.map_err(|e| self.storage_err(e))?;
         self.flushes.fetch_add(1, Relaxed);
         let next = {

@@ -237,3 +237,37 @@ async fn a_failed_flush_fails_its_publishers_and_stops_the_stream() {
     assert_eq!(got.first().map(Vec::as_slice), Some(&b"before"[..]));
     assert_eq!(got.last().map(Vec::as_slice), Some(&b"reopened"[..]));
 }
+
+/// A flush fails while its flusher is held up, and a roll then seals the segment. Linux
+/// reports a failed writeback once, so the seal's own msync would succeed: it must fail
+/// instead, and the batch whose flush failed must not be acknowledged.
+#[tokio::test(flavor = "current_thread")]
+async fn a_roll_after_a_failed_flush_acknowledges_nothing_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = BrokerConfig {
+        storage: StorageMode::Fsync,
+        data_dir: dir.path().to_path_buf(),
+        segment_bytes: bytesize::ByteSize::kib(4),
+        ..BrokerConfig::default()
+    };
+    let broker = Broker::open(config).unwrap().0;
+    let stream = broker.stream("default").unwrap().clone();
+    stream.hold_flushes(true);
+    stream.fail_next_flush();
+    let mut acks = fogline_broker::AckQueue::default();
+    let first = broker.store_acked(batch(&broker, b"a"));
+    assert!(acks.push(1u32, first).is_none(), "waits for its flush");
+    // The flusher takes its job (whose writeback fails) and waits at the hold.
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    // Larger than what is left of the segment: a roll seals it.
+    let big = broker.store_acked(batch(&broker, &[0u8; 5000]));
+    assert!(big.is_err(), "the seal's flush fails too");
+    match acks.pop_ready() {
+        Some((_, Err(e))) => assert!(e.to_string().contains("injected failure"), "{e}"),
+        Some((_, Ok(_))) => panic!("acknowledged although its flush failed"),
+        None => panic!("expected the failure, got nothing ready"),
+    }
+    stream.hold_flushes(false);
+}

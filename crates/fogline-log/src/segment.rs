@@ -14,7 +14,7 @@ use bytes::Bytes;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// `DIR/BASE.log` with the base zero-padded to 20 digits.
 pub fn log_path(dir: &Path, base: u64) -> PathBuf {
@@ -83,6 +83,8 @@ pub struct Segment {
     backing: Backing,
     /// Set for sealed segments opened on their index without a scan.
     check_reads: bool,
+    /// Shared with its [`SyncJob`]s (see [`Fence`]).
+    fence: Arc<Fence>,
     /// `[.., populated)` is faulted in ahead of the writer.
     populated: usize,
     /// The kernel refused to populate (before Linux 5.14): pages fault one by one.
@@ -93,6 +95,39 @@ pub struct Segment {
     dirty: usize,
 }
 
+/// Serialises a segment's flushes (a [`SyncJob`] run elsewhere, the msync and fsync of its
+/// commit and seal) and remembers a failed one. The mapping and the segment's file share
+/// one writeback-error cursor, and Linux reports a failed writeback once, to whichever
+/// flush checks first, then counts those pages clean: a flush that ran beside or after the
+/// failed one would succeed, and make records visible (and acknowledged) whose write had
+/// failed. After a failure no flush of the segment succeeds.
+#[derive(Debug, Default)]
+pub struct Fence {
+    /// Why the first failed flush failed.
+    failed: Mutex<Option<String>>,
+}
+
+impl Fence {
+    /// Runs `flush` unless a flush already failed; a failure is remembered.
+    fn flush(
+        &self,
+        path: &Path,
+        flush: impl FnOnce() -> Result<(), LogError>,
+    ) -> Result<(), LogError> {
+        let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(why) = failed.as_ref() {
+            return Err(LogError::io("flush", path)(std::io::Error::other(format!(
+                "an earlier flush of this segment failed ({why})"
+            ))));
+        }
+        let result = flush();
+        if let Err(e) = &result {
+            *failed = Some(e.to_string());
+        }
+        result
+    }
+}
+
 /// A flush of `[start, end)` of one segment's mapping, made by the log and run by anyone
 /// (another thread), so one `msync` makes the records of many batches durable while the log
 /// keeps taking appends: group commit. Records become visible only with
@@ -100,6 +135,7 @@ pub struct Segment {
 #[derive(Debug)]
 pub struct SyncJob {
     buf: Arc<MapBuf>,
+    fence: Arc<Fence>,
     /// The directory to fsync first (see [`Backing::dir_unsynced`]).
     dir: Option<PathBuf>,
     path: PathBuf,
@@ -113,15 +149,28 @@ impl SyncJob {
     /// Flushes the range to stable storage (`msync(MS_SYNC)`).
     ///
     /// # Errors
-    /// `Io` when the flush fails: the records stay invisible, and the next job covers them
-    /// again.
+    /// `Io` when the flush fails, or an earlier one of the segment did (see [`Fence`]): the
+    /// records stay invisible, and no later flush of the segment makes them visible.
     pub fn run(&self) -> Result<(), LogError> {
-        if let Some(dir) = &self.dir {
-            sync_dir(dir)?;
-        }
-        self.buf
-            .flush(self.start, self.end)
-            .map_err(LogError::io("msync", &self.path))
+        self.fence.flush(&self.path, || {
+            if let Some(dir) = &self.dir {
+                sync_dir(dir)?;
+            }
+            self.buf
+                .flush(self.start, self.end)
+                .map_err(LogError::io("msync", &self.path))
+        })
+    }
+
+    /// Test hook: the segment's flushes fail from now on, as after a failed writeback.
+    #[doc(hidden)]
+    pub fn inject_failure(&self) {
+        let mut failed = self
+            .fence
+            .failed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *failed = Some("injected failure".into());
     }
 
     /// The offset after the last record the job makes durable.
@@ -196,6 +245,7 @@ impl Segment {
             last_pos: r.last_pos,
             index: r.index,
             backing,
+            fence: Arc::default(),
             check_reads: false,
             populated: r.end,
             populate_off: false,
@@ -288,9 +338,11 @@ impl Segment {
             self.backing.dir_unsynced = false;
         }
         if self.backing.fsync && self.write_pos > self.synced_pos {
-            self.buf
-                .flush(self.synced_pos, self.write_pos)
-                .map_err(|e| LogError::io("msync", self.log_file().unwrap_or_default())(e))?;
+            let path = self.log_file().unwrap_or_default();
+            let (buf, start, end) = (&self.buf, self.synced_pos, self.write_pos);
+            self.fence.flush(&path, || {
+                buf.flush(start, end).map_err(LogError::io("msync", &path))
+            })?;
         }
         self.synced_pos = self.write_pos;
         self.visible_pos = self.write_pos;
@@ -303,6 +355,7 @@ impl Segment {
     pub fn sync_job(&self) -> Option<SyncJob> {
         (self.backing.fsync && self.write_pos > self.synced_pos).then(|| SyncJob {
             buf: self.buf.clone(),
+            fence: self.fence.clone(),
             dir: self
                 .backing
                 .dir
@@ -334,19 +387,24 @@ impl Segment {
 
     /// Commits, then makes the segment read-only: the file is cut to its data and its index is
     /// persisted, which is what lets the next open skip scanning it.
+    /// A seal that failed can be tried again: the file is let go only once all of it worked.
     pub fn seal(&mut self) -> Result<(), LogError> {
         self.commit()?;
         self.cap = self.write_pos;
-        if let (Some(dir), Some(file)) = (self.backing.dir.clone(), self.backing.file.take()) {
+        if let (Some(dir), Some(file)) = (self.backing.dir.clone(), self.backing.file.as_ref()) {
             let path = log_path(&dir, self.base);
             file.set_len(self.write_pos as u64)
                 .map_err(LogError::io("truncate", &path))?;
             if self.backing.fsync {
-                file.sync_all().map_err(LogError::io("fsync", &path))?;
+                // The file shares the mapping's writeback-error cursor (see `Fence`).
+                self.fence.flush(&path, || {
+                    file.sync_all().map_err(LogError::io("fsync", &path))
+                })?;
             }
             if self.count > 0 {
                 write_index(&dir, &self.index_file(), self.backing.fsync)?;
             }
+            self.backing.file = None;
         }
         Ok(())
     }

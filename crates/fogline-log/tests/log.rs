@@ -175,6 +175,30 @@ fn reserve_rolls_for_a_whole_batch_or_changes_nothing() {
     assert_eq!(log.next_offset(), 17);
 }
 
+/// Linux reports a failed writeback once, to whichever flush of the file checks first, and
+/// then counts those pages clean: after one flush of a segment failed, no later one (here a
+/// roll's seal, and a commit) may succeed and make its records visible.
+#[test]
+fn after_a_failed_flush_no_flush_of_its_segment_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = Log::open(file_opts(dir.path(), Storage::Fsync, 1024)).unwrap();
+    log.append(1, b"t", b"", &[1; 100]).unwrap();
+    let job = log.sync_job().expect("a flush to run");
+    job.inject_failure();
+    assert!(job.run().is_err());
+    let rolled = (0..20)
+        .map(|_| log.append(1, b"t", b"", &[2; 100]))
+        .find(Result::is_err);
+    let err = rolled.expect("the roll's seal fails").unwrap_err();
+    assert!(err.to_string().contains("injected failure"), "{err}");
+    assert!(log.commit().is_err());
+    assert_eq!(
+        log.committed_offset(),
+        0,
+        "nothing of the segment is visible"
+    );
+}
+
 #[test]
 fn read_limits_and_start() {
     let mut log = memory(512);
