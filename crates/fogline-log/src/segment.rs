@@ -83,7 +83,7 @@ pub struct Segment {
     backing: Backing,
     /// Set for sealed segments opened on their index without a scan.
     check_reads: bool,
-    /// Shared with its [`SyncJob`]s (see [`Fence`]).
+    /// Shared with its [`SyncJob`]s (see `Fence`).
     fence: Arc<Fence>,
     /// `[.., populated)` is faulted in ahead of the writer.
     populated: usize,
@@ -102,7 +102,7 @@ pub struct Segment {
 /// failed one would succeed, and make records visible (and acknowledged) whose write had
 /// failed. After a failure no flush of the segment succeeds.
 #[derive(Debug, Default)]
-pub struct Fence {
+pub(crate) struct Fence {
     /// Why the first failed flush failed.
     failed: Mutex<Option<String>>,
 }
@@ -149,7 +149,7 @@ impl SyncJob {
     /// Flushes the range to stable storage (`msync(MS_SYNC)`).
     ///
     /// # Errors
-    /// `Io` when the flush fails, or an earlier one of the segment did (see [`Fence`]): the
+    /// `Io` when the flush fails, or an earlier one of the segment did (see `Fence`): the
     /// records stay invisible, and no later flush of the segment makes them visible.
     pub fn run(&self) -> Result<(), LogError> {
         self.fence.flush(&self.path, || {
