@@ -238,6 +238,14 @@ impl Broker {
         self.inner.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Waits until every durable consumer position stored so far is on disk (they are
+    /// written by a thread of each stream). Blocks: call it off the runtime threads.
+    pub fn sync_positions(&self) {
+        for s in &self.inner.streams {
+            s.sync_positions();
+        }
+    }
+
     /// All streams.
     pub fn streams(&self) -> &[Arc<Stream>] {
         &self.inner.streams

@@ -20,6 +20,7 @@ pub mod config;
 mod consumer;
 pub mod direct;
 mod error;
+mod positions;
 pub mod queue;
 mod stream;
 mod tail;

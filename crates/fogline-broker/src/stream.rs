@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 use crate::batch::Batch;
 use crate::config::{valid_stream_name, BrokerConfig, StorageMode, StreamConfig};
 use crate::error::BrokerError;
+use crate::positions::Positions;
 use crate::tail::Tail;
 
 /// One stream and its log.
@@ -30,6 +31,8 @@ pub struct Stream {
     log: Mutex<Log>,
     tail: Tail,
     durables: Mutex<Durables>,
+    /// Writes durable consumers' positions (file-backed streams).
+    positions: Option<Positions>,
     /// `fsync` storage: appends become durable and visible by group commit
     /// ([`Stream::durable_until`]) rather than one `msync` per batch on the caller's thread.
     group_commit: bool,
@@ -98,6 +101,9 @@ impl Stream {
             Some(d) => load_floors(&d.join("consumers"))?,
             None => HashMap::new(),
         };
+        let positions = dir
+            .as_ref()
+            .map(|d| Positions::start(d.join("consumers"), storage == StorageMode::Fsync));
         let next = log.next_offset();
         Ok((
             Stream {
@@ -111,6 +117,7 @@ impl Stream {
                     floors,
                     open: HashSet::new(),
                 }),
+                positions,
                 group_commit: storage == StorageMode::Fsync,
                 syncing: AtomicBool::new(false),
                 synced: Notify::new(),
@@ -448,19 +455,35 @@ impl Stream {
         self.durables.lock().open.remove(name);
     }
 
-    /// Remembers (and for file-backed streams persists) a durable floor.
+    /// Remembers a durable floor (a reopen resumes from it) and, for file-backed streams,
+    /// queues it for the position writer (see [`crate::positions`]).
+    ///
+    /// # Errors
+    /// The last write of this consumer's position failed (told once).
     pub(crate) fn store_floor(&self, name: &str, floor: u64) -> Result<(), BrokerError> {
         self.durables.lock().floors.insert(name.to_string(), floor);
-        let Some(dir) = &self.dir else { return Ok(()) };
-        let dir = dir.join("consumers");
-        let ctx = |what: &str| format!("stream {}: {what} consumer position {name}", self.name);
-        std::fs::create_dir_all(&dir).map_err(|e| BrokerError::io(ctx("creating"), e))?;
-        let tmp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, floor.to_string()).map_err(|e| BrokerError::io(ctx("writing"), e))?;
-        if self.storage == StorageMode::Fsync {
-            sync_file(&tmp).map_err(|e| BrokerError::io(ctx("syncing"), e))?;
+        let Some(positions) = &self.positions else {
+            return Ok(());
+        };
+        positions.store(name, floor).map_err(|why| {
+            let context = format!("stream {}: consumer position {name}", self.name);
+            BrokerError::io(context, std::io::Error::other(why))
+        })
+    }
+
+    /// Waits until every consumer position stored so far is written to disk. Blocks.
+    pub fn sync_positions(&self) {
+        if let Some(p) = &self.positions {
+            p.sync();
         }
-        std::fs::rename(&tmp, dir.join(name)).map_err(|e| BrokerError::io(ctx("renaming"), e))
+    }
+
+    /// Test hook: while `hold` is set no consumer position is written (they stay queued).
+    #[doc(hidden)]
+    pub fn hold_positions(&self, hold: bool) {
+        if let Some(p) = &self.positions {
+            p.hold(hold);
+        }
     }
 
     fn storage_err(&self, source: fogline_log::LogError) -> BrokerError {
@@ -515,10 +538,6 @@ fn record_limit(broker: &BrokerConfig) -> u32 {
         .as_u64()
         .min(u64::from(u32::MAX) / 2);
     (payload + 128 * 1024) as u32
-}
-
-fn sync_file(path: &Path) -> std::io::Result<()> {
-    std::fs::File::open(path)?.sync_all()
 }
 
 fn load_floors(dir: &Path) -> Result<HashMap<String, u64>, BrokerError> {

@@ -167,6 +167,7 @@ fn durable_names_must_be_plain_file_names() {
     let mut o = opts(None, None, 1);
     o.name = Some("dash_1.v2-x".into());
     drop(b.open_consumer("default", o).unwrap());
+    b.sync_positions();
     assert!(dir
         .path()
         .join("data/default/consumers/dash_1.v2-x")

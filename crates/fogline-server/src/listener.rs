@@ -151,6 +151,9 @@ impl Server {
         // Not aborted: a retention pass under way on a blocking thread holds the broker,
         // and the server is not stopped until it lets go.
         let _ = retention.await;
+        // The connections closed their consumers: their last positions reach the disk.
+        let broker = self.broker.clone();
+        let _ = tokio::task::spawn_blocking(move || broker.sync_positions()).await;
     }
 }
 

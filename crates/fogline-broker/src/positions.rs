@@ -1,0 +1,171 @@
+//! Durable consumers' positions, written to `consumers/<name>` by a thread of each
+//! file-backed stream rather than by whoever acks. A write (create, write, with `fsync`
+//! storage an fsync, rename) costs from tens of microseconds to milliseconds on a small
+//! board's flash, and the thread that acks is a runtime thread, on a one-thread runtime the
+//! one every connection shares.
+//!
+//! What is promised does not change: a reopen resumes from the position in memory, which the
+//! caller updates before it queues the write; after a crash the records acked since the last
+//! write are delivered again (at least once). Positions queued for one name are merged, so
+//! only the newest is written, by one thread, so never an older one over a newer one. A
+//! failed write is reported to the next store of that name. [`Positions::sync`] waits until
+//! every queued position is written, and dropping the writer waits too.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+#[derive(Default)]
+struct State {
+    /// The newest position of each name not yet written.
+    queued: HashMap<String, u64>,
+    /// A write is under way.
+    writing: bool,
+    /// Why the last write of a name failed, until its next store is told.
+    failed: HashMap<String, String>,
+    /// The writer drains what is queued and ends.
+    closed: bool,
+    /// Test hook: nothing is written while it is set (see [`Positions::hold`]).
+    held: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Wakes the writer (work, closing, release) and [`Positions::sync`] (a write done).
+    changed: Condvar,
+    /// The stream's `consumers` directory.
+    dir: PathBuf,
+    fsync: bool,
+}
+
+/// The position writer of one stream.
+pub(crate) struct Positions {
+    shared: Arc<Shared>,
+    /// None when the thread could not be started: positions are then written inline.
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Positions {
+    /// Starts the writer for `dir` (the stream's `consumers` directory).
+    pub fn start(dir: PathBuf, fsync: bool) -> Positions {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+            dir,
+            fsync,
+        });
+        let worker = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("fogline-positions".into())
+            .spawn(move || worker.run());
+        let thread = match thread {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the consumer position writer; positions are written inline");
+                None
+            }
+        };
+        Positions { shared, thread }
+    }
+
+    /// Queues `floor` as the position of `name`.
+    ///
+    /// # Errors
+    /// An earlier write of `name` failed (told once), or, without a writer thread, this one.
+    pub fn store(&self, name: &str, floor: u64) -> Result<(), String> {
+        if self.thread.is_none() {
+            return write(&self.shared.dir, name, floor, self.shared.fsync);
+        }
+        let mut st = self.shared.state.lock();
+        st.queued.insert(name.to_string(), floor);
+        let failed = st.failed.remove(name);
+        drop(st);
+        self.shared.changed.notify_all();
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Waits until every position queued so far is written (or failed). Blocks: call it off
+    /// the runtime threads, and not while [`hold`](Positions::hold) is set.
+    pub fn sync(&self) {
+        if self.thread.is_none() {
+            return;
+        }
+        let mut st = self.shared.state.lock();
+        while !st.queued.is_empty() || st.writing {
+            self.shared.changed.wait(&mut st);
+        }
+    }
+
+    /// Test hook: while `hold` is set nothing is written (positions stay queued).
+    pub fn hold(&self, hold: bool) {
+        self.shared.state.lock().held = hold;
+        self.shared.changed.notify_all();
+    }
+}
+
+impl Drop for Positions {
+    fn drop(&mut self) {
+        self.shared.state.lock().closed = true;
+        self.shared.changed.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Shared {
+    fn run(&self) {
+        let mut st = self.state.lock();
+        loop {
+            if st.queued.is_empty() || (st.held && !st.closed) {
+                if st.closed {
+                    return;
+                }
+                self.changed.wait(&mut st);
+                continue;
+            }
+            let Some(name) = st.queued.keys().next().cloned() else {
+                continue;
+            };
+            let floor = st.queued.remove(&name).unwrap_or_default();
+            st.writing = true;
+            let result =
+                MutexGuard::unlocked(&mut st, || write(&self.dir, &name, floor, self.fsync));
+            st.writing = false;
+            match result {
+                Ok(()) => {
+                    st.failed.remove(&name);
+                }
+                Err(why) => {
+                    tracing::warn!(consumer = %name, error = %why, "cannot write a consumer position");
+                    st.failed.insert(name, why);
+                }
+            }
+            self.changed.notify_all();
+        }
+    }
+}
+
+/// Writes `dir/name` whole: a temporary file renamed over it, so a crash leaves the old
+/// position or the new one; with `fsync`, the file and then the directory are synced.
+fn write(dir: &Path, name: &str, floor: u64, fsync: bool) -> Result<(), String> {
+    let fail = |what: &str, e: std::io::Error| format!("{what} {}: {e}", dir.join(name).display());
+    std::fs::create_dir_all(dir).map_err(|e| fail("creating the directory of", e))?;
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, floor.to_string()).map_err(|e| fail("writing", e))?;
+    if fsync {
+        sync(&tmp).map_err(|e| fail("syncing", e))?;
+    }
+    std::fs::rename(&tmp, dir.join(name)).map_err(|e| fail("renaming", e))?;
+    if fsync {
+        sync(dir).map_err(|e| fail("syncing the directory of", e))?;
+    }
+    Ok(())
+}
+
+fn sync(path: &Path) -> std::io::Result<()> {
+    std::fs::File::open(path)?.sync_all()
+}
