@@ -419,8 +419,8 @@ impl Broker {
         } else {
             // Room in every stream first: one that failed after another had taken the batch
             // would leave it there, and the publisher's retry would store it twice. The logs
-            // are locked in the broker's order of streams, so two publishers never wait on
-            // each other.
+            // are locked in the broker's order of streams, so two publishers cannot deadlock
+            // (one may wait for another's roll).
             let mut held = Vec::with_capacity(route.streams.len());
             for stream in &route.streams {
                 held.push(stream.reserve(batch)?);

@@ -7,29 +7,49 @@
 //! What is promised does not change: a reopen resumes from the position in memory, which the
 //! caller updates before it queues the write; after a crash the records acked since the last
 //! write are delivered again (at least once). Positions queued for one name are merged, so
-//! only the newest is written, by one thread, so never an older one over a newer one. A
-//! failed write is reported to the next store of that name. [`Positions::sync`] waits until
-//! every queued position is written, and dropping the writer waits too.
+//! only the newest is written, by one thread, so never an older one over a newer one, and
+//! names take turns. A failed write is reported to the next store of that name and tried
+//! again a second later. [`Positions::sync`] waits until every queued position is written,
+//! and dropping the writer waits too. The thread starts with a stream's first position.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
+
+/// How long a failed write waits before it is tried again.
+const RETRY: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 struct State {
     /// The newest position of each name not yet written.
     queued: HashMap<String, u64>,
+    /// The names in `queued`, oldest first: every consumer gets its turn.
+    order: VecDeque<String>,
     /// A write is under way.
     writing: bool,
     /// Why the last write of a name failed, until its next store is told.
     failed: HashMap<String, String>,
-    /// The writer drains what is queued and ends.
+    /// Positions whose write failed, queued again at `retry_at` (a newer store of the name
+    /// replaces its entry).
+    retry: HashMap<String, u64>,
+    retry_at: Option<Instant>,
+    /// The writer drains what is queued and ends (what waits for a retry is dropped).
     closed: bool,
     /// Test hook: nothing is written while it is set (see [`Positions::hold`]).
     held: bool,
+}
+
+impl State {
+    fn queue(&mut self, name: &str, floor: u64) {
+        if self.queued.insert(name.to_string(), floor).is_none() {
+            self.order.push_back(name.to_string());
+        }
+        self.retry.remove(name);
+    }
 }
 
 struct Shared {
@@ -74,27 +94,29 @@ impl Positions {
     /// Queues `floor` as the position of `name`.
     ///
     /// # Errors
-    /// An earlier write of `name` failed (told once), or, without a writer thread, this one.
+    /// An earlier write of `name` failed (told once; it is tried again unless this newer
+    /// position replaces it), or, without a writer thread, this one.
     pub fn store(&self, name: &str, floor: u64) -> Result<(), String> {
         if self.thread.is_none() {
             return write(&self.shared.dir, name, floor, self.shared.fsync);
         }
         let mut st = self.shared.state.lock();
-        st.queued.insert(name.to_string(), floor);
+        st.queue(name, floor);
         let failed = st.failed.remove(name);
         drop(st);
         self.shared.changed.notify_all();
         failed.map_or(Ok(()), Err)
     }
 
-    /// Waits until every position queued so far is written (or failed). Blocks: call it off
-    /// the runtime threads, and not while [`hold`](Positions::hold) is set.
+    /// Waits until every position queued so far is written, or failed (a failed one is
+    /// tried again later). Blocks: call it off the runtime threads, and not while
+    /// [`hold`](Positions::hold) is set.
     pub fn sync(&self) {
         if self.thread.is_none() {
             return;
         }
         let mut st = self.shared.state.lock();
-        while !st.queued.is_empty() || st.writing {
+        while !st.order.is_empty() || st.writing {
             self.shared.changed.wait(&mut st);
         }
     }
@@ -120,32 +142,53 @@ impl Shared {
     fn run(&self) {
         let mut st = self.state.lock();
         loop {
-            if st.queued.is_empty() || (st.held && !st.closed) {
-                if st.closed {
-                    return;
-                }
-                self.changed.wait(&mut st);
-                continue;
-            }
-            let Some(name) = st.queued.keys().next().cloned() else {
-                continue;
-            };
-            let floor = st.queued.remove(&name).unwrap_or_default();
-            st.writing = true;
-            let result =
-                MutexGuard::unlocked(&mut st, || write(&self.dir, &name, floor, self.fsync));
-            st.writing = false;
-            match result {
-                Ok(()) => {
-                    st.failed.remove(&name);
-                }
-                Err(why) => {
-                    tracing::warn!(consumer = %name, error = %why, "cannot write a consumer position");
-                    st.failed.insert(name, why);
+            if !st.held || st.closed {
+                if let Some(name) = st.order.pop_front() {
+                    self.write_one(&mut st, name);
+                    continue;
                 }
             }
-            self.changed.notify_all();
+            if st.closed {
+                return;
+            }
+            match st.retry_at {
+                Some(at) if !st.held => {
+                    if Instant::now() >= at {
+                        st.retry_at = None;
+                        let again: Vec<(String, u64)> = st.retry.drain().collect();
+                        for (name, floor) in again {
+                            st.queue(&name, floor);
+                        }
+                    } else {
+                        self.changed.wait_until(&mut st, at);
+                    }
+                }
+                _ => self.changed.wait(&mut st),
+            }
         }
+    }
+
+    fn write_one(&self, st: &mut MutexGuard<'_, State>, name: String) {
+        let Some(floor) = st.queued.remove(&name) else {
+            return;
+        };
+        st.writing = true;
+        let result = MutexGuard::unlocked(st, || write(&self.dir, &name, floor, self.fsync));
+        st.writing = false;
+        match result {
+            Ok(()) => {
+                st.failed.remove(&name);
+            }
+            Err(why) => {
+                tracing::warn!(consumer = %name, error = %why, "cannot write a consumer position; trying again in a second");
+                st.failed.insert(name.clone(), why);
+                if !st.queued.contains_key(&name) {
+                    st.retry.insert(name, floor);
+                    st.retry_at.get_or_insert_with(|| Instant::now() + RETRY);
+                }
+            }
+        }
+        self.changed.notify_all();
     }
 }
 

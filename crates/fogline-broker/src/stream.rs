@@ -31,8 +31,8 @@ pub struct Stream {
     log: Mutex<Log>,
     tail: Tail,
     durables: Mutex<Durables>,
-    /// Writes durable consumers' positions (file-backed streams).
-    positions: Option<Positions>,
+    /// Writes durable consumers' positions (file-backed streams; started with the first).
+    positions: std::sync::OnceLock<Positions>,
     /// `fsync` storage: appends become durable and visible by group commit
     /// ([`Stream::durable_until`]) rather than one `msync` per batch on the caller's thread.
     group_commit: bool,
@@ -101,9 +101,6 @@ impl Stream {
             Some(d) => load_floors(&d.join("consumers"))?,
             None => HashMap::new(),
         };
-        let positions = dir
-            .as_ref()
-            .map(|d| Positions::start(d.join("consumers"), storage == StorageMode::Fsync));
         let next = log.next_offset();
         Ok((
             Stream {
@@ -117,7 +114,7 @@ impl Stream {
                     floors,
                     open: HashSet::new(),
                 }),
-                positions,
+                positions: std::sync::OnceLock::new(),
                 group_commit: storage == StorageMode::Fsync,
                 syncing: AtomicBool::new(false),
                 synced: Notify::new(),
@@ -462,7 +459,7 @@ impl Stream {
     /// The last write of this consumer's position failed (told once).
     pub(crate) fn store_floor(&self, name: &str, floor: u64) -> Result<(), BrokerError> {
         self.durables.lock().floors.insert(name.to_string(), floor);
-        let Some(positions) = &self.positions else {
+        let Some(positions) = self.positions() else {
             return Ok(());
         };
         positions.store(name, floor).map_err(|why| {
@@ -473,15 +470,25 @@ impl Stream {
 
     /// Waits until every consumer position stored so far is written to disk. Blocks.
     pub fn sync_positions(&self) {
-        if let Some(p) = &self.positions {
+        if let Some(p) = self.positions.get() {
             p.sync();
         }
+    }
+
+    /// The position writer, started on first use; None for a memory stream.
+    fn positions(&self) -> Option<&Positions> {
+        let dir = self.dir.as_ref()?;
+        let fsync = self.storage == StorageMode::Fsync;
+        Some(
+            self.positions
+                .get_or_init(|| Positions::start(dir.join("consumers"), fsync)),
+        )
     }
 
     /// Test hook: while `hold` is set no consumer position is written (they stay queued).
     #[doc(hidden)]
     pub fn hold_positions(&self, hold: bool) {
-        if let Some(p) = &self.positions {
+        if let Some(p) = self.positions() {
             p.hold(hold);
         }
     }

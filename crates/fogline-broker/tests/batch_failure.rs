@@ -1,7 +1,8 @@
 //! A batch the log cannot take whole is refused whole: when the segment roll it needs fails
-//! (here the stream's directory is gone; a full disk does the same), none of its records is
-//! readable, in that stream or in another that captures the topic too, and the publisher's
-//! retry, once the disk works again, stores each record once.
+//! (here the stream's directory is gone, so the seal cannot write its index; a full disk does
+//! the same), none of its records is readable, in that stream or in another that captures
+//! the topic too, and the publisher's retry, once the disk works again, stores each record
+//! once.
 
 use bytesize::ByteSize;
 use fogline_broker::{Batch, Broker, BrokerConfig, Handoff, StorageMode, StreamConfig};
@@ -53,7 +54,10 @@ async fn a_batch_cut_by_a_failed_roll_leaves_nothing_behind() {
     let refused = broker
         .publish(batch(&broker, &payloads), Handoff::Queue)
         .await;
-    assert!(refused.is_err(), "the roll cannot create its segment");
+    assert!(
+        refused.is_err(),
+        "the roll cannot seal the full segment (its index) or create the next"
+    );
     let stream = broker.stream("default").unwrap();
     assert_eq!(
         read_all(stream).len(),
@@ -106,7 +110,10 @@ async fn a_batch_refused_by_one_stream_is_in_none() {
     let refused = broker
         .publish(batch(&broker, &payloads), Handoff::Queue)
         .await;
-    assert!(refused.is_err(), "the roll cannot create its segment");
+    assert!(
+        refused.is_err(),
+        "the roll cannot seal the full segment (its index) or create the next"
+    );
     for name in ["roomy", "tight"] {
         let got = read_all(broker.stream(name).unwrap());
         assert_eq!(got.len(), 3, "{name}: no record of the refused batch");

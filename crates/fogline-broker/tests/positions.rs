@@ -93,3 +93,28 @@ async fn dropping_the_broker_writes_what_is_queued() {
     drop(b);
     assert_eq!(on_disk(dir.path(), "d"), Some(3));
 }
+
+/// A position whose write failed is written again once it can be, without a newer ack.
+#[tokio::test(flavor = "current_thread")]
+async fn a_failed_write_is_tried_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path(), StorageMode::Mmap);
+    for i in 0..3u8 {
+        b.publish(batch(&b, &[i]), Handoff::Queue).await.unwrap();
+    }
+    // A file where the positions' directory belongs: every write fails.
+    let blocker = dir.path().join("default/consumers");
+    std::fs::write(&blocker, b"").unwrap();
+    let mut c = b.open_consumer("default", durable("r")).unwrap();
+    let got = c.poll(10, Instant::now()).unwrap();
+    c.ack(&got.iter().map(|d| d.record.offset).collect::<Vec<_>>());
+    drop(c); // its position is queued, and its write fails
+    b.sync_positions();
+    std::fs::remove_file(&blocker).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while on_disk(dir.path(), "r").is_none() {
+        assert!(Instant::now() < deadline, "never written again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(on_disk(dir.path(), "r"), Some(3));
+}

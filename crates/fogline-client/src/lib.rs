@@ -17,9 +17,11 @@
 //! order they were published, whichever way each was published (high
 //! priority ones go ahead of the rest). A lost connection that cuts an
 //! acked publish fails every acked publish still buffered as well, so a
-//! caller that publishes the failed records again, in order, keeps the
-//! order of its acked records (fire-and-forget records buffered meanwhile
-//! still go out on the new connection, ahead of them).
+//! caller that, at the first `Disconnected`, publishes the failed records
+//! again, in order, before any newer one keeps the order of its acked
+//! records. (Records it queued after the loss and before it saw the failure,
+//! and fire-and-forget records buffered meanwhile, go out on the new
+//! connection ahead of the retried ones.)
 //!
 //! Reconnect is on by default (`ClientOptions::reconnect`): after a lost
 //! connection the client reconnects with backoff, re-subscribes and

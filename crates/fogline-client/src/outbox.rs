@@ -390,7 +390,8 @@ impl Outbox {
 
     /// The writer finished (or lost) what it took.
     pub(crate) fn finish_write(&mut self) {
-        self.done = self.taken;
+        // A drop since the take may have moved `done` past it already.
+        self.done = self.done.max(self.taken);
         self.writing = 0;
     }
 

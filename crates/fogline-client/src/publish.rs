@@ -59,7 +59,8 @@ impl Client {
     /// Acked records queued together for one topic share one Publish frame.
     /// When a lost connection fails one with `Disconnected`, every acked
     /// record not yet sent fails with it: publishing the failed ones again,
-    /// in order, keeps their order.
+    /// in order, before any newer one, keeps their order (see the crate's
+    /// delivery notes).
     ///
     /// # Errors
     /// As [`Client::publish`].

@@ -23,15 +23,15 @@ pub const RECORD_HEADER: usize = 36;
 /// The part of `len` that is not topic/headers/payload.
 const FIXED_BODY: u32 = 32;
 
-/// Encoded size of a record with these field lengths, or `None` if it cannot be represented.
 /// Bytes that `count` records on a `topic_len`-byte topic take in the log, with `content`
-/// bytes of headers and payloads between them.
+/// bytes of headers and payloads between them (the sum of their [`encoded_len`]).
 pub fn records_len(count: usize, topic_len: usize, content: usize) -> usize {
     count
         .saturating_mul(RECORD_HEADER.saturating_add(topic_len))
         .saturating_add(content)
 }
 
+/// Encoded size of a record with these field lengths, or `None` if it cannot be represented.
 pub fn encoded_len(topic: usize, headers: usize, payload: usize) -> Option<usize> {
     let size = RECORD_HEADER
         .checked_add(topic)?

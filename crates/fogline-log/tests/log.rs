@@ -159,7 +159,7 @@ fn reserve_rolls_for_a_whole_batch_or_changes_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(
         log.reserve(2 * one).is_err(),
-        "the roll cannot create its segment"
+        "the roll cannot seal the full segment (its index) or create the next"
     );
     assert_eq!(log.next_offset(), 7);
     assert_eq!(read_all(&log).len(), 7);

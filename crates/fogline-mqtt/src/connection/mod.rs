@@ -239,8 +239,9 @@ impl Conn {
                         return end;
                     }
                 }
-                // [MQTT-3.1.2-24] (3.1.1: [MQTT-3.1.2-24]) one and a half keep-alives without a packet.
+                // A QoS 2 message held back for the journal is tried again (`held_back`).
                 () = retry.as_mut(), if retry_armed => retry_armed = false,
+                // [MQTT-3.1.2-24] (3.1.1: [MQTT-3.1.2-24]) one and a half keep-alives without a packet.
                 () = timer.as_mut(), if keep_alive.is_some() => {
                     let deadline = last_rx + keep_alive.unwrap_or_default();
                     if Instant::now() >= deadline {
