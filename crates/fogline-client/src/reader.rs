@@ -28,6 +28,10 @@ pub(crate) async fn run(inner: Arc<Inner>, mut r: ReadHalf, mut buf: BytesMut) -
         .max_frame
         .load(Ordering::Relaxed)
         .max(MIN_INCOMING_FRAME);
+    // Holds the large buffer while a small read's frames are decoded from a copy of their
+    // own: a delivered frame shares its buffer while the application holds it, so reserving
+    // the large one again would take a fresh 64 KiB for every message.
+    let mut spare = BytesMut::new();
     loop {
         loop {
             match decode(&mut buf, max_frame) {
@@ -37,10 +41,11 @@ pub(crate) async fn run(inner: Arc<Inner>, mut r: ReadHalf, mut buf: BytesMut) -
             }
         }
         wait_for_room(&inner).await;
+        fogline_wire::readbuf::restore(&mut buf, &mut spare);
         fogline_wire::reserve_read(&mut buf, READ_CHUNK);
         match r.read_buf(&mut buf).await {
             Ok(0) => return ClientError::Disconnected,
-            Ok(_) => {}
+            Ok(_) => fogline_wire::readbuf::compact(&mut buf, &mut spare),
             Err(e) => return ClientError::Io(e),
         }
     }
