@@ -2,18 +2,9 @@
 
 mod common;
 
-use common::batch;
+use common::{batch, broker};
 
-use fogline_broker::{AckQueue, Broker, BrokerConfig, StorageMode};
-
-fn broker(dir: &std::path::Path, storage: StorageMode) -> Broker {
-    let config = BrokerConfig {
-        storage,
-        data_dir: dir.to_path_buf(),
-        ..BrokerConfig::default()
-    };
-    Broker::open(config).unwrap().0
-}
+use fogline_broker::{AckQueue, StorageMode};
 
 #[tokio::test(flavor = "current_thread")]
 async fn without_fsync_a_batch_is_answered_at_once() {

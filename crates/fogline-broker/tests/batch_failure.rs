@@ -19,6 +19,34 @@ fn batch(broker: &Broker, payloads: &[Vec<u8>]) -> Batch {
     }
 }
 
+/// Three records of 1,037 bytes (36 + topic + payload): 985 of a 4 KiB segment left.
+async fn fill_three(broker: &Broker) {
+    for i in 0..3u8 {
+        let one = batch(broker, &[vec![i; 1000]]);
+        broker.publish(one, Handoff::Queue).await.unwrap();
+    }
+}
+
+/// Three records of 437 bytes: after `fill_three` two fit a 4 KiB segment, the third needs
+/// a new one.
+fn retried() -> Vec<Vec<u8>> {
+    (0..3u8).map(|i| vec![10 + i; 400]).collect()
+}
+
+/// Publishes `payloads` while the stream directory `dir` is gone (its roll cannot seal the
+/// full segment's index or create the next one): refused. Then puts the directory back.
+async fn refused_while_gone(broker: &Broker, dir: &std::path::Path, payloads: &[Vec<u8>]) {
+    std::fs::remove_dir_all(dir).unwrap();
+    let refused = broker
+        .publish(batch(broker, payloads), Handoff::Queue)
+        .await;
+    assert!(
+        refused.is_err(),
+        "the roll cannot seal the full segment (its index) or create the next"
+    );
+    std::fs::create_dir(dir).unwrap();
+}
+
 /// Every readable record (a read stops at the end of a segment).
 fn read_all(stream: &fogline_broker::Stream) -> Vec<fogline_log::Record> {
     let mut out = Vec::new();
@@ -43,21 +71,10 @@ async fn a_batch_cut_by_a_failed_roll_leaves_nothing_behind() {
         ..BrokerConfig::default()
     };
     let broker = Broker::open(config).unwrap().0;
-    // Three records of 1,037 bytes (36 + topic + payload): 985 of the segment's 4,096 left.
-    for i in 0..3u8 {
-        let one = batch(&broker, &[vec![i; 1000]]);
-        broker.publish(one, Handoff::Queue).await.unwrap();
-    }
+    fill_three(&broker).await;
     // Of these three (437 bytes each) two fit; the third needs a new segment.
-    let payloads: Vec<Vec<u8>> = (0..3u8).map(|i| vec![10 + i; 400]).collect();
-    std::fs::remove_dir_all(data.join("default")).unwrap();
-    let refused = broker
-        .publish(batch(&broker, &payloads), Handoff::Queue)
-        .await;
-    assert!(
-        refused.is_err(),
-        "the roll cannot seal the full segment (its index) or create the next"
-    );
+    let payloads = retried();
+    refused_while_gone(&broker, &data.join("default"), &payloads).await;
     let stream = broker.stream("default").unwrap();
     assert_eq!(
         read_all(stream).len(),
@@ -65,7 +82,6 @@ async fn a_batch_cut_by_a_failed_roll_leaves_nothing_behind() {
         "no record of the refused batch is readable"
     );
 
-    std::fs::create_dir(data.join("default")).unwrap();
     broker
         .publish(batch(&broker, &payloads), Handoff::Queue)
         .await
@@ -100,26 +116,15 @@ async fn a_batch_refused_by_one_stream_is_in_none() {
         ..BrokerConfig::default()
     };
     let broker = Broker::open(config).unwrap().0;
-    for i in 0..3u8 {
-        let one = batch(&broker, &[vec![i; 1000]]);
-        broker.publish(one, Handoff::Queue).await.unwrap();
-    }
+    fill_three(&broker).await;
     // "roomy" has room for the batch; "tight" needs a new segment, which cannot be created.
-    let payloads: Vec<Vec<u8>> = (0..3u8).map(|i| vec![10 + i; 400]).collect();
-    std::fs::remove_dir_all(data.join("tight")).unwrap();
-    let refused = broker
-        .publish(batch(&broker, &payloads), Handoff::Queue)
-        .await;
-    assert!(
-        refused.is_err(),
-        "the roll cannot seal the full segment (its index) or create the next"
-    );
+    let payloads = retried();
+    refused_while_gone(&broker, &data.join("tight"), &payloads).await;
     for name in ["roomy", "tight"] {
         let got = read_all(broker.stream(name).unwrap());
         assert_eq!(got.len(), 3, "{name}: no record of the refused batch");
     }
 
-    std::fs::create_dir(data.join("tight")).unwrap();
     broker
         .publish(batch(&broker, &payloads), Handoff::Queue)
         .await

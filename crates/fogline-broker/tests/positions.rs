@@ -5,22 +5,13 @@
 
 mod common;
 
-use common::batch;
+use common::{batch, broker};
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use fogline_broker::{Broker, BrokerConfig, ConsumerOptions, Handoff, Start, StorageMode};
-
-fn broker(dir: &std::path::Path, storage: StorageMode) -> Broker {
-    let config = BrokerConfig {
-        storage,
-        data_dir: dir.to_path_buf(),
-        ..BrokerConfig::default()
-    };
-    Broker::open(config).unwrap().0
-}
+use fogline_broker::{ConsumerOptions, Handoff, Start, StorageMode};
 
 fn durable(name: &str) -> ConsumerOptions {
     ConsumerOptions {

@@ -18,6 +18,22 @@ fn fast_reconnect() -> ClientOptions {
     }
 }
 
+/// A fake on a unix socket (small buffers) that reads nothing after the handshake, so a
+/// large record blocks the client's writer, and a client that reconnects fast.
+async fn stalled_unix_fake() -> (tempfile::TempDir, crate::fake::Fake, fogline_client::Client) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        read: false,
+        max_message: 4 << 20,
+        max_frame: 8 << 20,
+    };
+    let fake = crate::fake::Fake::start_unix(config, &dir.path().join("f.sock")).await;
+    let client = fogline_client::Client::connect(&fake.addr, fast_reconnect())
+        .await
+        .unwrap();
+    (dir, fake, client)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconnects_resubscribes_and_reopens() {
     let (fake, client) = setup(Config::default(), fast_reconnect()).await;
@@ -214,17 +230,8 @@ async fn a_silent_server_is_noticed_by_keepalive() {
 // One thread: the pings are queued by the time the test task runs again.
 #[tokio::test(flavor = "current_thread")]
 async fn a_buffered_acked_record_outlives_dropped_control_frames() {
-    let dir = tempfile::tempdir().unwrap();
     // The server reads nothing, so a large record blocks the writer: what follows buffers.
-    let config = Config {
-        read: false,
-        max_message: 4 << 20,
-        max_frame: 8 << 20,
-    };
-    let fake = crate::fake::Fake::start_unix(config, &dir.path().join("f.sock")).await;
-    let client = fogline_client::Client::connect(&fake.addr, fast_reconnect())
-        .await
-        .unwrap();
+    let (_dir, fake, client) = stalled_unix_fake().await;
     client.publish("big/t", vec![0u8; 2 << 20]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     let ack = client
@@ -259,16 +266,7 @@ async fn a_buffered_acked_record_outlives_dropped_control_frames() {
 /// their order (kept, they would go out on the next connection ahead of the retried one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acked_records_behind_a_cut_one_fail_with_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        read: false,
-        max_message: 4 << 20,
-        max_frame: 8 << 20,
-    };
-    let fake = crate::fake::Fake::start_unix(config, &dir.path().join("f.sock")).await;
-    let client = fogline_client::Client::connect(&fake.addr, fast_reconnect())
-        .await
-        .unwrap();
+    let (_dir, fake, client) = stalled_unix_fake().await;
     // Large, to a server that reads nothing: the writer is stuck in it.
     let first = client
         .send_acked(&PublishRecord::new("hold/t", vec![1u8; 2 << 20]))
