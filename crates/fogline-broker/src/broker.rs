@@ -87,6 +87,15 @@ impl Subscription {
         self.no_local.store(on, Ordering::Relaxed);
     }
 
+    /// Has the direct sink, if any, keep its durable copy of `batch` (see
+    /// [`DirectSink::persist`]).
+    fn persist(&self, batch: &Arc<Batch>) -> std::io::Result<()> {
+        match &self.direct {
+            Some(d) => d.persist(batch),
+            None => Ok(()),
+        }
+    }
+
     /// Hands `batch` to the direct sink if there is one and nothing is queued before it.
     fn try_direct(&self, handoff: Handoff, batch: &Batch) -> bool {
         handoff == Handoff::Direct
@@ -310,8 +319,7 @@ impl Broker {
     pub async fn publish(&self, batch: Batch, handoff: Handoff) -> Result<(), BrokerError> {
         let stored = self.store_acked(batch)?;
         stored.durable().await?;
-        self.deliver(stored, handoff).await;
-        Ok(())
+        self.deliver(stored, handoff).await
     }
 
     /// The first half of [`publish`](Broker::publish): checks the batch and stores it in
@@ -340,14 +348,31 @@ impl Broker {
     }
 
     /// The second half of [`publish`](Broker::publish): queues a stored batch for every
-    /// matching subscription (after [`Stored::durable`]).
-    pub async fn deliver(&self, stored: Stored, handoff: Handoff) {
+    /// matching subscription (after [`Stored::durable`]). Each subscription's sink first
+    /// keeps its durable copy ([`DirectSink::persist`]).
+    ///
+    /// # Errors
+    /// A sink could not keep its copy: the batch must not be acknowledged. It is delivered
+    /// regardless (to that subscription too, without the copy), so a retry can cost a
+    /// duplicate, never a loss.
+    pub async fn deliver(&self, stored: Stored, handoff: Handoff) -> Result<(), BrokerError> {
         let Stored { route, batch, .. } = stored;
         let started = tokio::time::Instant::now();
+        let mut failed = None;
         for sub in targets(&route, batch.origin) {
+            if let Err(e) = sub.persist(&batch) {
+                failed.get_or_insert(e);
+            }
             if !self.try_direct(sub, handoff, &batch) {
                 self.offer(sub, &batch, started).await;
             }
+        }
+        match failed {
+            None => Ok(()),
+            Some(e) => Err(BrokerError::io(
+                format!("a subscriber's durable copy of {}", batch.topic.as_str()),
+                e,
+            )),
         }
     }
 
@@ -369,6 +394,8 @@ impl Broker {
     /// before one that was queued live earlier (order per publisher is kept).
     ///
     /// With [`Handoff::Direct`], idle subscribers' sinks are offered the batch first of all.
+    /// Sinks are not asked to keep a durable copy ([`DirectSink::persist`]): nobody waits
+    /// on one (an MQTT durable session journals such a batch when it takes it).
     ///
     /// # Errors
     /// Oversize records (nothing delivered) or a storage failure (delivered

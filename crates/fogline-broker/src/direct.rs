@@ -36,6 +36,19 @@ pub trait DirectSink: Send + Sync {
     /// broker queues it as usual. A sink must decline while its writer holds anything
     /// unwritten, so a batch never overtakes one queued before it.
     fn try_deliver(&self, batch: &Batch) -> bool;
+
+    /// Called on the publisher's task for every acknowledged batch routed to the
+    /// subscription, before it is offered and before the acknowledgement: a front end
+    /// that keeps its own durable copy of what it was routed (an MQTT durable session's
+    /// journal) writes it now, so the acknowledgement covers it even while the batch waits
+    /// in the queue. The default keeps nothing.
+    ///
+    /// # Errors
+    /// The copy was not written: an acknowledged batch is then refused (after live
+    /// subscribers may have had it, so the publisher's retry can cost a duplicate).
+    fn persist(&self, _batch: &Arc<Batch>) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Whose turn it is to write a connection's socket, as its writer task and the sinks see it

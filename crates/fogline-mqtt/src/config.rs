@@ -23,7 +23,8 @@ pub struct MqttConfig {
     /// an MQTT 5 client asks for less).
     pub max_inflight: u16,
     /// Most messages waiting in a session for an inflight slot; past it the
-    /// session leaves them in its subscription queues (which apply `slow_subscriber`).
+    /// session leaves them in its subscription queues (which apply `slow_subscriber`;
+    /// a durable session has journaled them already, as they were routed).
     pub max_queued: usize,
     /// Most sessions held at once, connected or kept offline; a CONNECT that would start
     /// one more is refused (MQTT 5: 0x97 quota exceeded, 3.1.1: 0x03 server unavailable).

@@ -14,13 +14,15 @@
 //! session has pending messages (nothing may be overtaken), and for expired messages and
 //! packets over the client's maximum size (the session's path drops those).
 
-use std::sync::Weak;
+use std::io;
+use std::sync::{Arc, Weak};
 
 use fogline_broker::{Batch, DirectSink, DirectSocket, Written};
 
 use crate::codec::{self, Packet, QoS, Version};
 use crate::message::Message;
 use crate::session::{qos_of, Outgoing, Session, State};
+use crate::shared::Shared;
 
 /// A connection's socket as publishers' tasks may write to it.
 pub(crate) struct DirectOut {
@@ -34,12 +36,28 @@ pub(crate) struct DirectOut {
 /// One subscription of a session, as the broker offers it batches.
 pub(crate) struct SubSink {
     pub session: Weak<Session>,
+    pub shared: Weak<Shared>,
     pub key: String,
     /// The server journals durable sessions (a store is configured).
     pub journaled: bool,
 }
 
 impl DirectSink for SubSink {
+    /// A durable session journals what it is routed as it is routed, so the publisher's
+    /// acknowledgement covers it also while it waits in the queue (see `Session::persist`).
+    fn persist(&self, b: &Arc<Batch>) -> io::Result<()> {
+        if !self.journaled {
+            return Ok(());
+        }
+        let (Some(session), Some(shared)) = (self.session.upgrade(), self.shared.upgrade()) else {
+            return Ok(());
+        };
+        let mut st = session.state.lock();
+        session
+            .persist(&shared, &mut st, &self.key, b)
+            .map_err(io::Error::other)
+    }
+
     fn try_deliver(&self, b: &Batch) -> bool {
         if b.count() != 1 {
             return false;
@@ -73,12 +91,7 @@ fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
     let (Some(entry), Some(rec)) = (st.subs.get(&sink.key), b.records.iter_ref().next()) else {
         return Written::Declined;
     };
-    let received = if rec.timestamp != 0 {
-        rec.timestamp
-    } else {
-        b.timestamp
-    };
-    let msg = Message::from_record_in(b.topic.clone(), b.records.as_bytes(), rec, received);
+    let msg = Message::in_batch(b, rec);
     let qos = msg.qos.min(qos_of(entry.rec.qos));
     let fits = match qos {
         QoS::AtMostOnce => true,

@@ -23,6 +23,8 @@ mod connection;
 mod direct;
 mod listener;
 pub mod message;
+#[cfg(test)]
+mod persist_tests;
 mod retain;
 mod session;
 mod shared;

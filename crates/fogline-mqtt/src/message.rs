@@ -21,6 +21,7 @@
 use std::sync::OnceLock;
 
 use bytes::Bytes;
+use fogline_broker::Batch;
 use fogline_wire::{Headers, HeadersBuilder, RecordBlock, RecordRef, Str, WireError};
 
 use crate::codec::{Properties, Props, Publish, QoS};
@@ -182,6 +183,17 @@ impl Message {
     pub fn to_block(&self) -> Result<RecordBlock, WireError> {
         let headers = self.headers()?;
         RecordBlock::single(0, &headers, &self.payload)
+    }
+
+    /// The message a record of a broker batch carries; a record without its own timestamp
+    /// was received when the batch was.
+    pub fn in_batch(b: &Batch, rec: RecordRef<'_>) -> Message {
+        let received = if rec.timestamp != 0 {
+            rec.timestamp
+        } else {
+            b.timestamp
+        };
+        Message::from_record_in(b.topic.clone(), b.records.as_bytes(), rec, received)
     }
 
     /// The message record `rec` of the block `block` stands for (see

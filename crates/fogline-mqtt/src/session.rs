@@ -4,13 +4,16 @@
 //! Messages flow: broker subscription queue -> [`Session::pump`] -> `pending`
 //! -> (the connection sends, within the client's receive maximum) ->
 //! `inflight` until acknowledged. A durable session (store present and
-//! expiry > 0) journals every QoS 1/2 message on entering `pending` and
-//! every state change after, so they survive a crash of the server.
+//! expiry > 0) journals every QoS 1/2 message as the broker routes it
+//! ([`Session::persist`], before the publisher is acknowledged, while the
+//! message may still wait in the queue) or, if it was queued unjournaled, on
+//! entering `pending`, and every state change after, so they survive a
+//! crash of the server.
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Weak};
 
-use fogline_broker::Subscription;
+use fogline_broker::{Batch, Subscription};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -28,6 +31,40 @@ const DRAIN_BUDGET: usize = 256 * 1024;
 pub(crate) struct SubEntry {
     pub sub: Arc<Subscription>,
     pub rec: SubRecord,
+    /// Batches journaled as they were routed here ([`Session::persist`]) and not yet taken
+    /// from the queue, oldest first (publishers on other tasks may queue them in another
+    /// order).
+    pub persisted: VecDeque<Persisted>,
+}
+
+impl SubEntry {
+    pub fn new(sub: Arc<Subscription>, rec: SubRecord) -> SubEntry {
+        SubEntry {
+            sub,
+            rec,
+            persisted: VecDeque::new(),
+        }
+    }
+}
+
+/// A batch a durable session journaled when the broker routed it, while it waits in the
+/// subscription's queue: taken from there, its messages keep these sequence numbers and
+/// are not journaled again.
+pub(crate) struct Persisted {
+    /// The very batch queued (matched by pointer; its record bytes frame it again on a
+    /// whole-session write).
+    pub batch: Arc<Batch>,
+    /// Per record: how it was journaled, or None (QoS 0 here, or expired).
+    pub recs: Vec<Option<Kept>>,
+}
+
+/// How a message of a [`Persisted`] batch was journaled.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kept {
+    pub seq: u64,
+    pub qos: QoS,
+    pub retain: bool,
+    pub sub_id: Option<u32>,
 }
 
 /// A message on its way to the client.
@@ -189,8 +226,10 @@ impl Session {
         shared.store.is_some() && st.expiry > 0
     }
 
-    /// Moves queued broker batches into `pending`, journaling QoS 1/2
-    /// messages of a durable session. Connected, it stops at `max_queued`
+    /// Moves queued broker batches into `pending`, journaling the QoS 1/2
+    /// messages of a durable session that [`Session::persist`] did not (and
+    /// deleting from the journal those it did whose batch the queue dropped).
+    /// Connected, it stops at `max_queued`
     /// (the broker queue then applies `slow_subscriber`); offline it drops
     /// the oldest pending messages instead, and QoS 0 messages are dropped. Returns true when a queue
     /// still holds messages and there is room to take them (offline there always is).
@@ -227,39 +266,44 @@ impl Session {
                 cut_off |= online;
             }
         }
-        for entry in subs.values() {
+        for entry in subs.values_mut() {
             if online && pending.len() >= cap {
                 break;
             }
-            let queue = entry.sub.queue();
+            let queue = entry.sub.queue().clone();
             let drained = queue.drain(&mut batches, DRAIN_BUDGET);
             if drained.dropped > 0 {
                 tracing::debug!(client = %self.client_id, dropped = drained.dropped, "subscription queue dropped messages");
             }
             for b in batches.drain(..) {
-                for rec in b.records.iter_ref() {
-                    let received = if rec.timestamp != 0 {
-                        rec.timestamp
-                    } else {
-                        b.timestamp
-                    };
-                    let msg = Message::from_record_in(
-                        b.topic.clone(),
-                        b.records.as_bytes(),
-                        rec,
-                        received,
-                    );
+                let kept = take_persisted(&mut entry.persisted, &b);
+                for (i, rec) in b.records.iter_ref().enumerate() {
+                    let msg = Message::in_batch(&b, rec);
+                    let kept = kept.as_ref().and_then(|k| k.get(i).copied().flatten());
                     if msg.expired(msg.expiry_clock()) {
+                        if let Some(k) = kept {
+                            Entry::MsgDel {
+                                client: &self.client_id,
+                                seq: k.seq,
+                            }
+                            .frame_into(&mut journal);
+                        }
                         continue; // [MQTT-3.3.2-5]
                     }
-                    let qos = msg.qos.min(qos_of(entry.rec.qos));
-                    if qos == QoS::AtMostOnce && !online {
-                        continue;
-                    }
-                    let retain = entry.rec.retain_as_published && msg.retain;
-                    let seq = *next_seq;
-                    *next_seq += 1;
-                    let sub_ids: Vec<u32> = entry.rec.sub_id.into_iter().collect();
+                    let (seq, qos, retain, sub_id) = match kept {
+                        Some(k) => (k.seq, k.qos, k.retain, k.sub_id),
+                        None => {
+                            let qos = msg.qos.min(qos_of(entry.rec.qos));
+                            if qos == QoS::AtMostOnce && !online {
+                                continue;
+                            }
+                            let seq = *next_seq;
+                            *next_seq += 1;
+                            let retain = entry.rec.retain_as_published && msg.retain;
+                            (seq, qos, retain, entry.rec.sub_id)
+                        }
+                    };
+                    let sub_ids: Vec<u32> = sub_id.into_iter().collect();
                     if !online && pending.len() >= cap {
                         // Offline and full: keep the newest messages.
                         if let Some(old) = pending.pop_front() {
@@ -273,7 +317,7 @@ impl Session {
                             }
                         }
                     }
-                    if durable && qos != QoS::AtMostOnce {
+                    if durable && qos != QoS::AtMostOnce && kept.is_none() {
                         Entry::MsgPut {
                             client: &self.client_id,
                             seq,
@@ -296,6 +340,22 @@ impl Session {
                     });
                 }
             }
+            // A journaled batch the queue will never hand over (dropped by the slow-consumer
+            // policy, or the queue was cut off) is held by nobody else any more: its
+            // messages are gone, from the journal too.
+            entry.persisted.retain(|p| {
+                if Arc::strong_count(&p.batch) > 1 {
+                    return true;
+                }
+                for k in p.recs.iter().flatten() {
+                    Entry::MsgDel {
+                        client: &self.client_id,
+                        seq: k.seq,
+                    }
+                    .frame_into(&mut journal);
+                }
+                false
+            });
             more |= !queue.is_empty();
         }
         // Offline there is always room: the oldest messages go.
@@ -310,6 +370,86 @@ impl Session {
             tracing::warn!(client = %self.client_id, dropped, "offline session full: oldest messages dropped");
         }
         more && room
+    }
+
+    /// Journals the QoS 1/2 messages of `b`, which the broker is routing to this durable
+    /// session's subscription `key`, before its publisher is acknowledged: they may wait in
+    /// the subscription's queue for long (the session holds `max_queued` messages and its
+    /// client is slow), and a crash must not lose them. [`Session::pump`] takes them from
+    /// the queue later with the sequence numbers given here.
+    ///
+    /// # Errors
+    /// The journal did not take them (the failure is counted, see [`Write::Counted`]); they
+    /// are kept all the same, and the next whole-session write holds them.
+    pub fn persist(
+        &self,
+        shared: &Shared,
+        st: &mut State,
+        key: &str,
+        b: &Arc<Batch>,
+    ) -> Result<(), StoreError> {
+        if st.ended || !Session::durable(shared, st) {
+            return Ok(());
+        }
+        let Some(entry) = st.subs.get_mut(key) else {
+            return Ok(()); // unsubscribed meanwhile: its queue goes with it
+        };
+        let mut j = Vec::new();
+        let mut recs = Vec::with_capacity(b.count() as usize);
+        let mut seq = st.next_seq;
+        for rec in b.records.iter_ref() {
+            let msg = Message::in_batch(b, rec);
+            let qos = msg.qos.min(qos_of(entry.rec.qos));
+            if qos == QoS::AtMostOnce || msg.expired(msg.expiry_clock()) {
+                recs.push(None);
+                continue;
+            }
+            let k = Kept {
+                seq,
+                qos,
+                retain: entry.rec.retain_as_published && msg.retain,
+                sub_id: entry.rec.sub_id,
+            };
+            Entry::MsgPut {
+                client: &self.client_id,
+                seq,
+                qos: qos as u8,
+                retain: k.retain,
+                sub_ids: k.sub_id.as_slice(),
+                msg: &msg,
+            }
+            .frame_into(&mut j);
+            recs.push(Some(k));
+            seq += 1;
+        }
+        if j.is_empty() {
+            return Ok(());
+        }
+        // Kept before its entries are written: a whole-session write (`resync`) holds it.
+        entry.persisted.push_back(Persisted {
+            batch: b.clone(),
+            recs,
+        });
+        st.next_seq = seq;
+        self.write(shared, st, &j, Write::Counted)
+    }
+
+    /// Journals that the messages of `entry`, a subscription the session dropped, that were
+    /// journaled as routed ([`Session::persist`]) are gone with its queue.
+    pub fn forget_persisted(&self, shared: &Shared, st: &mut State, entry: &SubEntry) {
+        if entry.persisted.is_empty() || !Session::durable(shared, st) {
+            return;
+        }
+        let mut j = Vec::new();
+        for k in entry.persisted.iter().flat_map(|p| p.recs.iter().flatten()) {
+            Entry::MsgDel {
+                client: &self.client_id,
+                seq: k.seq,
+            }
+            .frame_into(&mut j);
+        }
+        // Lost, a restart delivers them once more.
+        let _ = self.write(shared, st, &j, Write::BestEffort);
     }
 
     /// Queues a message (a retained one on subscribe) for delivery; false, and nothing
@@ -377,6 +517,10 @@ impl Session {
             }
             self.frame_record(st, &mut j);
             return self.write(shared, st, &j, Write::Required);
+        }
+        // Nothing of it is journaled any more: its queued batches are plain again.
+        for entry in st.subs.values_mut() {
+            entry.persisted.clear();
         }
         // Only what the journal may hold needs an end there.
         if !shared.durable.lock().remove(&self.client_id) && !st.resync {
@@ -446,7 +590,8 @@ impl Session {
     }
 
     /// Frames everything the session holds: its record, its QoS 1/2 messages (with their
-    /// packet ids and releases) and its unreleased incoming QoS 2 ids.
+    /// packet ids and releases; also those still in its queues that were journaled as
+    /// routed) and its unreleased incoming QoS 2 ids.
     pub fn frame_all(&self, st: &State, out: &mut Vec<u8>) {
         let client = self.client_id.as_str();
         self.frame_record(st, out);
@@ -473,6 +618,20 @@ impl Session {
             }
             if o.released {
                 Entry::MsgRel { client, seq: o.seq }.frame_into(out);
+            }
+        }
+        for p in st.subs.values().flat_map(|e| e.persisted.iter()) {
+            for (rec, k) in p.batch.records.iter_ref().zip(&p.recs) {
+                let Some(k) = k else { continue };
+                Entry::MsgPut {
+                    client,
+                    seq: k.seq,
+                    qos: k.qos as u8,
+                    retain: k.retain,
+                    sub_ids: k.sub_id.as_slice(),
+                    msg: &Message::in_batch(&p.batch, rec),
+                }
+                .frame_into(out);
             }
         }
         for &pkid in &st.qos2_in {
@@ -524,4 +683,14 @@ impl Session {
 /// QoS from its number, capped at 2.
 pub(crate) fn qos_of(v: u8) -> QoS {
     QoS::from_u8(v.min(2)).unwrap_or(QoS::ExactlyOnce)
+}
+
+/// Takes the record of `b` from `persisted`, if it was journaled as routed: how each of its
+/// messages was journaled.
+fn take_persisted(
+    persisted: &mut VecDeque<Persisted>,
+    b: &Arc<Batch>,
+) -> Option<Vec<Option<Kept>>> {
+    let at = persisted.iter().position(|p| Arc::ptr_eq(&p.batch, b))?;
+    persisted.remove(at).map(|p| p.recs)
 }

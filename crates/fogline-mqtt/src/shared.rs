@@ -19,9 +19,6 @@ use crate::session::{qos_of, ConnHandle, Outgoing, Session, State, SubEntry};
 use crate::store::entry::{Entry, SubRecord};
 use crate::store::{Recovered, Store, StoreError};
 
-/// Most pumps of one session per `flush_durable` (each drains up to 256 KiB a queue).
-const FLUSH_PUMPS: usize = 64;
-
 /// Everything MQTT connections share.
 pub(crate) struct Shared {
     pub broker: Broker,
@@ -30,7 +27,7 @@ pub(crate) struct Shared {
     pub sessions: Mutex<HashMap<String, Arc<Session>>>,
     pub retained: Retained,
     pub store: Option<Store>,
-    /// Client ids of durable sessions (journaled; flushed before acks).
+    /// Client ids of durable sessions (journaled).
     pub durable: Mutex<HashSet<String>>,
     next_conn: AtomicU64,
     /// Itself, for the thread that compacts the journal.
@@ -259,7 +256,7 @@ impl Shared {
                 for rec in rs.subs {
                     match self.broker_subscribe(&session, &rec) {
                         Ok(sub) => {
-                            st.subs.insert(rec.key.clone(), SubEntry { sub, rec });
+                            st.subs.insert(rec.key.clone(), SubEntry::new(sub, rec));
                         }
                         Err(e) => {
                             tracing::warn!(client, error = %e, "cannot restore a subscription")
@@ -321,6 +318,7 @@ impl Shared {
         };
         let sink = SubSink {
             session: session.me.clone(),
+            shared: self.me.clone(),
             key: rec.key.clone(),
             journaled: self.store.is_some(),
         };
@@ -354,7 +352,11 @@ impl Shared {
                 tracing::warn!(topic = msg.topic.as_str(), error = %e, "a will is published but not retained");
             }
             stored.durable().await?;
-            self.broker.deliver(stored, handoff).await;
+            // Nobody is left to refuse it to either; a durable session that could not
+            // journal it still has it queued (and journals it when it takes it).
+            if let Err(e) = self.broker.deliver(stored, handoff).await {
+                tracing::warn!(topic = msg.topic.as_str(), error = %e, "a will is delivered but not journaled for every durable session");
+            }
             return Ok(());
         }
         let batch = self.batch(msg, origin)?;
@@ -406,33 +408,6 @@ impl Shared {
             priority: false,
             origin,
         })
-    }
-
-    /// Moves queued messages of every durable session into its journal, so
-    /// that what a publisher is about to have acknowledged survives a crash.
-    pub fn flush_durable(&self) {
-        if self.store.is_none() {
-            return;
-        }
-        let ids: Vec<String> = self.durable.lock().iter().cloned().collect();
-        if ids.is_empty() {
-            return;
-        }
-        let sessions: Vec<Arc<Session>> = {
-            let map = self.sessions.lock();
-            ids.iter().filter_map(|id| map.get(id).cloned()).collect()
-        };
-        for s in sessions {
-            let mut st = s.state.lock();
-            // Past one pump's drain budget too, but bounded: a publisher on another
-            // thread may keep a queue of QoS 0 messages (which an offline session drops)
-            // from ever being empty.
-            for _ in 0..FLUSH_PUMPS {
-                if !Session::durable(self, &st) || st.ended || !s.pump(self, &mut st) {
-                    break;
-                }
-            }
-        }
     }
 
     /// Attaches a new connection to the session of `client_id`, taking it

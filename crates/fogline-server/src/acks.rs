@@ -42,8 +42,12 @@ pub(crate) async fn answer(
     match stored {
         Ok(s) => {
             let count = s.count();
-            conn.broker.deliver(s, handoff).await;
-            conn.reply(&Frame::PubAck { request_id, count });
+            match conn.broker.deliver(s, handoff).await {
+                Ok(()) => conn.reply(&Frame::PubAck { request_id, count }),
+                // An MQTT durable session could not journal it: stored and delivered, but
+                // refused, so the publisher sends it again (a duplicate, never a loss).
+                Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),
+            }
         }
         Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),
     }

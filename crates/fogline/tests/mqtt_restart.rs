@@ -271,3 +271,105 @@ async fn mqtt_sessions_and_inflight_qos1_qos2_survive_sigkill() {
     server.kill().expect("SIGKILL");
     let _ = server.wait();
 }
+
+/// The one gap the journal had: a durable session that is online and holds `max_queued`
+/// messages (its client takes one and never acknowledges it) leaves the rest in its broker
+/// queue; MQTT and native publishers are acknowledged meanwhile. After a SIGKILL every
+/// acknowledged message still reaches the session: each was journaled as it was routed.
+#[tokio::test]
+async fn messages_queued_past_a_full_online_session_survive_sigkill() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("fogline.toml"), "[mqtt]\nmax_queued = 2\n").expect("config");
+    let start = |dir: &std::path::Path| {
+        support::serve([
+            std::ffi::OsStr::new("--config"),
+            dir.join("fogline.toml").as_os_str(),
+            std::ffi::OsStr::new("--data-dir"),
+            dir.join("data").as_os_str(),
+        ])
+    };
+    let served = start(dir.path());
+    let mut server = served.child;
+    let (mut s, _) = Mqtt::connect(&served.mqtt, Version::V5, "slow", Some(1)).await;
+    s.send(Packet::Subscribe(Subscribe {
+        pkid: 1,
+        props: Default::default(),
+        filters: vec![Filter {
+            filter: "full/#".into(),
+            qos: QoS::AtLeastOnce,
+            no_local: false,
+            retain_as_published: false,
+            retain_handling: 0,
+        }],
+    }))
+    .await;
+    assert!(matches!(s.recv().await, Packet::SubAck(_)));
+    let (mut p, _) = Mqtt::connect(&served.mqtt, Version::V5, "fast", None).await;
+    for i in 1..=20u16 {
+        p.send(msg("full/mqtt", QoS::AtLeastOnce, i, format!("m-{i}")))
+            .await;
+        assert!(matches!(p.recv().await, Packet::PubAck(a) if a.pkid == i && a.reason == 0));
+    }
+    let mut native = TcpStream::connect(&served.native).await.expect("native");
+    let mut nbuf = BytesMut::new();
+    let mut frames = vec![fogline_wire::Frame::Hello {
+        version: 1,
+        client_name: "gap".into(),
+    }];
+    for i in 1..=20u64 {
+        let body = format!("n-{i}");
+        let block = fogline_wire::RecordBlock::from_records([(0u64, &b""[..], body.as_bytes())])
+            .expect("block");
+        frames.push(fogline_wire::Frame::Publish {
+            request_id: i,
+            flags: 0,
+            topic: "full/native".into(),
+            records: block,
+        });
+    }
+    for f in &frames {
+        let mut b = BytesMut::new();
+        fogline_wire::encode(f, &mut b).expect("encode");
+        native.write_all(&b).await.expect("write");
+    }
+    let mut acked = 0;
+    while acked < 20 {
+        match fogline_wire::decode(&mut nbuf, u32::MAX).expect("valid frame") {
+            Some(fogline_wire::Frame::HelloOk { .. }) => {}
+            Some(fogline_wire::Frame::PubAck { count: 1, .. }) => acked += 1,
+            Some(other) => panic!("expected PubAck, got {other:?}"),
+            None => {
+                let read = tokio::time::timeout(WAIT, native.read_buf(&mut nbuf)).await;
+                assert!(matches!(read, Ok(Ok(n)) if n > 0), "native acks in time");
+            }
+        }
+    }
+    // The slow client took the first message only (receive maximum 1, never acknowledged).
+    assert!(matches!(s.recv().await, Packet::Publish(m) if &m.payload[..] == b"m-1"));
+    assert!(s.try_recv(Duration::from_millis(300)).await.is_none());
+    server.kill().expect("SIGKILL");
+    let _ = server.wait();
+
+    let served = start(dir.path());
+    let mut server = served.child;
+    let (mut s, present) = Mqtt::connect(&served.mqtt, Version::V5, "slow", Some(100)).await;
+    assert!(present, "the session survived");
+    let mut seen = HashMap::<String, u32>::new();
+    while let Some(pkt) = s.try_recv(Duration::from_millis(1500)).await {
+        let Packet::Publish(m) = pkt else {
+            panic!("expected PUBLISH, got {pkt:?}");
+        };
+        *seen
+            .entry(String::from_utf8_lossy(&m.payload).into_owned())
+            .or_default() += 1;
+        s.send(Packet::PubAck(Ack::ok(m.pkid))).await;
+    }
+    for i in 1..=20 {
+        for body in [format!("m-{i}"), format!("n-{i}")] {
+            assert_eq!(seen.get(&body), Some(&1), "{body}: once after the restart");
+        }
+    }
+    assert_eq!(seen.len(), 40, "nothing else: {seen:?}");
+    server.kill().expect("SIGKILL");
+    let _ = server.wait();
+}

@@ -39,13 +39,13 @@ impl Conn {
     /// Delivers a durable message and sends its PUBACK [MQTT-4.3.2-2] or PUBREC
     /// [MQTT-4.3.3-8], or refuses it.
     ///
-    /// The acknowledgement also promises that durable sessions will get the message: it is
-    /// refused when an append that acknowledgements depend on failed (a full disk) between
-    /// its delivery and the flush of those sessions' queues, whichever connection's entry
-    /// it was. Refused, the publisher sends it again; acknowledged, a crash would lose it for
-    /// them. Live subscribers may have it already, so a refusal favours a duplicate over a
-    /// loss, for QoS 2 too. Not covered: a durable session that is online and holds
-    /// `max_queued` messages leaves the rest in its broker queue, unjournaled.
+    /// The acknowledgement also promises that durable sessions will get the message: each
+    /// journals it as the broker routes it there, also while it waits in their queues, and
+    /// it is refused when one could not, or when any append that acknowledgements depend on
+    /// failed (a full disk) meanwhile, whichever connection's entry it was. Refused, the
+    /// publisher sends it again; acknowledged, a crash would lose it for them. Live
+    /// subscribers may have it already, so a refusal favours a duplicate over a loss, for
+    /// QoS 2 too.
     pub(super) async fn answer(
         &mut self,
         pkid: u16,
@@ -55,11 +55,11 @@ impl Conn {
     ) -> Result<(), End> {
         let failures = self.shared.journal_failures();
         let mut reason = match stored {
-            Ok(s) => {
-                self.shared.broker.deliver(s, handoff).await;
-                self.shared.flush_durable();
-                0
-            }
+            // Durable sessions journal it as it is routed to them (`SubSink::persist`).
+            Ok(s) => match self.shared.broker.deliver(s, handoff).await {
+                Ok(()) => 0,
+                Err(_) => not_journaled(self.version)?,
+            },
             Err(e) => refusal(self.version, &e)?,
         };
         if reason == 0 && self.shared.journal_failures() != failures {

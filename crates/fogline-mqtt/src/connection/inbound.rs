@@ -261,13 +261,7 @@ impl Conn {
                 }
                 None => match self.shared.broker_subscribe(&session, &rec) {
                     Ok(sub) => {
-                        st.subs.insert(
-                            key.clone(),
-                            SubEntry {
-                                sub,
-                                rec: rec.clone(),
-                            },
-                        );
+                        st.subs.insert(key.clone(), SubEntry::new(sub, rec.clone()));
                         true
                     }
                     Err(e) => {
@@ -321,6 +315,8 @@ impl Conn {
             match st.subs.remove(f.as_str()) {
                 Some(e) => {
                     self.shared.broker.unsubscribe(&e.sub); // [MQTT-3.10.4-2]
+                                                            // What its queue held is dropped with it, journaled or not.
+                    session.forget_persisted(&self.shared, &mut st, &e);
                     codes.push(0x00);
                 }
                 None => codes.push(0x11), // no subscription existed

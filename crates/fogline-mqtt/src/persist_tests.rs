@@ -1,0 +1,223 @@
+//! A durable session journals what the broker routes to it as it is routed
+//! (`Session::persist`), so a publisher's acknowledgement covers messages still waiting in
+//! the session's queue. Each test reads back what a restart would recover, from a copy of
+//! the journal.
+
+use std::sync::Arc;
+
+use fogline_broker::{
+    Batch, Broker, BrokerConfig, BrokerError, Handoff, QueueConfig, SlowConsumerPolicy, StorageMode,
+};
+use fogline_wire::RecordBlock;
+
+use crate::auth::AllowAll;
+use crate::session::{Session, SubEntry};
+use crate::shared::Shared;
+use crate::store::entry::SubRecord;
+use crate::store::{Recovered, Store};
+use crate::MqttConfig;
+
+/// A node whose subscription queues take `max_records` under `policy`, with a durable
+/// session "c" (online) subscribed to `t/#` at QoS 1 and nothing pumped yet.
+async fn node(dir: &std::path::Path, max_records: usize, policy: SlowConsumerPolicy) -> Node {
+    let (store, recovered) = Store::open(&dir.join("mqtt"), false).unwrap();
+    let config = BrokerConfig {
+        storage: StorageMode::Memory,
+        data_dir: dir.to_path_buf(),
+        subscriptions: QueueConfig {
+            max_records,
+            policy,
+            ..QueueConfig::default()
+        },
+        ..BrokerConfig::default()
+    };
+    let mqtt = MqttConfig {
+        slow_subscriber: policy,
+        ..MqttConfig::default()
+    };
+    let broker = Broker::open(config).unwrap().0;
+    let shared = Shared::new(broker, mqtt, Arc::new(AllowAll), Some((store, recovered)));
+    let (session, _, _, _) = shared.attach("c", true, 600).await.unwrap();
+    let rec = SubRecord {
+        key: "t/#".into(),
+        qos: 1,
+        no_local: false,
+        retain_as_published: false,
+        retain_handling: 0,
+        sub_id: None,
+    };
+    let sub = shared.broker_subscribe(&session, &rec).unwrap();
+    {
+        let mut st = session.state.lock();
+        st.subs.insert(rec.key.clone(), SubEntry::new(sub, rec));
+        session.journal_session(&shared, &mut st).unwrap();
+    }
+    Node { shared, session }
+}
+
+struct Node {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+}
+
+impl Node {
+    /// Publishes `body` as a native acknowledged publisher does (a record without QoS
+    /// header counts as QoS 1): stored, then delivered; Ok is the acknowledgement.
+    async fn publish(&self, body: &str) -> Result<(), BrokerError> {
+        let records = RecordBlock::from_records([(0u64, &b""[..], body.as_bytes())]).unwrap();
+        let batch = Batch {
+            topic: "t/x".into(),
+            records,
+            timestamp: fogline_broker::now_micros(),
+            priority: false,
+            origin: 0,
+        };
+        let stored = self.shared.broker.store_acked(batch)?;
+        self.shared.broker.deliver(stored, Handoff::Queue).await
+    }
+
+    fn pump(&self) {
+        let mut st = self.session.state.lock();
+        self.session.pump(&self.shared, &mut st);
+    }
+
+    fn pending(&self) -> Vec<(u64, String)> {
+        let st = self.session.state.lock();
+        st.pending
+            .iter()
+            .map(|o| (o.seq, String::from_utf8_lossy(&o.msg.payload).into_owned()))
+            .collect()
+    }
+}
+
+/// What a restart would recover for "c": its messages by sequence number.
+fn recovered(dir: &std::path::Path) -> Vec<(u64, String)> {
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::create_dir(copy.path().join("mqtt")).unwrap();
+    std::fs::copy(
+        dir.join("mqtt/state.log"),
+        copy.path().join("mqtt/state.log"),
+    )
+    .unwrap();
+    let (_, r): (Store, Recovered) = Store::open(&copy.path().join("mqtt"), false).unwrap();
+    let session = &r.sessions["c"];
+    assert_eq!(session.expiry, 600);
+    session
+        .msgs
+        .iter()
+        .map(|(seq, m)| (*seq, String::from_utf8_lossy(&m.msg.payload).into_owned()))
+        .collect()
+}
+
+fn bodies(range: std::ops::RangeInclusive<u32>) -> Vec<String> {
+    range.map(|i| format!("m-{i}")).collect()
+}
+
+fn just_bodies(v: &[(u64, String)]) -> Vec<String> {
+    v.iter().map(|(_, b)| b.clone()).collect()
+}
+
+/// Acknowledged while the session has not taken them from its queue: journaled all the
+/// same; taken later, they keep their sequence numbers and are not journaled again.
+#[tokio::test]
+async fn messages_waiting_in_the_queue_are_journaled_when_routed() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = node(dir.path(), 1000, SlowConsumerPolicy::Block).await;
+    for i in 1..=10 {
+        node.publish(&format!("m-{i}")).await.unwrap();
+    }
+    assert!(node.pending().is_empty(), "still in the broker queue");
+    let before = recovered(dir.path());
+    assert_eq!(just_bodies(&before), bodies(1..=10));
+    node.pump();
+    assert_eq!(
+        node.pending(),
+        before,
+        "taken with the same sequence numbers"
+    );
+    assert_eq!(recovered(dir.path()), before, "and not journaled twice");
+}
+
+/// A durable session whose journal cannot take the message refuses the acknowledgement;
+/// the message is queued for it all the same (a retry costs a duplicate, not a loss).
+#[tokio::test]
+async fn a_message_a_durable_session_cannot_journal_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = node(dir.path(), 1000, SlowConsumerPolicy::Block).await;
+    node.publish("m-1").await.unwrap();
+    node.shared.store.as_ref().unwrap().break_for_test();
+    let refused = node.publish("m-2").await;
+    assert!(
+        matches!(refused, Err(BrokerError::Io { .. })),
+        "{refused:?}"
+    );
+    node.pump();
+    assert_eq!(just_bodies(&node.pending()), bodies(1..=2));
+}
+
+/// Batches the queue drops (drop-oldest) are gone from the journal too once the session
+/// sees they will never come; those it takes keep their journaled numbers.
+#[tokio::test]
+async fn batches_the_queue_drops_leave_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = node(dir.path(), 3, SlowConsumerPolicy::DropOldest).await;
+    for i in 1..=10 {
+        node.publish(&format!("m-{i}")).await.unwrap();
+    }
+    assert_eq!(just_bodies(&recovered(dir.path())), bodies(1..=10));
+    node.pump();
+    assert_eq!(just_bodies(&node.pending()), bodies(8..=10));
+    assert_eq!(recovered(dir.path()), node.pending());
+}
+
+/// An unsubscribed filter's queued messages leave the journal with it.
+#[tokio::test]
+async fn an_unsubscribed_filters_queued_messages_leave_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = node(dir.path(), 1000, SlowConsumerPolicy::Block).await;
+    for i in 1..=3 {
+        node.publish(&format!("m-{i}")).await.unwrap();
+    }
+    assert_eq!(just_bodies(&recovered(dir.path())), bodies(1..=3));
+    {
+        let mut st = node.session.state.lock();
+        let e = st.subs.remove("t/#").unwrap();
+        node.shared.broker.unsubscribe(&e.sub);
+        node.session.forget_persisted(&node.shared, &mut st, &e);
+    }
+    assert!(recovered(dir.path()).is_empty());
+}
+
+/// A whole-session write (after a failed one, and so a compaction's snapshot) holds the
+/// messages journaled as routed that still wait in the queue.
+#[tokio::test]
+async fn a_whole_session_write_holds_the_queued_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = node(dir.path(), 1000, SlowConsumerPolicy::Block).await;
+    for i in 1..=4 {
+        node.publish(&format!("m-{i}")).await.unwrap();
+    }
+    let before = recovered(dir.path());
+    {
+        let mut st = node.session.state.lock();
+        st.resync = true;
+        node.session.journal_session(&node.shared, &mut st).unwrap();
+    }
+    assert_eq!(recovered(dir.path()), before);
+    let mut snapshot = Vec::new();
+    {
+        let st = node.session.state.lock();
+        node.session.frame_all(&st, &mut snapshot);
+    }
+    assert_eq!(
+        snapshot.len(),
+        {
+            let mut again = Vec::new();
+            node.pump();
+            let st = node.session.state.lock();
+            node.session.frame_all(&st, &mut again);
+            again.len()
+        },
+        "the same entries whether queued or taken"
+    );
+}
