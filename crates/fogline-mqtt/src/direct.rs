@@ -52,6 +52,9 @@ impl DirectSink for SubSink {
         let (Some(session), Some(shared)) = (self.session.upgrade(), self.shared.upgrade()) else {
             return Ok(());
         };
+        if !session.may_be_durable() {
+            return Ok(()); // no lock taken for sessions that end with their connection
+        }
         let mut st = session.state.lock();
         session
             .persist(&shared, &mut st, &self.key, b)

@@ -11,6 +11,7 @@
 //! crash of the server.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 
 use fogline_broker::{Batch, Subscription};
@@ -206,6 +207,9 @@ pub(crate) struct Session {
     /// Notified when a connection attaches (stops the offline task).
     pub attached: Notify,
     pub state: Mutex<State>,
+    /// `State::expiry` as last set (by [`Session::set_expiry`]), read without the lock by
+    /// publishers' tasks: a session with expiry 0 journals nothing they route to it.
+    expiry_hint: AtomicU32,
 }
 
 impl Session {
@@ -218,7 +222,20 @@ impl Session {
             detached: Notify::new(),
             attached: Notify::new(),
             state: Mutex::new(State::new(expiry)),
+            expiry_hint: AtomicU32::new(expiry),
         })
+    }
+
+    /// Sets the session expiry interval (seconds).
+    pub fn set_expiry(&self, st: &mut State, expiry: u32) {
+        st.expiry = expiry;
+        self.expiry_hint.store(expiry, Ordering::Relaxed);
+    }
+
+    /// False when the session surely journals nothing (its expiry is 0), read without its
+    /// lock; true may be out of date (the lock tells).
+    pub fn may_be_durable(&self) -> bool {
+        self.expiry_hint.load(Ordering::Relaxed) > 0
     }
 
     /// True when its state is journaled.

@@ -445,7 +445,8 @@ impl Shared {
                             None
                         } else {
                             let was_durable = Session::durable(self, &st);
-                            let old_expiry = std::mem::replace(&mut st.expiry, expiry);
+                            let old_expiry = st.expiry;
+                            s.set_expiry(&mut st, expiry);
                             // Not written: a crash keeps the expiry it had; the CONNACK
                             // promises no more. Unless the session turns durable while the
                             // journal may hold an older one of its id (`stale`): as for a new
@@ -456,7 +457,7 @@ impl Shared {
                                 && Session::durable(self, &st)
                                 && self.stale.lock().contains_key(client_id)
                             {
-                                st.expiry = old_expiry;
+                                s.set_expiry(&mut st, old_expiry);
                                 self.durable.lock().remove(client_id);
                                 return Err(AttachError::NotJournaled);
                             }

@@ -345,7 +345,7 @@ impl Conn {
             }
             let session = self.session.clone();
             let mut st = session.state.lock();
-            st.expiry = e.min(self.shared.config.max_session_expiry);
+            session.set_expiry(&mut st, e.min(self.shared.config.max_session_expiry));
             // Not written: a crash keeps the expiry it had (the connection ends anyway).
             let _ = session.journal_session(&self.shared, &mut st);
         }
