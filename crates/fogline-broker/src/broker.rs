@@ -91,7 +91,7 @@ impl Subscription {
     /// [`DirectSink::persist`]).
     fn persist(&self, batch: &Arc<Batch>) -> std::io::Result<()> {
         match &self.direct {
-            Some(d) => d.persist(batch),
+            Some(d) => d.persist(self.id, batch),
             None => Ok(()),
         }
     }

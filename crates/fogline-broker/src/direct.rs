@@ -46,7 +46,10 @@ pub trait DirectSink: Send + Sync {
     /// # Errors
     /// The copy was not written: an acknowledged batch is then refused (after live
     /// subscribers may have had it, so the publisher's retry can cost a duplicate).
-    fn persist(&self, _batch: &Arc<Batch>) -> io::Result<()> {
+    ///
+    /// `sub` is the subscription's broker-wide id: a front end that has replaced the
+    /// subscription meanwhile (the batch goes to the old, closed queue) keeps nothing.
+    fn persist(&self, _sub: u64, _batch: &Arc<Batch>) -> io::Result<()> {
         Ok(())
     }
 }

@@ -45,7 +45,7 @@ pub(crate) struct SubSink {
 impl DirectSink for SubSink {
     /// A durable session journals what it is routed as it is routed, so the publisher's
     /// acknowledgement covers it also while it waits in the queue (see `Session::persist`).
-    fn persist(&self, b: &Arc<Batch>) -> io::Result<()> {
+    fn persist(&self, sub: u64, b: &Arc<Batch>) -> io::Result<()> {
         if !self.journaled {
             return Ok(());
         }
@@ -57,7 +57,7 @@ impl DirectSink for SubSink {
         }
         let mut st = session.state.lock();
         session
-            .persist(&shared, &mut st, &self.key, b)
+            .persist(&shared, &mut st, (&self.key, sub), b)
             .map_err(io::Error::other)
     }
 

@@ -17,9 +17,15 @@ use crate::store::entry::SubRecord;
 use crate::store::{Recovered, Store};
 use crate::MqttConfig;
 
-/// A node whose subscription queues take `max_records` under `policy`, with a durable
-/// session "c" (online) subscribed to `t/#` at QoS 1 and nothing pumped yet.
-async fn node(dir: &std::path::Path, max_records: usize, policy: SlowConsumerPolicy) -> Node {
+/// A node whose subscription queues take `max_records` under `policy`, whose sessions hold
+/// `max_queued` messages, with a durable session "c" (online) subscribed to `t/#` at QoS 1
+/// and nothing pumped yet.
+async fn node_with(
+    dir: &std::path::Path,
+    max_records: usize,
+    policy: SlowConsumerPolicy,
+    max_queued: usize,
+) -> Node {
     let (store, recovered) = Store::open(&dir.join("mqtt"), false).unwrap();
     let config = BrokerConfig {
         storage: StorageMode::Memory,
@@ -33,11 +39,22 @@ async fn node(dir: &std::path::Path, max_records: usize, policy: SlowConsumerPol
     };
     let mqtt = MqttConfig {
         slow_subscriber: policy,
+        max_queued,
         ..MqttConfig::default()
     };
     let broker = Broker::open(config).unwrap().0;
     let shared = Shared::new(broker, mqtt, Arc::new(AllowAll), Some((store, recovered)));
-    let (session, _, _, _) = shared.attach("c", true, 600).await.unwrap();
+    let session = durable_session(&shared, "c").await;
+    Node { shared, session }
+}
+
+async fn node(dir: &std::path::Path, max_records: usize, policy: SlowConsumerPolicy) -> Node {
+    node_with(dir, max_records, policy, 100_000).await
+}
+
+/// A durable session `id` (online, expiry 600) subscribed to `t/#` at QoS 1.
+async fn durable_session(shared: &Arc<Shared>, id: &str) -> Arc<Session> {
+    let (session, _, _, _) = shared.attach(id, true, 600).await.unwrap();
     let rec = SubRecord {
         key: "t/#".into(),
         qos: 1,
@@ -50,9 +67,9 @@ async fn node(dir: &std::path::Path, max_records: usize, policy: SlowConsumerPol
     {
         let mut st = session.state.lock();
         st.subs.insert(rec.key.clone(), SubEntry::new(sub, rec));
-        session.journal_session(&shared, &mut st).unwrap();
+        session.journal_session(shared, &mut st).unwrap();
     }
-    Node { shared, session }
+    session
 }
 
 struct Node {
@@ -64,21 +81,12 @@ impl Node {
     /// Publishes `body` as a native acknowledged publisher does (a record without QoS
     /// header counts as QoS 1): stored, then delivered; Ok is the acknowledgement.
     async fn publish(&self, body: &str) -> Result<(), BrokerError> {
-        let records = RecordBlock::from_records([(0u64, &b""[..], body.as_bytes())]).unwrap();
-        let batch = Batch {
-            topic: "t/x".into(),
-            records,
-            timestamp: fogline_broker::now_micros(),
-            priority: false,
-            origin: 0,
-        };
-        let stored = self.shared.broker.store_acked(batch)?;
+        let stored = self.shared.broker.store_acked(batch(body))?;
         self.shared.broker.deliver(stored, Handoff::Queue).await
     }
 
     fn pump(&self) {
-        let mut st = self.session.state.lock();
-        self.session.pump(&self.shared, &mut st);
+        pump(&self.shared, &self.session);
     }
 
     fn pending(&self) -> Vec<(u64, String)> {
@@ -90,8 +98,28 @@ impl Node {
     }
 }
 
+fn batch(body: &str) -> Batch {
+    Batch {
+        topic: "t/x".into(),
+        records: RecordBlock::from_records([(0u64, &b""[..], body.as_bytes())]).unwrap(),
+        timestamp: fogline_broker::now_micros(),
+        priority: false,
+        origin: 0,
+    }
+}
+
+fn pump(shared: &Shared, session: &Session) {
+    let mut st = session.state.lock();
+    session.pump(shared, &mut st);
+}
+
 /// What a restart would recover for "c": its messages by sequence number.
 fn recovered(dir: &std::path::Path) -> Vec<(u64, String)> {
+    recovered_of(dir, "c")
+}
+
+/// What a restart would recover for session `id`.
+fn recovered_of(dir: &std::path::Path, id: &str) -> Vec<(u64, String)> {
     let copy = tempfile::tempdir().unwrap();
     std::fs::create_dir(copy.path().join("mqtt")).unwrap();
     std::fs::copy(
@@ -100,7 +128,7 @@ fn recovered(dir: &std::path::Path) -> Vec<(u64, String)> {
     )
     .unwrap();
     let (_, r): (Store, Recovered) = Store::open(&copy.path().join("mqtt"), false).unwrap();
-    let session = &r.sessions["c"];
+    let session = &r.sessions[id];
     assert_eq!(session.expiry, 600);
     session
         .msgs
@@ -204,20 +232,60 @@ async fn a_whole_session_write_holds_the_queued_messages() {
         node.session.journal_session(&node.shared, &mut st).unwrap();
     }
     assert_eq!(recovered(dir.path()), before);
-    let mut snapshot = Vec::new();
-    {
-        let st = node.session.state.lock();
-        node.session.frame_all(&st, &mut snapshot);
+}
+
+/// A batch routed to two durable sessions that both drop it (drop-oldest) leaves both
+/// journals: neither's record of it keeps it alive for the other.
+#[tokio::test]
+async fn a_batch_two_sessions_drop_leaves_both_journals() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = node(dir.path(), 3, SlowConsumerPolicy::DropOldest).await;
+    let other = durable_session(&node.shared, "d").await;
+    for i in 1..=10 {
+        node.publish(&format!("m-{i}")).await.unwrap();
     }
+    node.pump();
+    pump(&node.shared, &other);
+    assert_eq!(just_bodies(&recovered(dir.path())), bodies(8..=10));
+    assert_eq!(just_bodies(&recovered_of(dir.path(), "d")), bodies(8..=10));
+}
+
+/// A connected session that holds `max_queued` messages takes nothing from its queue, but
+/// still deletes from the journal what the queue dropped (else it grows without bound).
+#[tokio::test]
+async fn a_full_session_still_deletes_what_its_queue_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = node_with(dir.path(), 3, SlowConsumerPolicy::DropOldest, 1).await;
+    node.publish("m-1").await.unwrap();
+    node.pump();
+    assert_eq!(just_bodies(&node.pending()), bodies(1..=1));
+    for i in 2..=10 {
+        node.publish(&format!("m-{i}")).await.unwrap();
+    }
+    node.pump();
     assert_eq!(
-        snapshot.len(),
-        {
-            let mut again = Vec::new();
-            node.pump();
-            let st = node.session.state.lock();
-            node.session.frame_all(&st, &mut again);
-            again.len()
-        },
-        "the same entries whether queued or taken"
+        just_bodies(&node.pending()),
+        bodies(1..=1),
+        "full: takes none"
     );
+    let mut kept = bodies(1..=1);
+    kept.extend(bodies(8..=10));
+    assert_eq!(just_bodies(&recovered(dir.path())), kept);
+}
+
+/// A batch routed to a subscription the session has replaced since (same filter, a new
+/// broker subscription) goes to the old, closed queue: it is not journaled.
+#[tokio::test]
+async fn a_batch_for_a_replaced_subscription_is_not_journaled() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = node(dir.path(), 1000, SlowConsumerPolicy::Block).await;
+    let b = Arc::new(batch("m-1"));
+    let mut st = node.session.state.lock();
+    let current = st.subs["t/#"].sub.id();
+    node.session
+        .persist(&node.shared, &mut st, ("t/#", current + 1), &b)
+        .unwrap();
+    assert!(st.subs["t/#"].persisted.is_empty());
+    drop(st);
+    assert!(recovered(dir.path()).is_empty());
 }

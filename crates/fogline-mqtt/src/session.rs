@@ -52,20 +52,22 @@ impl SubEntry {
 /// subscription's queue: taken from there, its messages keep these sequence numbers and
 /// are not journaled again.
 pub(crate) struct Persisted {
-    /// The very batch queued (matched by pointer; its record bytes frame it again on a
-    /// whole-session write).
-    pub batch: Arc<Batch>,
+    /// The very batch queued, matched by pointer (a `Weak` keeps its allocation, so the
+    /// address is not reused). Once no one holds it, the queue dropped it: it never comes.
+    pub batch: Weak<Batch>,
     /// Per record: how it was journaled, or None (QoS 0 here, or expired).
     pub recs: Vec<Option<Kept>>,
 }
 
 /// How a message of a [`Persisted`] batch was journaled.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Kept {
     pub seq: u64,
     pub qos: QoS,
     pub retain: bool,
     pub sub_id: Option<u32>,
+    /// For whole-session writes (it shares the batch's bytes).
+    pub msg: Message,
 }
 
 /// A message on its way to the client.
@@ -283,6 +285,24 @@ impl Session {
                 cut_off |= online;
             }
         }
+        // A journaled batch no one holds any more was dropped by its queue (the slow-consumer
+        // policy, a cut-off): its messages are gone, from the journal too. Every
+        // subscription, also when the session is full and takes nothing.
+        for entry in subs.values_mut() {
+            entry.persisted.retain(|p| {
+                if p.batch.strong_count() > 0 {
+                    return true;
+                }
+                for k in p.recs.iter().flatten() {
+                    Entry::MsgDel {
+                        client: &self.client_id,
+                        seq: k.seq,
+                    }
+                    .frame_into(&mut journal);
+                }
+                false
+            });
+        }
         for entry in subs.values_mut() {
             if online && pending.len() >= cap {
                 break;
@@ -296,7 +316,10 @@ impl Session {
                 let kept = take_persisted(&mut entry.persisted, &b);
                 for (i, rec) in b.records.iter_ref().enumerate() {
                     let msg = Message::in_batch(&b, rec);
-                    let kept = kept.as_ref().and_then(|k| k.get(i).copied().flatten());
+                    let kept = kept
+                        .as_ref()
+                        .and_then(|k| k.get(i))
+                        .and_then(Option::as_ref);
                     if msg.expired(msg.expiry_clock()) {
                         if let Some(k) = kept {
                             Entry::MsgDel {
@@ -357,28 +380,12 @@ impl Session {
                     });
                 }
             }
-            // A journaled batch the queue will never hand over (dropped by the slow-consumer
-            // policy, or the queue was cut off) is held by nobody else any more: its
-            // messages are gone, from the journal too.
-            entry.persisted.retain(|p| {
-                if Arc::strong_count(&p.batch) > 1 {
-                    return true;
-                }
-                for k in p.recs.iter().flatten() {
-                    Entry::MsgDel {
-                        client: &self.client_id,
-                        seq: k.seq,
-                    }
-                    .frame_into(&mut journal);
-                }
-                false
-            });
             more |= !queue.is_empty();
         }
         // Offline there is always room: the oldest messages go.
         let room = !online || pending.len() < cap;
-        // A failure is counted: the acknowledgements waiting on this flush are withheld
-        // (see `Shared::journal_failures`).
+        // A failure is counted: acknowledgements waiting meanwhile are withheld (see
+        // `Shared::journal_failures`).
         if !journal.is_empty() {
             let _ = self.write(shared, st, &journal, Write::Counted);
         }
@@ -402,14 +409,14 @@ impl Session {
         &self,
         shared: &Shared,
         st: &mut State,
-        key: &str,
+        (key, sub): (&str, u64),
         b: &Arc<Batch>,
     ) -> Result<(), StoreError> {
         if st.ended || !Session::durable(shared, st) {
             return Ok(());
         }
-        let Some(entry) = st.subs.get_mut(key) else {
-            return Ok(()); // unsubscribed meanwhile: its queue goes with it
+        let Some(entry) = st.subs.get_mut(key).filter(|e| e.sub.id() == sub) else {
+            return Ok(()); // unsubscribed or replaced meanwhile: its queue goes with it
         };
         let mut j = Vec::new();
         let mut recs = Vec::with_capacity(b.count() as usize);
@@ -421,22 +428,24 @@ impl Session {
                 recs.push(None);
                 continue;
             }
-            let k = Kept {
-                seq,
-                qos,
-                retain: entry.rec.retain_as_published && msg.retain,
-                sub_id: entry.rec.sub_id,
-            };
+            let retain = entry.rec.retain_as_published && msg.retain;
+            let sub_id = entry.rec.sub_id;
             Entry::MsgPut {
                 client: &self.client_id,
                 seq,
                 qos: qos as u8,
-                retain: k.retain,
-                sub_ids: k.sub_id.as_slice(),
+                retain,
+                sub_ids: sub_id.as_slice(),
                 msg: &msg,
             }
             .frame_into(&mut j);
-            recs.push(Some(k));
+            recs.push(Some(Kept {
+                seq,
+                qos,
+                retain,
+                sub_id,
+                msg,
+            }));
             seq += 1;
         }
         if j.is_empty() {
@@ -444,7 +453,7 @@ impl Session {
         }
         // Kept before its entries are written: a whole-session write (`resync`) holds it.
         entry.persisted.push_back(Persisted {
-            batch: b.clone(),
+            batch: Arc::downgrade(b),
             recs,
         });
         st.next_seq = seq;
@@ -638,15 +647,14 @@ impl Session {
             }
         }
         for p in st.subs.values().flat_map(|e| e.persisted.iter()) {
-            for (rec, k) in p.batch.records.iter_ref().zip(&p.recs) {
-                let Some(k) = k else { continue };
+            for k in p.recs.iter().flatten() {
                 Entry::MsgPut {
                     client,
                     seq: k.seq,
                     qos: k.qos as u8,
                     retain: k.retain,
                     sub_ids: k.sub_id.as_slice(),
-                    msg: &Message::in_batch(&p.batch, rec),
+                    msg: &k.msg,
                 }
                 .frame_into(out);
             }
@@ -708,6 +716,8 @@ fn take_persisted(
     persisted: &mut VecDeque<Persisted>,
     b: &Arc<Batch>,
 ) -> Option<Vec<Option<Kept>>> {
-    let at = persisted.iter().position(|p| Arc::ptr_eq(&p.batch, b))?;
+    let at = persisted
+        .iter()
+        .position(|p| std::ptr::eq(p.batch.as_ptr(), Arc::as_ptr(b)))?;
     persisted.remove(at).map(|p| p.recs)
 }

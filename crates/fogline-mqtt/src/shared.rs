@@ -353,7 +353,7 @@ impl Shared {
             }
             stored.durable().await?;
             // Nobody is left to refuse it to either; a durable session that could not
-            // journal it still has it queued (and journals it when it takes it).
+            // journal it still has it queued, and its next whole-session write holds it.
             if let Err(e) = self.broker.deliver(stored, handoff).await {
                 tracing::warn!(topic = msg.topic.as_str(), error = %e, "a will is delivered but not journaled for every durable session");
             }

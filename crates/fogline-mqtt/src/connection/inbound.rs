@@ -314,8 +314,8 @@ impl Conn {
         for f in &u.filters {
             match st.subs.remove(f.as_str()) {
                 Some(e) => {
-                    self.shared.broker.unsubscribe(&e.sub); // [MQTT-3.10.4-2]
-                                                            // What its queue held is dropped with it, journaled or not.
+                    // [MQTT-3.10.4-2]; what its queue held goes with it, journaled or not.
+                    self.shared.broker.unsubscribe(&e.sub);
                     session.forget_persisted(&self.shared, &mut st, &e);
                     codes.push(0x00);
                 }
