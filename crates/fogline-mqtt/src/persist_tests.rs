@@ -85,6 +85,13 @@ impl Node {
         self.shared.broker.deliver(stored, Handoff::Queue).await
     }
 
+    /// Publishes `m-{i}` for each `i`, every one acknowledged.
+    async fn publish_all(&self, range: std::ops::RangeInclusive<u32>) {
+        for body in bodies(range) {
+            self.publish(&body).await.unwrap();
+        }
+    }
+
     fn pump(&self) {
         pump(&self.shared, &self.session);
     }
@@ -151,9 +158,7 @@ fn just_bodies(v: &[(u64, String)]) -> Vec<String> {
 async fn messages_waiting_in_the_queue_are_journaled_when_routed() {
     let dir = tempfile::tempdir().unwrap();
     let node = node(dir.path(), 1000, SlowConsumerPolicy::Block).await;
-    for i in 1..=10 {
-        node.publish(&format!("m-{i}")).await.unwrap();
-    }
+    node.publish_all(1..=10).await;
     assert!(node.pending().is_empty(), "still in the broker queue");
     let before = recovered(dir.path());
     assert_eq!(just_bodies(&before), bodies(1..=10));
@@ -189,9 +194,7 @@ async fn a_message_a_durable_session_cannot_journal_is_refused() {
 async fn batches_the_queue_drops_leave_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let node = node(dir.path(), 3, SlowConsumerPolicy::DropOldest).await;
-    for i in 1..=10 {
-        node.publish(&format!("m-{i}")).await.unwrap();
-    }
+    node.publish_all(1..=10).await;
     assert_eq!(just_bodies(&recovered(dir.path())), bodies(1..=10));
     node.pump();
     assert_eq!(just_bodies(&node.pending()), bodies(8..=10));
@@ -203,9 +206,7 @@ async fn batches_the_queue_drops_leave_the_journal() {
 async fn an_unsubscribed_filters_queued_messages_leave_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let node = node(dir.path(), 1000, SlowConsumerPolicy::Block).await;
-    for i in 1..=3 {
-        node.publish(&format!("m-{i}")).await.unwrap();
-    }
+    node.publish_all(1..=3).await;
     assert_eq!(just_bodies(&recovered(dir.path())), bodies(1..=3));
     {
         let mut st = node.session.state.lock();
@@ -222,9 +223,7 @@ async fn an_unsubscribed_filters_queued_messages_leave_the_journal() {
 async fn a_whole_session_write_holds_the_queued_messages() {
     let dir = tempfile::tempdir().unwrap();
     let node = node(dir.path(), 1000, SlowConsumerPolicy::Block).await;
-    for i in 1..=4 {
-        node.publish(&format!("m-{i}")).await.unwrap();
-    }
+    node.publish_all(1..=4).await;
     let before = recovered(dir.path());
     {
         let mut st = node.session.state.lock();
@@ -241,9 +240,7 @@ async fn a_batch_two_sessions_drop_leaves_both_journals() {
     let dir = tempfile::tempdir().unwrap();
     let node = node(dir.path(), 3, SlowConsumerPolicy::DropOldest).await;
     let other = durable_session(&node.shared, "d").await;
-    for i in 1..=10 {
-        node.publish(&format!("m-{i}")).await.unwrap();
-    }
+    node.publish_all(1..=10).await;
     node.pump();
     pump(&node.shared, &other);
     assert_eq!(just_bodies(&recovered(dir.path())), bodies(8..=10));
@@ -259,9 +256,7 @@ async fn a_full_session_still_deletes_what_its_queue_dropped() {
     node.publish("m-1").await.unwrap();
     node.pump();
     assert_eq!(just_bodies(&node.pending()), bodies(1..=1));
-    for i in 2..=10 {
-        node.publish(&format!("m-{i}")).await.unwrap();
-    }
+    node.publish_all(2..=10).await;
     node.pump();
     assert_eq!(
         just_bodies(&node.pending()),
