@@ -284,3 +284,93 @@ async fn a_batch_for_a_replaced_subscription_is_not_journaled() {
     drop(st);
     assert!(recovered(dir.path()).is_empty());
 }
+
+/// What a journal's bytes replay to, comparable: retained messages and sessions by id.
+fn state_of(journal: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("state.log"), journal).unwrap();
+    let (_, r): (Store, Recovered) = Store::open(dir.path(), false).unwrap();
+    assert_eq!(r.discarded, 0, "a whole journal");
+    let sessions: std::collections::BTreeMap<_, _> = r.sessions.iter().collect();
+    format!("{:?} {:?}", r.retained, sessions)
+}
+
+/// One step of a workload on two durable sessions, "c" (`session`) and "d".
+#[derive(Clone, Debug)]
+enum Step {
+    /// Publish this many acknowledged messages to `t/x`.
+    Publish(u8),
+    /// Session "c" or "d" takes from its queue.
+    Pump(bool),
+    /// "c" is done with its oldest taken message (acknowledged, or dropped as if delivered).
+    Done,
+    /// "c" unsubscribes `t/#` and subscribes it again.
+    Resubscribe,
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (1u8..5).prop_map(Step::Publish),
+        any::<bool>().prop_map(Step::Pump),
+        Just(Step::Done),
+        Just(Step::Resubscribe),
+    ]
+}
+
+async fn run_step(node: &Node, other: &Arc<Session>, s: &Step, n: &mut u32) {
+    match s {
+        Step::Publish(k) => {
+            for _ in 0..*k {
+                *n += 1;
+                node.publish(&format!("m-{n}")).await.unwrap();
+            }
+        }
+        Step::Pump(true) => node.pump(),
+        Step::Pump(false) => pump(&node.shared, other),
+        Step::Done => {
+            let mut st = node.session.state.lock();
+            if let Some(o) = st.pending.pop_front() {
+                node.session.journal_done(&node.shared, &mut st, o.seq);
+            }
+        }
+        Step::Resubscribe => {
+            let mut st = node.session.state.lock();
+            let e = st.subs.remove("t/#").unwrap();
+            node.shared.broker.unsubscribe(&e.sub);
+            node.session.forget_persisted(&node.shared, &mut st, &e);
+            let sub = node.shared.broker_subscribe(&node.session, &e.rec).unwrap();
+            st.subs
+                .insert(e.rec.key.clone(), SubEntry::new(sub, e.rec.clone()));
+            node.session.journal_session(&node.shared, &mut st).unwrap();
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// The claim a compaction rests on (`Shared::snapshot`, read from memory): after any
+    /// workload of routing, queue drops (drop-oldest, a full session), takes, acks and
+    /// resubscribes, the snapshot replays to the state the journal replays to.
+    #[test]
+    fn the_snapshot_from_memory_replays_to_the_journals_state(
+        steps in proptest::collection::vec(step(), 1..40),
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let node = node_with(dir.path(), 3, SlowConsumerPolicy::DropOldest, 4).await;
+            let other = durable_session(&node.shared, "d").await;
+            let mut n = 0;
+            for s in &steps {
+                run_step(&node, &other, s, &mut n).await;
+                let journal = std::fs::read(dir.path().join("mqtt/state.log")).unwrap();
+                assert_eq!(
+                    state_of(&node.shared.snapshot()),
+                    state_of(&journal),
+                    "after {s:?}"
+                );
+            }
+        });
+    }
+}

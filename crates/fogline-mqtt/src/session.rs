@@ -294,11 +294,7 @@ impl Session {
                     return true;
                 }
                 for k in p.recs.iter().flatten() {
-                    Entry::MsgDel {
-                        client: &self.client_id,
-                        seq: k.seq,
-                    }
-                    .frame_into(&mut journal);
+                    frame_del(&self.client_id, k.seq, &mut journal);
                 }
                 false
             });
@@ -322,11 +318,7 @@ impl Session {
                         .and_then(Option::as_ref);
                     if msg.expired(msg.expiry_clock()) {
                         if let Some(k) = kept {
-                            Entry::MsgDel {
-                                client: &self.client_id,
-                                seq: k.seq,
-                            }
-                            .frame_into(&mut journal);
+                            frame_del(&self.client_id, k.seq, &mut journal);
                         }
                         continue; // [MQTT-3.3.2-5]
                     }
@@ -349,11 +341,7 @@ impl Session {
                         if let Some(old) = pending.pop_front() {
                             dropped += 1;
                             if durable && old.qos != QoS::AtMostOnce {
-                                Entry::MsgDel {
-                                    client: &self.client_id,
-                                    seq: old.seq,
-                                }
-                                .frame_into(&mut journal);
+                                frame_del(&self.client_id, old.seq, &mut journal);
                             }
                         }
                     }
@@ -468,11 +456,7 @@ impl Session {
         }
         let mut j = Vec::new();
         for k in entry.persisted.iter().flat_map(|p| p.recs.iter().flatten()) {
-            Entry::MsgDel {
-                client: &self.client_id,
-                seq: k.seq,
-            }
-            .frame_into(&mut j);
+            frame_del(&self.client_id, k.seq, &mut j);
         }
         // Lost, a restart delivers them once more.
         let _ = self.write(shared, st, &j, Write::BestEffort);
@@ -720,4 +704,9 @@ fn take_persisted(
         .iter()
         .position(|p| std::ptr::eq(p.batch.as_ptr(), Arc::as_ptr(b)))?;
     persisted.remove(at).map(|p| p.recs)
+}
+
+/// Frames a MsgDel entry: message `seq` of `client` is gone.
+fn frame_del(client: &str, seq: u64, out: &mut Vec<u8>) {
+    Entry::MsgDel { client, seq }.frame_into(out);
 }

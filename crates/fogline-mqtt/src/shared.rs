@@ -228,7 +228,7 @@ impl Shared {
     /// Read from memory, so it equals what the journal holds only because every change to
     /// durable state is journaled under the lock that guards it (the session's state, the
     /// retained map); a change that broke that rule would be lost, or kept, by a compaction.
-    fn snapshot(&self) -> Vec<u8> {
+    pub(crate) fn snapshot(&self) -> Vec<u8> {
         let mut out = Vec::new();
         for m in self.retained.all() {
             Entry::RetainSet(&m).frame_into(&mut out);

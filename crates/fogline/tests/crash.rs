@@ -208,16 +208,13 @@ async fn acknowledged_records_survive_sigkill() {
         let addr = server.native.clone();
         let producer = tokio::spawn(async move { publish_until_killed(&addr, round).await });
         tokio::time::sleep(kill_after).await;
-        server.child.kill().expect("SIGKILL");
-        let _ = server.child.wait();
+        server.kill();
         let acked = producer.await.expect("producer task");
         acked_per_round.push(acked);
     }
-    let server = start(dir.path());
+    let mut server = start(dir.path());
     let seen = read_back(&server.native).await;
-    let mut server = server;
-    let _ = server.child.kill();
-    let _ = server.child.wait();
+    server.kill();
     for (r, &acked) in acked_per_round.iter().enumerate() {
         let got = seen.get(r).copied().unwrap_or(0);
         assert!(

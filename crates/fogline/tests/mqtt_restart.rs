@@ -19,9 +19,8 @@ use tokio::net::TcpStream;
 
 const WAIT: Duration = Duration::from_secs(10);
 
-fn start(dir: &std::path::Path) -> (std::process::Child, String) {
-    let served = support::serve([std::ffi::OsStr::new("--data-dir"), dir.as_os_str()]);
-    (served.child, served.mqtt)
+fn start(dir: &std::path::Path) -> support::Served {
+    support::serve([std::ffi::OsStr::new("--data-dir"), dir.as_os_str()])
 }
 
 struct Mqtt {
@@ -107,7 +106,8 @@ fn msg(topic: &str, qos: QoS, pkid: u16, body: String) -> Packet {
 #[tokio::test]
 async fn mqtt_sessions_and_inflight_qos1_qos2_survive_sigkill() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut server, addr) = start(dir.path());
+    let mut server = start(dir.path());
+    let addr = server.mqtt.clone();
     // Two persistent subscribers (3.1.1 and 5.0, the latter with receive maximum 4 so
     // messages also wait in the session's queue) and a persistent publisher.
     let mut subs = Vec::new();
@@ -180,12 +180,12 @@ async fn mqtt_sessions_and_inflight_qos1_qos2_survive_sigkill() {
         }
         assert!(acked1 && rec2);
     }
-    server.kill().expect("SIGKILL");
-    server.wait().expect("reaped");
+    server.kill();
     drop(subs);
     drop(p);
 
-    let (mut server, addr) = start(dir.path());
+    let mut server = start(dir.path());
+    let addr = server.mqtt.clone();
     // The publisher: its unreleased QoS 2 id is remembered; a resent PUBLISH (as
     // a client unsure of the PUBREC would send) is not forwarded twice.
     let (mut p, present) = Mqtt::connect(&addr, Version::V5, "producer", None).await;
@@ -268,8 +268,7 @@ async fn mqtt_sessions_and_inflight_qos1_qos2_survive_sigkill() {
         Packet::Publish(m) => assert_eq!((&m.payload[..], m.retain), (&b"open"[..], true)),
         other => panic!("expected the retained message, got {other:?}"),
     }
-    server.kill().expect("SIGKILL");
-    let _ = server.wait();
+    server.kill();
 }
 
 /// The one gap the journal had: a durable session that is online and holds `max_queued`
@@ -288,8 +287,7 @@ async fn messages_queued_past_a_full_online_session_survive_sigkill() {
             dir.join("data").as_os_str(),
         ])
     };
-    let served = start(dir.path());
-    let mut server = served.child;
+    let mut served = start(dir.path());
     let (mut s, _) = Mqtt::connect(&served.mqtt, Version::V5, "slow", Some(1)).await;
     s.send(Packet::Subscribe(Subscribe {
         pkid: 1,
@@ -347,11 +345,9 @@ async fn messages_queued_past_a_full_online_session_survive_sigkill() {
     // The slow client took the first message only (receive maximum 1, never acknowledged).
     assert!(matches!(s.recv().await, Packet::Publish(m) if &m.payload[..] == b"m-1"));
     assert!(s.try_recv(Duration::from_millis(300)).await.is_none());
-    server.kill().expect("SIGKILL");
-    let _ = server.wait();
+    served.kill();
 
-    let served = start(dir.path());
-    let mut server = served.child;
+    let mut served = start(dir.path());
     let (mut s, present) = Mqtt::connect(&served.mqtt, Version::V5, "slow", Some(100)).await;
     assert!(present, "the session survived");
     let mut seen = HashMap::<String, u32>::new();
@@ -370,6 +366,5 @@ async fn messages_queued_past_a_full_online_session_survive_sigkill() {
         }
     }
     assert_eq!(seen.len(), 40, "nothing else: {seen:?}");
-    server.kill().expect("SIGKILL");
-    let _ = server.wait();
+    served.kill();
 }

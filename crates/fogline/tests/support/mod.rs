@@ -6,13 +6,30 @@ use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-/// A running server process and the addresses it printed.
+/// A running server process and the addresses it printed. Dropping it kills
+/// the process, so a test that panics midway leaves no server behind.
 pub struct Served {
     pub child: Child,
     /// Native-protocol address.
     pub native: String,
     /// MQTT address.
     pub mqtt: String,
+}
+
+impl Served {
+    /// Sends SIGKILL and reaps the process, as a crash would end it.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaped");
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        // Already reaped after `kill`; then both calls are harmless no-ops.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Runs `fogline serve --storage mmap` on ephemeral native and MQTT ports,
