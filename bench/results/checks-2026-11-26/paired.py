@@ -1,8 +1,12 @@
-"""seed000, paired by round: in each round, fogline's p50 over the best broker's of that cell
-(the broker with the lowest median p50 over all rounds, among those that lost at most 1 %).
-Rounds ran every system within a few hours, so a round's ratio compares like with like.
+"""Paired by round: in each round, the subject's p50 (default fogline) over the p50 of the
+system it is set against in that cell. Without `against`, that is the cell's best broker (the
+lowest median p50 over all rounds, among brokers that lost at most 1 %). Rounds ran every
+system within a few hours, so a round's ratio compares like with like. Cells without a
+latency (throughput cells) are left out.
 
-    python3 bench/results/checks-2026-11-26/paired.py bench/results/seed000/results.json [subject]
+    python3 bench/results/checks-2026-11-26/paired.py RESULTS_JSON [subject [against]]
+
+e.g. `... bench/results/seed003/results.json fogline fogline-mqtt`.
 """
 import collections
 import json
@@ -11,11 +15,14 @@ import sys
 
 path = sys.argv[1]
 subject = sys.argv[2] if len(sys.argv) > 2 else "fogline"
+against = sys.argv[3] if len(sys.argv) > 3 else None
 runs = json.load(open(path))["results"]
 p50 = collections.defaultdict(dict)
 loss = collections.defaultdict(lambda: [0, 0])
 cells = []
 for r in runs:
+    if not (r.get("latency") or {}).get("count"):
+        continue
     c = r["spec"]["label"]
     if c not in cells:
         cells.append(c)
@@ -23,13 +30,19 @@ for r in runs:
     loss[(c, r["system"])][0] += r["delivery"]["lost"]
     loss[(c, r["system"])][1] += r["delivery"]["expected"]
 brokers = ["mosquitto", "redis", "nats", "jetstream", "rabbitmq", "kafka"]
-print(f"| cell | best broker | {subject} / it, median of rounds | per round | rounds below 1 |")
+head = against or "best broker"
+print(f"| cell | {head} | {subject} / it, median of rounds | per round | rounds below 1 |")
 print("| --- | --- | --- | --- | --- |")
 for c in cells:
     mine = p50[(c, subject)]
-    ok = [(st.median(p50[(c, b)].values()), b) for b in brokers
-          if p50[(c, b)] and loss[(c, b)][0] <= 0.01 * loss[(c, b)][1]]
-    _, best = min(ok)
+    if not mine:
+        continue
+    if against:
+        best = against
+    else:
+        ok = [(st.median(p50[(c, b)].values()), b) for b in brokers
+              if p50[(c, b)] and loss[(c, b)][0] <= 0.01 * loss[(c, b)][1]]
+        _, best = min(ok)
     theirs = p50[(c, best)]
     ratios = [mine[k] / theirs[k] for k in sorted(mine) if k in theirs]
     below = sum(x < 1 for x in ratios)

@@ -37,6 +37,8 @@ use parking_lot::Mutex;
 
 pub use entry::Entry;
 use journal::{AppendError, Journal};
+#[cfg(test)]
+pub(crate) use replay::replay;
 pub use replay::{Recovered, RecoveredMsg, RecoveredSession};
 
 /// Why the store could not be opened or written.

@@ -50,6 +50,14 @@ pub struct Recovered {
 }
 
 impl Recovered {
+    /// The state, comparable between two replays: retained messages and sessions by id
+    /// (what a restart restores; not the counts of entries and discarded bytes).
+    #[cfg(test)]
+    pub(crate) fn comparable(&self) -> String {
+        let sessions: BTreeMap<_, _> = self.sessions.iter().collect();
+        format!("{:?} {:?}", self.retained, sessions)
+    }
+
     /// Entries that rebuild this state.
     pub fn snapshot(&self) -> Vec<Entry<'_>> {
         let mut out = Vec::new();

@@ -1,7 +1,5 @@
 //! The journal's replay and compaction, against a model and on disk.
 
-use std::collections::BTreeMap;
-
 use bytes::Bytes;
 use proptest::prelude::*;
 
@@ -127,9 +125,7 @@ fn frame(ops: &[Op]) -> Vec<u8> {
 
 /// The state a journal gives, comparable.
 fn state(bytes: &[u8]) -> String {
-    let r = replay(bytes);
-    let sessions: BTreeMap<_, _> = r.sessions.iter().collect();
-    format!("{:?} {:?}", r.retained, sessions)
+    replay(bytes).comparable()
 }
 
 fn snapshot_of(bytes: &[u8]) -> Vec<u8> {
