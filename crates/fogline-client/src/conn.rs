@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use bytes::BytesMut;
 use fogline_wire::{decode, encode, Frame, StartPosition, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 use crate::error::ClientError;
 use crate::shared::{Inner, Pending, CONNECTED, DEAD, RECONNECTING};
@@ -36,7 +36,7 @@ pub(crate) async fn handshake(inner: &Inner) -> Result<Established, ClientError>
 }
 
 async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
-    let (mut r, w) = inner.addr.connect().await?;
+    let (r, w) = inner.addr.connect().await?;
     let mut out = BytesMut::new();
     let hello = Frame::Hello {
         version: PROTOCOL_VERSION,
@@ -154,7 +154,9 @@ pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
                 None => return die(&inner),
             },
         };
-        let mut reader = tokio::spawn(reader::run(inner.clone(), est.r, est.leftover));
+        let incoming = Arc::new(reader::Incoming::new(&inner, est.r, est.leftover));
+        *inner.incoming.lock() = Some(incoming.clone());
+        let mut reader = tokio::spawn(reader::run(inner.clone(), incoming.clone()));
         let mut writer = tokio::spawn(writer::run(inner.clone(), est.w));
         let cause = tokio::select! {
             r = &mut reader => { writer.abort(); let _ = writer.await; r }
@@ -167,6 +169,10 @@ pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
                 Ok(k)
             }
         };
+        // Before `lost`: a direct read must not dispatch this connection's frames (its
+        // consumer ids, its answers) into the state of the next one.
+        inner.incoming.lock().take();
+        incoming.close();
         match cause {
             Ok(ClientError::Closed) => {}
             Ok(e) => tracing::info!("connection lost: {e}"),

@@ -1,18 +1,27 @@
-//! The reader task: decodes frames from the socket and hands each to the
-//! request, subscription or consumer it answers. When a subscription holds
-//! more than its capacity, the reader stops reading the socket until the
-//! application catches up: TCP carries the back-pressure to the server, whose
-//! slow-consumer policy then applies. Consumer pushes are bounded by credit.
+//! The reader task, and the read side it shares: decodes frames from the socket and hands
+//! each to the request, subscription or consumer it answers. When a subscription holds
+//! more than its capacity, nothing reads the socket until the application catches up: TCP
+//! carries the back-pressure to the server, whose slow-consumer policy then applies.
+//! Consumer pushes are bounded by credit.
+//!
+//! Direct reads: a `Subscription::recv` that finds nothing queued waits for the socket
+//! itself, beside the reader task, and whichever of them runs first reads and dispatches
+//! (under [`Incoming`]'s lock, so frames keep their order). The receiving task is thus
+//! woken by its socket, not by the reader task a scheduling round later: on a one-thread
+//! runtime that round also ran every task woken meanwhile (another client's ack, a timer)
+//! before the record reached its application. This is the read side's counterpart of the
+//! direct writes in `outbox`.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::BytesMut;
 use fogline_wire::{decode, Frame, StoredBlock, FLAG_HIGH_PRIORITY};
-use tokio::io::AsyncReadExt;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
 
 use crate::error::ClientError;
-use crate::shared::{Batch, Inner, Pending, Table};
+use crate::shared::{Batch, Inner, Pending, SubShared, Table};
 use crate::transport::ReadHalf;
 
 /// Read buffer growth step (a frame known to be larger gets room for all of it).
@@ -20,33 +29,138 @@ const READ_CHUNK: usize = 64 << 10;
 /// Smallest frame limit applied to what the server sends.
 const MIN_INCOMING_FRAME: u32 = 16 << 20;
 
-/// Reads until the connection ends; returns why.
-pub(crate) async fn run(inner: Arc<Inner>, mut r: ReadHalf, mut buf: BytesMut) -> ClientError {
-    // Accept what the server may send even if it advertised a small limit
-    // for what it accepts.
-    let max_frame = inner
-        .max_frame
-        .load(Ordering::Relaxed)
-        .max(MIN_INCOMING_FRAME);
-    // Holds the large buffer while a small read's frames are decoded from a copy of their
-    // own: a delivered frame shares its buffer while the application holds it, so reserving
-    // the large one again would take a fresh 64 KiB for every message.
-    let mut spare = BytesMut::new();
-    loop {
+/// One connection's read side.
+pub(crate) struct Incoming {
+    pub(crate) sock: ReadHalf,
+    max_frame: u32,
+    state: Mutex<ReadState>,
+    /// Set once nothing may read any more (the connection ended, or is being replaced).
+    over: AtomicBool,
+    /// Wakes the reader task when a direct read ended the connection.
+    reader_wake: Notify,
+    /// Wakes direct readers when the connection is closed under them.
+    closed: Notify,
+}
+
+struct ReadState {
+    buf: BytesMut,
+    /// Holds the large buffer while a small read's frames are decoded from a copy of their
+    /// own: a delivered frame shares its buffer while the application holds it, so reserving
+    /// the large one again would take a fresh 64 KiB for every message.
+    spare: BytesMut,
+    /// Why the connection ended, for the reader task to return.
+    end: Option<ClientError>,
+}
+
+impl Incoming {
+    /// `leftover`: bytes read past the handshake.
+    pub(crate) fn new(inner: &Inner, sock: ReadHalf, leftover: BytesMut) -> Incoming {
+        // Accept what the server may send even if it advertised a small limit
+        // for what it accepts.
+        let max_frame = inner
+            .max_frame
+            .load(Ordering::Relaxed)
+            .max(MIN_INCOMING_FRAME);
+        Incoming {
+            sock,
+            max_frame,
+            state: Mutex::new(ReadState {
+                buf: leftover,
+                spare: BytesMut::new(),
+                end: None,
+            }),
+            over: AtomicBool::new(false),
+            reader_wake: Notify::new(),
+            closed: Notify::new(),
+        }
+    }
+
+    pub(crate) fn is_over(&self) -> bool {
+        self.over.load(Ordering::Acquire)
+    }
+
+    /// Reads what the socket holds (once, without waiting) and dispatches every whole
+    /// frame. Does nothing once the connection is over, or while a subscription is full
+    /// (another task's read may have filled it since this one's caller checked).
+    pub(crate) fn pump(&self, inner: &Inner) {
+        let mut st = self.state.lock();
+        if self.is_over() || full_sub(inner).is_some() {
+            return;
+        }
+        let st = &mut *st;
+        fogline_wire::readbuf::restore(&mut st.buf, &mut st.spare);
+        fogline_wire::reserve_read(&mut st.buf, READ_CHUNK);
+        match self.sock.try_read_buf(&mut st.buf) {
+            Ok(0) => self.finish(st, ClientError::Disconnected),
+            Ok(_) => {
+                fogline_wire::readbuf::compact(&mut st.buf, &mut st.spare);
+                self.dispatch_buffered(inner, st);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => self.finish(st, ClientError::Io(e)),
+        }
+    }
+
+    /// A read error seen while waiting for readiness.
+    pub(crate) fn fail(&self, e: std::io::Error) {
+        let mut st = self.state.lock();
+        if !self.is_over() {
+            self.finish(&mut st, ClientError::Io(e));
+        }
+    }
+
+    fn dispatch_buffered(&self, inner: &Inner, st: &mut ReadState) {
         loop {
-            match decode(&mut buf, max_frame) {
-                Ok(Some(frame)) => dispatch(&inner, frame),
-                Ok(None) => break,
-                Err(e) => return ClientError::Protocol(format!("bad frame from server: {e}")),
+            match decode(&mut st.buf, self.max_frame) {
+                Ok(Some(frame)) => dispatch(inner, frame),
+                Ok(None) => return,
+                Err(e) => {
+                    let e = ClientError::Protocol(format!("bad frame from server: {e}"));
+                    return self.finish(st, e);
+                }
             }
         }
+    }
+
+    fn finish(&self, st: &mut ReadState, cause: ClientError) {
+        st.end = Some(cause);
+        self.over.store(true, Ordering::Release);
+        self.reader_wake.notify_one();
+        self.closed.notify_waiters();
+    }
+
+    /// The connection is done with (its tasks have stopped): nobody reads it any more.
+    pub(crate) fn close(&self) {
+        let _st = self.state.lock();
+        self.over.store(true, Ordering::Release);
+        self.closed.notify_waiters();
+    }
+
+    /// Resolves once the connection is over; enable it before checking [`Self::is_over`].
+    pub(crate) fn on_close(&self) -> tokio::sync::futures::Notified<'_> {
+        self.closed.notified()
+    }
+}
+
+/// Reads until the connection ends; returns why.
+pub(crate) async fn run(inner: Arc<Inner>, incoming: Arc<Incoming>) -> ClientError {
+    {
+        let mut st = incoming.state.lock();
+        incoming.dispatch_buffered(&inner, &mut st);
+    }
+    loop {
+        if incoming.is_over() {
+            let end = incoming.state.lock().end.take();
+            return end.unwrap_or(ClientError::Disconnected);
+        }
         wait_for_room(&inner).await;
-        fogline_wire::readbuf::restore(&mut buf, &mut spare);
-        fogline_wire::reserve_read(&mut buf, READ_CHUNK);
-        match r.read_buf(&mut buf).await {
-            Ok(0) => return ClientError::Disconnected,
-            Ok(_) => fogline_wire::readbuf::compact(&mut buf, &mut spare),
-            Err(e) => return ClientError::Io(e),
+        tokio::select! {
+            biased;
+            () = incoming.reader_wake.notified() => continue,
+            ready = incoming.sock.readable() => match ready {
+                Ok(()) => incoming.pump(&inner),
+                Err(e) => incoming.fail(e),
+            },
         }
     }
 }
@@ -164,19 +278,20 @@ fn deliver(table: &Table, sub_id: u32, dropped: u32, batch: Batch) {
     }
 }
 
+/// A subscription holding more than its capacity, if any: then nothing reads the socket.
+pub(crate) fn full_sub(inner: &Inner) -> Option<Arc<SubShared>> {
+    inner
+        .table
+        .lock()
+        .subs
+        .values()
+        .find(|e| e.shared.queued.load(Ordering::Acquire) > e.shared.capacity && !e.tx.is_closed())
+        .map(|e| e.shared.clone())
+}
+
 /// Waits while any subscription holds more than its capacity.
 async fn wait_for_room(inner: &Inner) {
-    loop {
-        let full = inner
-            .table
-            .lock()
-            .subs
-            .values()
-            .find(|e| {
-                e.shared.queued.load(Ordering::Acquire) > e.shared.capacity && !e.tx.is_closed()
-            })
-            .map(|e| e.shared.clone());
-        let Some(sub) = full else { return };
+    while let Some(sub) = full_sub(inner) {
         let room = sub.room.notified();
         tokio::pin!(room);
         room.as_mut().enable();

@@ -2,7 +2,9 @@
 //!
 //! Lock order: `outbox` may be held while taking `table` (an acked publish
 //! registers its waiter before the writer can see its frame), never the
-//! other way round. Neither lock is held across an `.await`.
+//! other way round. A read (`reader::Incoming`) holds its read state while it
+//! dispatches, which takes `table` or `outbox` (one at a time). No lock is held across
+//! an `.await`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -16,6 +18,7 @@ use tokio::sync::{mpsc, oneshot, watch, Notify, OwnedSemaphorePermit, Semaphore}
 use crate::error::ClientError;
 use crate::options::{ClientOptions, ConsumerOptions};
 use crate::outbox::Outbox;
+use crate::reader::Incoming;
 use crate::transport::Addr;
 
 /// Connected: requests may be sent.
@@ -37,6 +40,8 @@ pub(crate) struct Inner {
     pub addr: Addr,
     pub outbox: Mutex<Outbox>,
     pub table: Mutex<Table>,
+    /// The current connection's read side (see `reader`); `None` between connections.
+    pub incoming: Mutex<Option<Arc<Incoming>>>,
     /// Wakes the writer when the buffers go from empty to not empty.
     pub writer_wake: Notify,
     /// Wakes publishers waiting for buffer room.
@@ -64,6 +69,7 @@ impl Inner {
             addr,
             outbox: Mutex::new(Outbox::default()),
             table: Mutex::new(Table::default()),
+            incoming: Mutex::new(None),
             writer_wake: Notify::new(),
             space: Notify::new(),
             progress: Notify::new(),

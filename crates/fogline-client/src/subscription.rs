@@ -5,12 +5,13 @@ use std::sync::Arc;
 
 use fogline_wire::{validate_filter, Frame};
 use parking_lot::Mutex;
-use tokio::sync::mpsc;
+use tokio::sync::mpsc::{self, error::TryRecvError};
 
 use crate::client::{unexpected, Client};
 use crate::conn::flags;
 use crate::error::ClientError;
 use crate::options::{Message, SubscribeOptions};
+use crate::reader::{full_sub, Incoming};
 use crate::shared::{Batch, Guard, Inner, SubEntry, SubShared};
 
 impl Client {
@@ -137,30 +138,75 @@ impl Subscription {
     /// The next record; `None` once the subscription ended (the server
     /// refused it later, e.g. `SlowConsumer`, see [`Subscription::take_error`],
     /// or the client closed).
+    ///
+    /// With nothing queued, it waits for the socket itself and reads whatever comes (for
+    /// any subscription, request or consumer of this client), so its task is woken by the
+    /// record rather than after the reader task (see `reader`). Cancel-safe: what it read
+    /// was dispatched before it could be dropped.
     pub async fn recv(&mut self) -> Option<Message> {
         loop {
-            if let Some(batch) = &mut self.current {
-                if let Some(record) = batch.records.pop_front() {
-                    let before = self.shared.queued.fetch_sub(1, Ordering::AcqRel);
-                    if before > self.shared.capacity && before - 1 <= self.shared.capacity {
-                        self.shared.room.notify_one();
-                    }
-                    let timestamp = if record.timestamp == 0 {
-                        batch.batch_timestamp
-                    } else {
-                        record.timestamp
-                    };
-                    return Some(Message {
-                        topic: batch.topic.clone(),
-                        headers: record.headers,
-                        payload: record.payload,
-                        timestamp,
-                        priority: batch.priority,
-                    });
-                }
+            if let Some(m) = self.next_queued() {
+                return Some(m);
             }
-            self.current = Some(self.rx.recv().await?);
+            match self.rx.try_recv() {
+                Ok(batch) => {
+                    self.current = Some(batch);
+                    continue;
+                }
+                Err(TryRecvError::Disconnected) => return None,
+                Err(TryRecvError::Empty) => {}
+            }
+            let Some(incoming) = self.direct_read() else {
+                self.current = Some(self.rx.recv().await?);
+                continue;
+            };
+            let closed = incoming.on_close();
+            tokio::pin!(closed);
+            closed.as_mut().enable();
+            if incoming.is_over() {
+                continue;
+            }
+            tokio::select! {
+                biased;
+                batch = self.rx.recv() => self.current = Some(batch?),
+                ready = incoming.sock.readable() => match ready {
+                    Ok(()) => incoming.pump(&self.inner),
+                    Err(e) => incoming.fail(e),
+                },
+                () = closed => {}
+            }
         }
+    }
+
+    /// The connection's read side, when this task may read it: connected, and no
+    /// subscription is full (then nothing reads until it has room again).
+    fn direct_read(&self) -> Option<Arc<Incoming>> {
+        let incoming = self.inner.incoming.lock().clone()?;
+        if incoming.is_over() || full_sub(&self.inner).is_some() {
+            return None;
+        }
+        Some(incoming)
+    }
+
+    fn next_queued(&mut self) -> Option<Message> {
+        let batch = self.current.as_mut()?;
+        let record = batch.records.pop_front()?;
+        let before = self.shared.queued.fetch_sub(1, Ordering::AcqRel);
+        if before > self.shared.capacity && before - 1 <= self.shared.capacity {
+            self.shared.room.notify_one();
+        }
+        let timestamp = if record.timestamp == 0 {
+            batch.batch_timestamp
+        } else {
+            record.timestamp
+        };
+        Some(Message {
+            topic: batch.topic.clone(),
+            headers: record.headers,
+            payload: record.payload,
+            timestamp,
+            priority: batch.priority,
+        })
     }
 
     /// Records lost so far: dropped by the server's drop-oldest policy

@@ -2,6 +2,7 @@
 
 mod consumers;
 mod direct;
+mod direct_read;
 mod fake;
 mod publish;
 mod reconnect;
