@@ -1,8 +1,9 @@
 #!/bin/bash
 # ABBA A/B of seed003's (b) 100 producers x 1 B cell, native fogline with Mosquitto beside it
 # in every leg, 3 repetitions per leg: old = the long run's build of 745d8af, new = a release
-# build with direct reads in the client ($1). Each leg's results.json and summary.md land
-# beside this script (old-1, new-1, new-2, old-2).
+# build (`cargo build --release -p fogline --features full`) with direct reads in the client
+# ($1). Each leg's results.json and summary.md land beside this script (old-1, new-1, new-2,
+# old-2).
 set -e
 OLD=/work/benchbin/fogline-745d8af
 NEW=$1
