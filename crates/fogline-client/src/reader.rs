@@ -5,8 +5,8 @@
 //! Consumer pushes are bounded by credit.
 //!
 //! Direct reads: a `Subscription::recv` that finds nothing queued waits for the socket
-//! itself, beside the reader task, and whichever of them runs first reads and dispatches
-//! (under [`Incoming`]'s lock, so frames keep their order). The receiving task is thus
+//! itself (one such `recv` at a time), beside the reader task, and whichever of them runs
+//! first reads and dispatches (under [`Incoming`]'s lock, so frames keep their order). The receiving task is thus
 //! woken by its socket, not by the reader task a scheduling round later: on a one-thread
 //! runtime that round also ran every task woken meanwhile (another client's ack, a timer)
 //! before the record reached its application. This is the read side's counterpart of the
@@ -40,6 +40,9 @@ pub(crate) struct Incoming {
     reader_wake: Notify,
     /// Wakes direct readers when the connection is closed under them.
     closed: Notify,
+    /// A `recv` waits for the socket: one at a time, since readiness wakes every task
+    /// waiting for it (the others wait for their channels, filled by whoever reads).
+    lent: AtomicBool,
 }
 
 struct ReadState {
@@ -72,6 +75,7 @@ impl Incoming {
             over: AtomicBool::new(false),
             reader_wake: Notify::new(),
             closed: Notify::new(),
+            lent: AtomicBool::new(false),
         }
     }
 
@@ -80,12 +84,13 @@ impl Incoming {
     }
 
     /// Reads what the socket holds (once, without waiting) and dispatches every whole
-    /// frame. Does nothing once the connection is over, or while a subscription is full
-    /// (another task's read may have filled it since this one's caller checked).
-    pub(crate) fn pump(&self, inner: &Inner) {
+    /// frame. Refuses (false) once the connection is over, or while a subscription is full
+    /// (another task's read may have filled it since this one's caller checked): then the
+    /// caller must not wait for readiness again, which nobody consumed.
+    pub(crate) fn pump(&self, inner: &Inner) -> bool {
         let mut st = self.state.lock();
         if self.is_over() || full_sub(inner).is_some() {
-            return;
+            return false;
         }
         let st = &mut *st;
         fogline_wire::readbuf::restore(&mut st.buf, &mut st.spare);
@@ -99,6 +104,7 @@ impl Incoming {
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => self.finish(st, ClientError::Io(e)),
         }
+        true
     }
 
     /// A read error seen while waiting for readiness.
@@ -136,32 +142,71 @@ impl Incoming {
         self.closed.notify_waiters();
     }
 
+    /// Lends the socket's readiness to one `recv` at a time; `None` while another has it.
+    pub(crate) fn lend(self: &Arc<Self>) -> Option<Lent> {
+        let free = self
+            .lent
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        free.then(|| Lent(self.clone()))
+    }
+
     /// Resolves once the connection is over; enable it before checking [`Self::is_over`].
     pub(crate) fn on_close(&self) -> tokio::sync::futures::Notified<'_> {
         self.closed.notified()
     }
 }
 
+/// A `recv`'s turn to wait for the socket; given back when dropped.
+pub(crate) struct Lent(Arc<Incoming>);
+
+impl std::ops::Deref for Lent {
+    type Target = Incoming;
+    fn deref(&self) -> &Incoming {
+        &self.0
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        self.0.lent.store(false, Ordering::Release);
+    }
+}
+
 /// Reads until the connection ends; returns why.
 pub(crate) async fn run(inner: Arc<Inner>, incoming: Arc<Incoming>) -> ClientError {
     {
+        // A direct read may have come first (the read side is published before this task
+        // runs) and ended the connection: then the bytes after the bad frame are not read.
         let mut st = incoming.state.lock();
-        incoming.dispatch_buffered(&inner, &mut st);
+        if !incoming.is_over() {
+            incoming.dispatch_buffered(&inner, &mut st);
+        }
     }
     loop {
         if incoming.is_over() {
             let end = incoming.state.lock().end.take();
             return end.unwrap_or(ClientError::Disconnected);
         }
-        wait_for_room(&inner).await;
+        // A direct read that ends the connection wakes this task also while it waits for
+        // room, or the connection would stay dead until the application drained.
+        let ready = async {
+            wait_for_room(&inner).await;
+            incoming.sock.readable().await
+        };
         tokio::select! {
             biased;
             () = incoming.reader_wake.notified() => continue,
-            ready = incoming.sock.readable() => match ready {
-                Ok(()) => incoming.pump(&inner),
+            ready = ready => match ready {
+                Ok(()) => {
+                    incoming.pump(&inner);
+                }
                 Err(e) => incoming.fail(e),
             },
         }
+        // `readable` and `try_read_buf` do not count against tokio's cooperative budget: a
+        // server that keeps the socket full would otherwise keep this thread to itself.
+        tokio::task::coop::consume_budget().await;
     }
 }
 
@@ -367,7 +412,7 @@ fn server_error(inner: &Inner, id: u64, err: impl Fn() -> ClientError) {
             // A refused Subscribe: forget the entry it created.
             Pending::Reply(_) => {
                 if let Ok(sub_id) = u32::try_from(id) {
-                    table.subs.remove(&sub_id);
+                    table.remove_sub(sub_id);
                 }
             }
             // A refused re-open after a reconnect: the consumer is over.
@@ -396,7 +441,7 @@ fn server_error(inner: &Inner, id: u64, err: impl Fn() -> ClientError) {
         }
         return;
     }
-    if let Some(entry) = table.subs.remove(&small) {
+    if let Some(entry) = table.remove_sub(small) {
         *entry.error.lock() = Some(err());
         return;
     }

@@ -268,6 +268,15 @@ pub(crate) struct Table {
 }
 
 impl Table {
+    /// Forgets a subscription; the reader may be waiting for it to make room.
+    pub(crate) fn remove_sub(&mut self, sub_id: u32) -> Option<SubEntry> {
+        let entry = self.subs.remove(&sub_id);
+        if let Some(e) = &entry {
+            e.shared.room.notify_one();
+        }
+        entry
+    }
+
     pub(crate) fn consumer_by_server(&self, server_id: u32) -> Option<&ConsumerEntry> {
         self.by_server
             .get(&server_id)

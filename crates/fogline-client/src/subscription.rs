@@ -11,7 +11,7 @@ use crate::client::{unexpected, Client};
 use crate::conn::flags;
 use crate::error::ClientError;
 use crate::options::{Message, SubscribeOptions};
-use crate::reader::{full_sub, Incoming};
+use crate::reader::{full_sub, Lent};
 use crate::shared::{Batch, Guard, Inner, SubEntry, SubShared};
 
 impl Client {
@@ -77,11 +77,11 @@ impl Client {
                 _guard: self.guard.clone(),
             }),
             Ok(other) => {
-                inner.table.lock().subs.remove(&sub_id);
+                inner.table.lock().remove_sub(sub_id);
                 Err(unexpected(&other))
             }
             Err(e) => {
-                inner.table.lock().subs.remove(&sub_id);
+                inner.table.lock().remove_sub(sub_id);
                 Err(e)
             }
         }
@@ -104,7 +104,7 @@ impl Drop for Abandoned<'_> {
         let live = {
             let mut table = self.inner.table.lock();
             table.requests.remove(&u64::from(self.sub_id));
-            let entry = table.subs.remove(&self.sub_id);
+            let entry = table.remove_sub(self.sub_id);
             entry.is_some_and(|e| e.shared.confirmed.load(Ordering::Acquire)) && table.connected
         };
         if live {
@@ -160,32 +160,50 @@ impl Subscription {
                 self.current = Some(self.rx.recv().await?);
                 continue;
             };
-            let closed = incoming.on_close();
-            tokio::pin!(closed);
-            closed.as_mut().enable();
-            if incoming.is_over() {
+            let read = {
+                let closed = incoming.on_close();
+                tokio::pin!(closed);
+                closed.as_mut().enable();
+                if incoming.is_over() {
+                    continue;
+                }
+                tokio::select! {
+                    biased;
+                    batch = self.rx.recv() => {
+                        self.current = Some(batch?);
+                        continue;
+                    }
+                    ready = incoming.sock.readable() => match ready {
+                        Ok(()) => incoming.pump(&self.inner),
+                        Err(e) => {
+                            incoming.fail(e);
+                            false
+                        }
+                    },
+                    () = closed => continue,
+                }
+            };
+            drop(incoming); // the next `recv` of any subscription may wait for the socket
+            if !read {
+                // Refused (a subscription filled meanwhile, or the connection ended): the
+                // readiness is still set, so waiting for it again would spin.
+                self.current = Some(self.rx.recv().await?);
                 continue;
             }
-            tokio::select! {
-                biased;
-                batch = self.rx.recv() => self.current = Some(batch?),
-                ready = incoming.sock.readable() => match ready {
-                    Ok(()) => incoming.pump(&self.inner),
-                    Err(e) => incoming.fail(e),
-                },
-                () = closed => {}
-            }
+            // Readiness and non-blocking reads do not count against tokio's budget.
+            tokio::task::coop::consume_budget().await;
         }
     }
 
-    /// The connection's read side, when this task may read it: connected, and no
-    /// subscription is full (then nothing reads until it has room again).
-    fn direct_read(&self) -> Option<Arc<Incoming>> {
+    /// The connection's read side, when this task may wait for it: connected, no other
+    /// `recv` waiting for it, and no subscription full (then nothing reads until it has
+    /// room again).
+    fn direct_read(&self) -> Option<Lent> {
         let incoming = self.inner.incoming.lock().clone()?;
         if incoming.is_over() || full_sub(&self.inner).is_some() {
             return None;
         }
-        Some(incoming)
+        incoming.lend()
     }
 
     fn next_queued(&mut self) -> Option<Message> {
@@ -231,12 +249,11 @@ impl Drop for Subscription {
         let sub_id = self.shared.sub_id;
         let was_live = {
             let mut table = self.inner.table.lock();
-            table.subs.remove(&sub_id).is_some() && table.connected
+            table.remove_sub(sub_id).is_some() && table.connected
         };
+        // (`remove_sub` woke the reader if it waited for this subscription's room.)
         if was_live {
             let _ = self.inner.send_control(&Frame::Unsubscribe { sub_id });
         }
-        // The reader may be waiting for this subscription to make room: it is gone now.
-        self.shared.room.notify_one();
     }
 }

@@ -1,6 +1,7 @@
 //! Direct reads: a `Subscription::recv` with nothing queued reads the socket itself, so its
 //! task is woken by its record, not a scheduling round later by the reader task. It still
-//! keeps back-pressure, order and cancel safety, and leaves a lost connection behind.
+//! keeps back-pressure, order and cancel safety (guarded here, as they held before direct
+//! reads), and never reads a connection the client has left.
 
 use std::io::{Read, Write};
 use std::sync::mpsc;
@@ -34,34 +35,15 @@ impl RawServer {
         let bystander_addr = bystanders.local_addr().unwrap().to_string();
         let (go, went) = mpsc::channel();
         let thread = std::thread::spawn(move || {
-            let (mut client, _) = listener.accept().unwrap();
-            client.set_nodelay(true).unwrap();
-            let mut buf = BytesMut::new();
-            let mut next = |s: &mut std::net::TcpStream| loop {
-                if let Some(f) = decode(&mut buf, 1 << 20).unwrap() {
-                    return f;
-                }
-                let mut chunk = [0u8; 4096];
-                let n = s.read(&mut chunk).unwrap();
-                assert!(n > 0, "client hung up");
-                buf.extend_from_slice(&chunk[..n]);
-            };
-            assert!(matches!(next(&mut client), Frame::Hello { .. }));
-            let ok = Frame::HelloOk {
-                version: 1,
-                server_name: "raw".into(),
-                max_message: 1 << 20,
-                max_frame: 4 << 20,
-            };
-            write_frame(&mut client, &ok);
-            let Frame::Subscribe { sub_id, .. } = next(&mut client) else {
-                panic!("expected Subscribe");
-            };
-            write_frame(&mut client, &Frame::SubOk { sub_id });
+            let mut client = RawConn::accept(&listener);
+            let sub_id = client.confirm_subscribe();
             let (mut bystander, _) = bystanders.accept().unwrap();
             bystander.set_nodelay(true).unwrap();
             went.recv().unwrap();
-            client.write_all(&deliver(sub_id, "order/x", b"x")).unwrap();
+            client
+                .s
+                .write_all(&deliver(sub_id, "order/x", b"x"))
+                .unwrap();
             bystander.write_all(b"!").unwrap();
             // Hold both open until the test is done.
             let _ = went.recv();
@@ -75,6 +57,64 @@ impl RawServer {
     }
 }
 
+/// One client connection to a raw server, after the handshake.
+struct RawConn {
+    s: std::net::TcpStream,
+    buf: BytesMut,
+}
+
+impl RawConn {
+    fn accept(listener: &std::net::TcpListener) -> RawConn {
+        let (s, _) = listener.accept().unwrap();
+        s.set_nodelay(true).unwrap();
+        let mut conn = RawConn {
+            s,
+            buf: BytesMut::new(),
+        };
+        assert!(matches!(conn.next(), Frame::Hello { .. }));
+        let ok = Frame::HelloOk {
+            version: 1,
+            server_name: "raw".into(),
+            max_message: 1 << 20,
+            max_frame: 4 << 20,
+        };
+        conn.write(&ok);
+        conn
+    }
+
+    fn next(&mut self) -> Frame {
+        loop {
+            if let Some(f) = decode(&mut self.buf, 1 << 20).unwrap() {
+                return f;
+            }
+            let mut chunk = [0u8; 4096];
+            let n = self.s.read(&mut chunk).unwrap();
+            assert!(n > 0, "client hung up");
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Waits for a Subscribe (pings go unanswered) and confirms it.
+    fn confirm_subscribe(&mut self) -> u32 {
+        loop {
+            match self.next() {
+                Frame::Subscribe { sub_id, .. } => {
+                    self.write(&Frame::SubOk { sub_id });
+                    return sub_id;
+                }
+                Frame::Ping { .. } => {}
+                other => panic!("unexpected frame {:#x}", other.kind()),
+            }
+        }
+    }
+
+    fn write(&mut self, frame: &Frame) {
+        let mut out = BytesMut::new();
+        encode(frame, &mut out).unwrap();
+        self.s.write_all(&out).unwrap();
+    }
+}
+
 impl Drop for RawServer {
     fn drop(&mut self) {
         let _ = self.go.send(());
@@ -82,12 +122,6 @@ impl Drop for RawServer {
             let _ = t.join();
         }
     }
-}
-
-fn write_frame(s: &mut std::net::TcpStream, frame: &Frame) {
-    let mut out = BytesMut::new();
-    encode(frame, &mut out).unwrap();
-    s.write_all(&out).unwrap();
 }
 
 /// A Deliver frame of one record (its block made by encoding a Publish and decoding it).
@@ -155,7 +189,7 @@ async fn a_waiting_subscription_is_woken_by_its_socket_not_after_the_reader() {
 
 #[tokio::test]
 async fn a_full_subscription_stops_direct_reads_too() {
-    let (_fake, client) = setup(Config::default(), ClientOptions::default()).await;
+    let (fake, client) = setup(Config::default(), ClientOptions::default()).await;
     let small = SubscribeOptions {
         capacity: 2,
         ..SubscribeOptions::default()
@@ -170,9 +204,13 @@ async fn a_full_subscription_stops_direct_reads_too() {
         client.publish("full/x", i.to_le_bytes()).await.unwrap();
     }
     client.flush().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await; // the reader fills `full`
+    // The reader fills `full` and stops (nothing on this thread runs meanwhile but the
+    // fake and the client's tasks, so this is ample).
+    tokio::time::sleep(Duration::from_millis(200)).await;
     client.publish("other/y", b"y").await.unwrap();
     client.flush().await.unwrap();
+    // y reached the fake, which writes its Deliver right after.
+    fake.wait_for("y", |s| s.records == 11).await;
     // Reading for `other` would read past `full`'s capacity: it waits instead.
     let early = tokio::time::timeout(Duration::from_millis(100), other.recv()).await;
     assert!(early.is_err(), "read while a subscription was full");
@@ -260,4 +298,53 @@ async fn a_recv_waiting_when_the_connection_drops_gets_records_of_the_next() {
         .unwrap()
         .unwrap();
     assert_eq!(&m.payload[..], b"next");
+}
+
+/// A connection given up for silence (keepalive) is still open when its server speaks
+/// again: a `recv` that waited on it must not read it once the client moved on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recv_never_reads_a_connection_the_client_gave_up() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (done, finished) = mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let mut first = RawConn::accept(&listener);
+        let sub_id = first.confirm_subscribe();
+        // Silent now: the client's pings go unanswered and it reconnects.
+        let mut second = RawConn::accept(&listener);
+        assert_eq!(second.confirm_subscribe(), sub_id);
+        std::thread::sleep(Duration::from_millis(50));
+        // The old connection speaks; its client side may be gone already.
+        let _ = first.s.write_all(&deliver(sub_id, "k/x", b"stale"));
+        std::thread::sleep(Duration::from_millis(50));
+        second
+            .s
+            .write_all(&deliver(sub_id, "k/x", b"fresh"))
+            .unwrap();
+        let _ = finished.recv();
+    });
+    let opts = ClientOptions {
+        keepalive: Some(Duration::from_millis(100)),
+        reconnect: Some(Reconnect {
+            initial: Duration::from_millis(10),
+            max: Duration::from_millis(100),
+            max_attempts: None,
+        }),
+        ..ClientOptions::default()
+    };
+    let client = Client::connect(&addr, opts).await.unwrap();
+    let mut sub = client
+        .subscribe("k/#", SubscribeOptions::default())
+        .await
+        .unwrap();
+    // Waits on the first connection's socket from the start.
+    let m = tokio::time::timeout(Duration::from_secs(5), sub.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&m.payload[..], b"fresh");
+    let more = tokio::time::timeout(Duration::from_millis(200), sub.recv()).await;
+    assert!(more.is_err(), "a record came from the given-up connection");
+    done.send(()).unwrap();
+    server.join().unwrap();
 }
