@@ -6,8 +6,9 @@
 //!
 //! Direct reads: a `Subscription::recv` that finds nothing queued waits for the socket
 //! itself (one such `recv` at a time), beside the reader task, and whichever of them runs
-//! first reads and dispatches (under [`Incoming`]'s lock, so frames keep their order). The receiving task is thus
-//! woken by its socket, not by the reader task a scheduling round later: on a one-thread
+//! first reads and dispatches (under [`Incoming`]'s lock, so frames keep their order). The
+//! receiving task is thus woken by its socket, not by the reader task a scheduling round
+//! later: on a one-thread
 //! runtime that round also ran every task woken meanwhile (another client's ack, a timer)
 //! before the record reached its application. This is the read side's counterpart of the
 //! direct writes in `outbox`.
@@ -36,9 +37,7 @@ pub(crate) struct Incoming {
     state: Mutex<ReadState>,
     /// Set once nothing may read any more (the connection ended, or is being replaced).
     over: AtomicBool,
-    /// Wakes the reader task when a direct read ended the connection.
-    reader_wake: Notify,
-    /// Wakes direct readers when the connection is closed under them.
+    /// Wakes the reader task and a waiting `recv` when the connection is over.
     closed: Notify,
     /// A `recv` waits for the socket: one at a time, since readiness wakes every task
     /// waiting for it (the others wait for their channels, filled by whoever reads).
@@ -73,7 +72,6 @@ impl Incoming {
                 end: None,
             }),
             over: AtomicBool::new(false),
-            reader_wake: Notify::new(),
             closed: Notify::new(),
             lent: AtomicBool::new(false),
         }
@@ -131,7 +129,6 @@ impl Incoming {
     fn finish(&self, st: &mut ReadState, cause: ClientError) {
         st.end = Some(cause);
         self.over.store(true, Ordering::Release);
-        self.reader_wake.notify_one();
         self.closed.notify_waiters();
     }
 
@@ -184,6 +181,9 @@ pub(crate) async fn run(inner: Arc<Inner>, incoming: Arc<Incoming>) -> ClientErr
         }
     }
     loop {
+        let closed = incoming.on_close();
+        tokio::pin!(closed);
+        closed.as_mut().enable();
         if incoming.is_over() {
             let end = incoming.state.lock().end.take();
             return end.unwrap_or(ClientError::Disconnected);
@@ -196,7 +196,7 @@ pub(crate) async fn run(inner: Arc<Inner>, incoming: Arc<Incoming>) -> ClientErr
         };
         tokio::select! {
             biased;
-            () = incoming.reader_wake.notified() => continue,
+            () = closed => continue,
             ready = ready => match ready {
                 Ok(()) => {
                     incoming.pump(&inner);
@@ -324,7 +324,7 @@ fn deliver(table: &Table, sub_id: u32, dropped: u32, batch: Batch) {
 }
 
 /// A subscription holding more than its capacity, if any: then nothing reads the socket.
-pub(crate) fn full_sub(inner: &Inner) -> Option<Arc<SubShared>> {
+fn full_sub(inner: &Inner) -> Option<Arc<SubShared>> {
     inner
         .table
         .lock()

@@ -11,7 +11,7 @@ use crate::client::{unexpected, Client};
 use crate::conn::flags;
 use crate::error::ClientError;
 use crate::options::{Message, SubscribeOptions};
-use crate::reader::{full_sub, Lent};
+use crate::reader::Lent;
 use crate::shared::{Batch, Guard, Inner, SubEntry, SubShared};
 
 impl Client {
@@ -185,7 +185,7 @@ impl Subscription {
             };
             drop(incoming); // the next `recv` of any subscription may wait for the socket
             if !read {
-                // Refused (a subscription filled meanwhile, or the connection ended): the
+                // Refused (a subscription is full, or the connection ended): the
                 // readiness is still set, so waiting for it again would spin.
                 self.current = Some(self.rx.recv().await?);
                 continue;
@@ -195,12 +195,11 @@ impl Subscription {
         }
     }
 
-    /// The connection's read side, when this task may wait for it: connected, no other
-    /// `recv` waiting for it, and no subscription full (then nothing reads until it has
-    /// room again).
+    /// The connection's read side, when this task may wait for it: connected, and no other
+    /// `recv` waiting for it. (While a subscription is full, `pump` refuses to read.)
     fn direct_read(&self) -> Option<Lent> {
         let incoming = self.inner.incoming.lock().clone()?;
-        if incoming.is_over() || full_sub(&self.inner).is_some() {
+        if incoming.is_over() {
             return None;
         }
         incoming.lend()

@@ -4,54 +4,15 @@
 //! (also `unix:///path`). TCP sockets get `TCP_NODELAY`: the client batches
 //! by itself and must not add Nagle's delay at low rates.
 
-use std::io;
 use std::sync::Arc;
 
-use bytes::BytesMut;
-pub(crate) use fogline_net::{SharedWrite, WriteHalf};
+/// Both halves are shared: the reader task and a `Subscription::recv` read the same
+/// [`ReadHalf`] (see `reader`); the writer task and a publisher write the same [`WriteHalf`]
+/// (see `outbox`).
+pub(crate) use fogline_net::{ReadHalf, SharedWrite, WriteHalf};
 use tokio::net::TcpStream;
 
 use crate::error::ClientError;
-
-/// Read half of a connection. Reading needs only `&self`: the reader task and a
-/// `Subscription::recv` that reads for itself share it (see `reader::Incoming`), each
-/// waiting for readiness and reading without blocking.
-pub(crate) enum ReadHalf {
-    Tcp(tokio::net::tcp::OwnedReadHalf),
-    #[cfg(unix)]
-    Unix(tokio::net::unix::OwnedReadHalf),
-}
-
-impl ReadHalf {
-    /// Waits until a read may make progress (any number of tasks may wait at once).
-    pub(crate) async fn readable(&self) -> io::Result<()> {
-        match self {
-            ReadHalf::Tcp(r) => r.readable().await,
-            #[cfg(unix)]
-            ReadHalf::Unix(r) => r.readable().await,
-        }
-    }
-
-    /// Reads what is there into `buf`; `WouldBlock` when nothing is.
-    pub(crate) fn try_read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
-        match self {
-            ReadHalf::Tcp(r) => r.try_read_buf(buf),
-            #[cfg(unix)]
-            ReadHalf::Unix(r) => r.try_read_buf(buf),
-        }
-    }
-
-    /// Waits for and reads at least one byte; 0 at the end of the stream.
-    pub(crate) async fn read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
-        loop {
-            self.readable().await?;
-            match self.try_read_buf(buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                done => return done,
-            }
-        }
-    }
-}
 
 /// A parsed server address.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,13 +48,13 @@ impl Addr {
                 let stream = TcpStream::connect(hostport.as_str()).await?;
                 stream.set_nodelay(true)?;
                 let (r, w) = stream.into_split();
-                Ok((ReadHalf::Tcp(r), Arc::new(WriteHalf::from(w))))
+                Ok((ReadHalf::from(r), Arc::new(WriteHalf::from(w))))
             }
             #[cfg(unix)]
             Addr::Unix(path) => {
                 let stream = tokio::net::UnixStream::connect(path).await?;
                 let (r, w) = stream.into_split();
-                Ok((ReadHalf::Unix(r), Arc::new(WriteHalf::from(w))))
+                Ok((ReadHalf::from(r), Arc::new(WriteHalf::from(w))))
             }
             #[cfg(not(unix))]
             Addr::Unix(_) => Err(std::io::Error::new(

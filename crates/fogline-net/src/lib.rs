@@ -5,6 +5,8 @@
 //! call [`WriteHalf::try_write`] on the same `Arc`. Who may write when is the user's protocol
 //! (fogline keeps it under a lock with an idle flag); this crate only shares the socket.
 //! [`yield_to_woken`] is the scheduling step both sides take around direct writes.
+//! [`ReadHalf`] is the read side's counterpart: every method takes `&self`, so a reader task
+//! and a caller waiting for its own data (the client's `Subscription::recv`) can share it.
 //! [`PeekRead`] is a read half that moves the kernel's ACK after the caller's forwards;
 //! [`StallLimit`] a write half that gives up on a peer that takes no bytes for too long.
 
@@ -23,6 +25,57 @@ use tokio::net::unix;
 
 pub use peek::PeekRead;
 pub use stall::StallLimit;
+
+/// The read half of a TCP or Unix stream, read without waiting by whoever holds it.
+pub enum ReadHalf {
+    Tcp(tcp::OwnedReadHalf),
+    #[cfg(unix)]
+    Unix(unix::OwnedReadHalf),
+}
+
+impl From<tcp::OwnedReadHalf> for ReadHalf {
+    fn from(r: tcp::OwnedReadHalf) -> Self {
+        ReadHalf::Tcp(r)
+    }
+}
+
+#[cfg(unix)]
+impl From<unix::OwnedReadHalf> for ReadHalf {
+    fn from(r: unix::OwnedReadHalf) -> Self {
+        ReadHalf::Unix(r)
+    }
+}
+
+impl ReadHalf {
+    /// Waits until a read may make progress (any number of tasks may wait at once).
+    pub async fn readable(&self) -> io::Result<()> {
+        match self {
+            ReadHalf::Tcp(r) => r.readable().await,
+            #[cfg(unix)]
+            ReadHalf::Unix(r) => r.readable().await,
+        }
+    }
+
+    /// Reads what is there into `buf`; `WouldBlock` when nothing is.
+    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        match self {
+            ReadHalf::Tcp(r) => r.try_read_buf(buf),
+            #[cfg(unix)]
+            ReadHalf::Unix(r) => r.try_read_buf(buf),
+        }
+    }
+
+    /// Waits for and reads at least one byte; 0 at the end of the stream.
+    pub async fn read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        loop {
+            self.readable().await?;
+            match self.try_read_buf(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                done => return done,
+            }
+        }
+    }
+}
 
 /// The write half of a TCP or Unix stream.
 pub enum WriteHalf {

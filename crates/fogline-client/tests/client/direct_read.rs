@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_client::{Client, ClientOptions, Reconnect, SubscribeOptions};
+use fogline_client::{Client, ClientOptions, SubscribeOptions};
 use fogline_wire::{decode, encode, encode_deliver, encode_publish_header, Frame};
 use parking_lot::Mutex;
 use tokio::io::AsyncReadExt;
 
 use crate::fake::Config;
+use crate::reconnect::fast_reconnect;
 use crate::setup;
 
 /// A server on a thread of its own, with blocking sockets: it accepts one client and
@@ -264,15 +265,7 @@ async fn a_recv_cancelled_again_and_again_loses_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recv_waiting_when_the_connection_drops_gets_records_of_the_next() {
-    let opts = ClientOptions {
-        reconnect: Some(Reconnect {
-            initial: Duration::from_millis(10),
-            max: Duration::from_millis(100),
-            max_attempts: None,
-        }),
-        ..ClientOptions::default()
-    };
-    let (fake, client) = setup(Config::default(), opts).await;
+    let (fake, client) = setup(Config::default(), fast_reconnect()).await;
     let mut sub = client
         .subscribe("r/#", SubscribeOptions::default())
         .await
@@ -325,12 +318,7 @@ async fn a_recv_never_reads_a_connection_the_client_gave_up() {
     });
     let opts = ClientOptions {
         keepalive: Some(Duration::from_millis(100)),
-        reconnect: Some(Reconnect {
-            initial: Duration::from_millis(10),
-            max: Duration::from_millis(100),
-            max_attempts: None,
-        }),
-        ..ClientOptions::default()
+        ..fast_reconnect()
     };
     let client = Client::connect(&addr, opts).await.unwrap();
     let mut sub = client

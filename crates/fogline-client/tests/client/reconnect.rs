@@ -7,7 +7,7 @@ use fogline_client::{
 use crate::fake::Config;
 use crate::setup;
 
-fn fast_reconnect() -> ClientOptions {
+pub fn fast_reconnect() -> ClientOptions {
     ClientOptions {
         reconnect: Some(Reconnect {
             initial: Duration::from_millis(10),
