@@ -8,10 +8,9 @@
 //! itself (one such `recv` at a time), beside the reader task, and whichever of them runs
 //! first reads and dispatches (under [`Incoming`]'s lock, so frames keep their order). The
 //! receiving task is thus woken by its socket, not by the reader task a scheduling round
-//! later: on a one-thread
-//! runtime that round also ran every task woken meanwhile (another client's ack, a timer)
-//! before the record reached its application. This is the read side's counterpart of the
-//! direct writes in `outbox`.
+//! later: on a one-thread runtime that round also ran every task woken meanwhile (another
+//! client's ack, a timer) before the record reached its application. This is the read
+//! side's counterpart of the direct writes in `outbox`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -26,7 +26,8 @@ use tokio::net::unix;
 pub use peek::PeekRead;
 pub use stall::StallLimit;
 
-/// The read half of a TCP or Unix stream, read without waiting by whoever holds it.
+/// The read half of a TCP or Unix stream. Every method takes `&self`, so several tasks may
+/// wait for readiness at once; who reads when is the caller's protocol, as for [`WriteHalf`].
 pub enum ReadHalf {
     Tcp(tcp::OwnedReadHalf),
     #[cfg(unix)]
