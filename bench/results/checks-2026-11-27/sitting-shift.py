@@ -1,0 +1,34 @@
+"""How the runs from one index on (one sitting, on a new machine) compare with the earlier runs of the
+same system and cell: each later run's value over the median of the earlier runs, summarised per
+system. p50 for latency cells ((a), (b)), delivered msg/s for throughput cells ((c)).
+
+    python3 sitting-shift.py ../seed003/results.json 866 [END]
+
+The indexes are `runs_before` values of ../seed003/sittings.tsv; END (default: every run) sets
+one sitting apart from those after it."""
+import collections
+import json
+import statistics
+import sys
+
+path, start = sys.argv[1], int(sys.argv[2])
+end = int(sys.argv[3]) if len(sys.argv) > 3 else None
+runs = json.load(open(path))["results"]
+
+
+def metric(r):
+    latency = r["spec"]["label"][:3] in ("(a)", "(b)")
+    return ("p50", r["latency"]["p50_us"]) if latency else ("msg/s", r["throughput_msgs"])
+
+
+earlier = collections.defaultdict(list)
+for r in runs[:start]:
+    earlier[(r["system"], r["spec"]["label"])].append(metric(r)[1])
+ratios = collections.defaultdict(list)
+for r in runs[start:end]:
+    kind, value = metric(r)
+    ratios[(r["system"], kind)].append(value / statistics.median(earlier[(r["system"], r["spec"]["label"])]))
+print("| system | metric | later runs | median later / earlier | range |")
+print("| --- | --- | --- | --- | --- |")
+for (system, kind), v in sorted(ratios.items()):
+    print(f"| {system} | {kind} | {len(v)} | {statistics.median(v):.2f} | {min(v):.2f}-{max(v):.2f} |")
