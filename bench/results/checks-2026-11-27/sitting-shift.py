@@ -1,6 +1,7 @@
 """How the runs from one index on (one sitting, on a new machine) compare with the earlier runs of the
 same system and cell: each later run's value over the median of the earlier runs, summarised per
-system. p50 for latency cells ((a), (b)), delivered msg/s for throughput cells ((c)).
+system. p50 in latency cells, delivered msg/s in throughput cells (the rule of `Metric::of` in
+crates/fogline-bench/src/report.rs, as in ../checks-2026-11-26/rounds.py).
 
     python3 sitting-shift.py ../seed003/results.json 866 [END]
 
@@ -17,8 +18,10 @@ runs = json.load(open(path))["results"]
 
 
 def metric(r):
-    latency = r["spec"]["label"][:3] in ("(a)", "(b)")
-    return ("p50", r["latency"]["p50_us"]) if latency else ("msg/s", r["throughput_msgs"])
+    s = r["spec"]
+    if s["rate"] == "max" or s["reading"] == "replay" or s["subscribers"] == 0:
+        return "msg/s", r["throughput_msgs"]
+    return "p50", r["latency"]["p50_us"]
 
 
 earlier = collections.defaultdict(list)
