@@ -17,15 +17,26 @@ under 0.02 %): whatever slowed the wake-ups is below the guest. Figures below at
 
 ## That sitting against the earlier runs of the same cells
 
-\`python3 sitting-shift.py ../seed003/results.json 866\`: each run of the sitting over the median of
+\`python3 sitting-shift.py ../seed003/results.json 866 1006\`: each run of the sitting over the median of
 the same system's earlier runs in that cell.
 
 HDR
-python3 sitting-shift.py $r 866
-cat <<MID
+python3 sitting-shift.py $r 866 1006
+cat <<MID0
 
 For scale, the two sittings before it, with the same kernel as the first (\`python3 sitting-shift.py ../seed003/results.json 711 866\`
 and \`... 588 711\`): medians 0.94-1.02 for every system's p50 and 0.91-1.08 for msg/s.
+
+## The last sitting
+
+The run's last sitting (2026-11-27 05:17 UTC, after run 1006, to the end) ran on the same machine
+as the one before (kernel \`v669\`) and measured only the end of round 10: JetStream's last 9 runs,
+RabbitMQ's 17 and Kafka's 18, no fogline run. \`python3 sitting-shift.py ../seed003/results.json 1006\`
+(against every earlier run, both kernels):
+
+MID0
+python3 sitting-shift.py $r 1006
+cat <<MID
 
 ## Do the later rounds move fogline's ratios?
 
@@ -33,6 +44,9 @@ Rounds run every system once, in a fixed order (fogline, fogline-mqtt, Mosquitto
 RabbitMQ, Kafka), so a round split across two machines mixes them: round 9's fogline runs and
 all but two of fogline-mqtt's were measured before the change, its peers' runs after. That leans round 9
 in fogline's favour in the latency cells. Rounds 1-8 were all measured with the first kernel (\`v657\`).
+Round 10 was measured wholly on the second kernel, its Kafka runs in the last sitting (above). Kafka
+is the best broker only in the (c) producer and both cells, where its round-10 runs (121k and 108k
+msg/s) lie inside the range of its rounds 1-9 (128k-252k and 98k-182k).
 
 \`python3 ../checks-2026-11-26/rounds.py ../seed003/results.json 1-8 fogline\` (then \`fogline-mqtt\`):
 
