@@ -82,6 +82,9 @@ pub struct Summary {
     pub rss_mib: Option<f64>,
     /// Server disk bytes written (median).
     pub disk_bytes: Option<u64>,
+    /// Received + sent bytes of the loopback interface (median; see [`crate::procstat`]). `lo`
+    /// receives every byte it sends, so half of it is the traffic between load and server.
+    pub loopback_bytes: Option<u64>,
     /// Largest other-processes CPU (percent of a core) and steal (percent) seen in a run of
     /// this cell (see [`crate::quiet`]), if recorded.
     pub noise_max: Option<(f64, f64)>,
@@ -115,6 +118,12 @@ impl Summary {
 
 fn median(mut v: Vec<f64>) -> f64 {
     interval::median_in_place(&mut v)
+}
+
+/// The median of byte counts, or None when no run recorded one.
+fn median_of(v: impl Iterator<Item = u64>) -> Option<u64> {
+    let v: Vec<f64> = v.map(|b| b as f64).collect();
+    (!v.is_empty()).then(|| median(v).round() as u64)
 }
 
 /// Summaries by cell (in run order), then by system (in run order).
@@ -164,12 +173,8 @@ pub fn summarise(results: &[CellResult]) -> Vec<(CellSpec, Vec<Summary>)> {
                         cpu_pct: (!servers.is_empty())
                             .then(|| median(servers.iter().map(|s| s.cpu_percent).collect())),
                         rss_mib: servers.iter().map(|s| s.rss_max_mib).reduce(f64::max),
-                        disk_bytes: servers
-                            .iter()
-                            .filter_map(|s| s.disk_write_bytes)
-                            .map(|b| b as f64)
-                            .reduce(f64::max)
-                            .map(|b| b as u64),
+                        disk_bytes: median_of(servers.iter().filter_map(|s| s.disk_write_bytes)),
+                        loopback_bytes: median_of(servers.iter().filter_map(|s| s.loopback_bytes)),
                         noise_max: rs.iter().filter_map(|r| r.noise).fold(None, |m, n| {
                             let (o, s) = m.unwrap_or((0.0, 0.0));
                             Some((o.max(n.other_cpu_percent), s.max(n.steal_percent)))
@@ -388,8 +393,22 @@ pub fn markdown(report: &RunReport) -> String {
         ratio_table(&mut s, &ratios(&sums, subject), subject);
     }
     let _ = writeln!(s, "\n## Results\n");
-    let _ = writeln!(s, "| cell | system | msg/s | MB/s | p50 us | p99 us | loss % | dup | reord | server CPU % | server RSS MiB | disk MB | other CPU / steal % (max) | note |");
-    let _ = writeln!(s, "|{}", " --- |".repeat(14));
+    let replay = if sums.iter().any(|(c, _)| c.reading == Reading::Replay) {
+        " In a cell that reads stored data back, the server's figures cover the whole run: \
+         storing the data, then reading it."
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        s,
+        "Medians of the repetitions, except loss, dup and reord (summed over them), server RSS (the \
+         largest) and other CPU / steal (the worst run). Disk MB: the server's writes to storage; \
+         loopback MB: bytes carried by the loopback interface (counted once, not as \
+         sent and again as received), which is the server's traffic in and out here: load and \
+         server share the machine.{replay}\n"
+    );
+    let _ = writeln!(s, "| cell | system | msg/s | MB/s | p50 us | p99 us | loss % | dup | reord | server CPU % | server RSS MiB | disk MB | loopback MB | other CPU / steal % (max) | note |");
+    let _ = writeln!(s, "|{}", " --- |".repeat(15));
     for (spec, list) in &sums {
         for x in list {
             let opt = |v: Option<f64>| v.map_or("-".into(), num);
@@ -404,7 +423,7 @@ pub fn markdown(report: &RunReport) -> String {
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 spec.label,
                 x.system,
                 num(x.throughput_msgs),
@@ -417,6 +436,7 @@ pub fn markdown(report: &RunReport) -> String {
                 opt(x.cpu_pct),
                 opt(x.rss_mib),
                 opt(x.disk_bytes.map(|b| b as f64 / 1e6)),
+                opt(x.loopback_bytes.map(|b| b as f64 / 2e6)),
                 x.noise_max
                     .map_or("-".into(), |(o, st)| format!("{o:.0} / {st:.1}")),
                 x.error.as_deref().map_or(String::new(), |e| e
@@ -634,6 +654,58 @@ mod tests {
         // Each system's row names the worst run of its cell.
         let redis_row = md.lines().find(|l| l.starts_with("| c | redis |")).unwrap();
         assert!(redis_row.ends_with("| 40 / 9.0 |  |"), "{redis_row}");
+    }
+
+    #[test]
+    fn the_results_table_gives_disk_and_loopback_medians() {
+        let c = CellSpec::new("c", 22, Rate::Max, Budget::Messages(100));
+        let usage = |disk: Option<u64>, lo: u64| crate::procstat::ServerUsage {
+            cpu_percent: 10.0,
+            rss_max_mib: 5.0,
+            disk_write_bytes: disk,
+            loopback_bytes: Some(lo),
+            ..Default::default()
+        };
+        let mut results = Vec::new();
+        for (disk, lo) in [
+            (Some(1_000_000), 9_000_000),
+            (Some(50_000_000), 2_000_000),
+            (None, 3_000_000),
+        ] {
+            let mut r = result("fogline", &c, 1.0, 1.0, 0);
+            r.server = Some(usage(disk, lo));
+            results.push(r);
+        }
+        // No server figures at all (brokerless ZeroMQ): dashes, not zeros.
+        results.push(result("zeromq", &c, 1.0, 1.0, 0));
+        let md = markdown(&RunReport {
+            meta: meta("t", "c", 3),
+            results,
+            skipped: vec![],
+        });
+        assert!(md.contains("| disk MB | loopback MB |"), "{md}");
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| c | fogline |"))
+            .unwrap();
+        // disk: median of 1 and 50 MB (the run without a reading left out); loopback: half the
+        // median of 9, 2 and 3 MB (received + sent).
+        assert!(row.contains("| 25.5 | 1.5 |"), "{row}");
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| c | zeromq |"))
+            .unwrap();
+        assert!(row.contains("| - | - | - | - |"), "{row}");
+        // Only a scenario that reads stored data back says what its server figures span.
+        assert!(!md.contains("reads stored data back"), "{md}");
+        let mut replay = c.clone();
+        replay.reading = Reading::Replay;
+        let md = markdown(&RunReport {
+            meta: meta("t", "c", 1),
+            results: vec![result("fogline", &replay, 1.0, 1.0, 0)],
+            skipped: vec![],
+        });
+        assert!(md.contains("reads stored data back"), "{md}");
     }
 
     #[test]
