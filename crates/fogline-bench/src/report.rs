@@ -405,7 +405,9 @@ pub fn markdown(report: &RunReport) -> String {
          largest) and other CPU / steal (the worst run). Disk MB: the server's writes to storage; \
          loopback MB: bytes carried by the loopback interface (counted once, not as \
          sent and again as received), which is the server's traffic in and out here: load and \
-         server share the machine.{replay}\n"
+         server share the machine. One server process serves a system's cells of a round in \
+         order, so its RSS includes what earlier cells left (stored topics; a memory-mapped \
+         log's pages count as resident while mapped).{replay}\n"
     );
     let _ = writeln!(s, "| cell | system | msg/s | MB/s | p50 us | p99 us | loss % | dup | reord | server CPU % | server RSS MiB | disk MB | loopback MB | other CPU / steal % (max) | note |");
     let _ = writeln!(s, "|{}", " --- |".repeat(15));
