@@ -2,7 +2,8 @@
 //! loopback interface's byte counters, while a run is in progress.
 //!
 //! Sources: `/proc/<pid>/stat` fields 14-17 (utime, stime, cutime, cstime in clock ticks),
-//! `/proc/<pid>/status` `VmRSS`, `/proc/<pid>/io` `write_bytes` (bytes sent to the block
+//! `/proc/<pid>/status` `VmRSS` and `RssAnon` (its anonymous part: heap and stacks, not
+//! mapped files; Linux 4.5 on), `/proc/<pid>/io` `write_bytes` (bytes sent to the block
 //! layer; needs the same user or root), `/proc/net/dev` row `lo` (all loopback traffic on
 //! the machine, not only the server's: say so when reporting it).
 
@@ -20,6 +21,8 @@ pub struct Reading {
     pub cpu_ticks: u64,
     /// Resident set size in KiB.
     pub rss_kib: u64,
+    /// Its anonymous part in KiB, if the kernel reports it.
+    pub anon_kib: Option<u64>,
     /// Bytes the process caused to be written to storage, if readable.
     pub write_bytes: Option<u64>,
 }
@@ -44,9 +47,18 @@ pub fn parse_stat(stat: &str) -> Option<u64> {
 
 /// Parses `VmRSS` (KiB) out of `/proc/<pid>/status`.
 pub fn parse_rss(status: &str) -> Option<u64> {
+    status_kib(status, "VmRSS:")
+}
+
+/// Parses `RssAnon` (KiB) out of `/proc/<pid>/status`.
+pub fn parse_rss_anon(status: &str) -> Option<u64> {
+    status_kib(status, "RssAnon:")
+}
+
+fn status_kib(status: &str, key: &str) -> Option<u64> {
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
 }
@@ -78,6 +90,7 @@ pub fn read(pid: u32) -> Option<Reading> {
     Some(Reading {
         cpu_ticks,
         rss_kib: parse_rss(&status)?,
+        anon_kib: parse_rss_anon(&status),
         write_bytes: io.as_deref().and_then(parse_io_write),
     })
 }
@@ -105,6 +118,9 @@ pub struct ServerUsage {
     pub cpu_percent: f64,
     /// Largest resident set seen, MiB.
     pub rss_max_mib: f64,
+    /// Largest anonymous part of it seen, MiB (None in runs recorded before it was sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anon_max_mib: Option<f64>,
     /// Bytes written to storage during the run (None if unreadable).
     pub disk_write_bytes: Option<u64>,
     /// Bytes over the loopback interface during the run (the whole machine's).
@@ -141,11 +157,13 @@ fn sample_loop(pid: u32, period: Duration, stop: &AtomicBool) -> ServerUsage {
     let lo0 = lo_bytes();
     let mut last = first;
     let mut rss_max = first.map_or(0, |r| r.rss_kib);
+    let mut anon_max = first.and_then(|r| r.anon_kib);
     let mut samples = u64::from(first.is_some());
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(period);
         if let Some(r) = read(pid) {
             rss_max = rss_max.max(r.rss_kib);
+            anon_max = anon_max.max(r.anon_kib);
             last = Some(r);
             samples += 1;
         }
@@ -163,6 +181,7 @@ fn sample_loop(pid: u32, period: Duration, stop: &AtomicBool) -> ServerUsage {
             0.0
         },
         rss_max_mib: rss_max as f64 / 1024.0,
+        anon_max_mib: anon_max.map(|k| k as f64 / 1024.0),
         disk_write_bytes: match (a.write_bytes, b.write_bytes) {
             (Some(x), Some(y)) => Some(y.saturating_sub(x)),
             _ => None,
@@ -190,6 +209,9 @@ mod tests {
     fn status_io_and_netdev() {
         assert_eq!(parse_rss("Name:\tx\nVmRSS:\t   8120 kB\n"), Some(8120));
         assert_eq!(parse_rss("Name: x\n"), None);
+        let status = "VmRSS:\t  79468 kB\nRssAnon:\t  41244 kB\nRssFile:\t  38224 kB\n";
+        assert_eq!(parse_rss_anon(status), Some(41244));
+        assert_eq!(parse_rss_anon("VmRSS:\t8120 kB\n"), None);
         assert_eq!(parse_io_write("rchar: 1\nwrite_bytes: 4096\n"), Some(4096));
         let dev = "Inter-|   Receive\n face |bytes packets errs drop fifo frame compressed multicast|bytes\n    lo: 1000 10 0 0 0 0 0 0 2000 10 0 0 0 0 0 0\n  eth0: 5 1 0 0 0 0 0 0 6 1 0 0 0 0 0 0\n";
         assert_eq!(parse_lo_bytes(dev), Some(3000));
@@ -207,5 +229,7 @@ mod tests {
         assert!(x > 0);
         assert!(u.samples >= 2, "{u:?}");
         assert!(u.rss_max_mib > 0.0, "{u:?}");
+        let anon = u.anon_max_mib.expect("RssAnon is read (Linux 4.5 on)");
+        assert!(anon > 0.0 && anon <= u.rss_max_mib, "{u:?}");
     }
 }

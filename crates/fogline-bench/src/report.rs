@@ -80,6 +80,8 @@ pub struct Summary {
     pub cpu_pct: Option<f64>,
     /// Server peak RSS, MiB (max).
     pub rss_mib: Option<f64>,
+    /// Its peak anonymous part (heap and stacks, not mapped files), MiB (max), where sampled.
+    pub anon_mib: Option<f64>,
     /// Server disk bytes written (median).
     pub disk_bytes: Option<u64>,
     /// Received + sent bytes of the loopback interface (median; see [`crate::procstat`]). `lo`
@@ -173,6 +175,10 @@ pub fn summarise(results: &[CellResult]) -> Vec<(CellSpec, Vec<Summary>)> {
                         cpu_pct: (!servers.is_empty())
                             .then(|| median(servers.iter().map(|s| s.cpu_percent).collect())),
                         rss_mib: servers.iter().map(|s| s.rss_max_mib).reduce(f64::max),
+                        anon_mib: servers
+                            .iter()
+                            .filter_map(|s| s.anon_max_mib)
+                            .reduce(f64::max),
                         disk_bytes: median_of(servers.iter().filter_map(|s| s.disk_write_bytes)),
                         loopback_bytes: median_of(servers.iter().filter_map(|s| s.loopback_bytes)),
                         noise_max: rs.iter().filter_map(|r| r.noise).fold(None, |m, n| {
@@ -402,7 +408,8 @@ pub fn markdown(report: &RunReport) -> String {
     let _ = writeln!(
         s,
         "Medians of the repetitions, except loss, dup and reord (summed over them), server RSS (the \
-         largest) and other CPU / steal (the worst run). Disk MB: the server's writes to storage; \
+         largest; in brackets its anonymous part, heap and stacks without mapped files, where \
+         recorded) and other CPU / steal (the worst run). Disk MB: the server's writes to storage; \
          loopback MB: bytes carried by the loopback interface (counted once, not as \
          sent and again as received), which is the server's traffic in and out here: load and \
          server share the machine. One server process serves a system's cells of a round in \
@@ -436,7 +443,10 @@ pub fn markdown(report: &RunReport) -> String {
                 x.duplicates,
                 x.reordered,
                 opt(x.cpu_pct),
-                opt(x.rss_mib),
+                match (x.rss_mib, x.anon_mib) {
+                    (Some(r), Some(a)) => format!("{} ({} anon)", num(r), num(a)),
+                    (r, _) => opt(r),
+                },
                 opt(x.disk_bytes.map(|b| b as f64 / 1e6)),
                 opt(x.loopback_bytes.map(|b| b as f64 / 2e6)),
                 x.noise_max
@@ -659,11 +669,12 @@ mod tests {
     }
 
     #[test]
-    fn the_results_table_gives_disk_and_loopback_medians() {
+    fn the_results_table_gives_memory_disk_and_loopback() {
         let c = CellSpec::new("c", 22, Rate::Max, Budget::Messages(100));
         let usage = |disk: Option<u64>, lo: u64| crate::procstat::ServerUsage {
             cpu_percent: 10.0,
             rss_max_mib: 5.0,
+            anon_max_mib: disk.map(|_| 2.0),
             disk_write_bytes: disk,
             loopback_bytes: Some(lo),
             ..Default::default()
@@ -693,6 +704,8 @@ mod tests {
         // disk: median of 1 and 50 MB (the run without a reading left out); loopback: half the
         // median of 9, 2 and 3 MB (received + sent).
         assert!(row.contains("| 25.5 | 1.5 |"), "{row}");
+        // RSS: the largest, with the largest anonymous part where a run recorded one.
+        assert!(row.contains("| 5.0 (2.0 anon) |"), "{row}");
         let row = md
             .lines()
             .find(|l| l.starts_with("| c | zeromq |"))
