@@ -38,16 +38,8 @@ if [ ! -d "$tree" ]; then
 fi
 bin=${FOGLINE_BENCH_BIN:-}
 if [ -z "$bin" ]; then
-  # The `full` build links C libraries; say which are missing before cargo fails in a build script.
-  missing=()
-  for p in pkg-config libhyperscan-dev librdkafka-dev libzmq3-dev; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "long-run: building fogline with --features full needs: ${missing[*]}" >&2
-    echo "  install them with: apt-get install -y ${missing[*]}   (or run scripts/test.sh once)" >&2
-    exit 2
-  fi
+  # The `full` build links C libraries (Hyperscan, librdkafka, libzmq): install what is missing.
+  "$repo/scripts/apt-install.sh" pkg-config libhyperscan-dev librdkafka-dev libzmq3-dev
   (cd "$tree" && cargo build --release -p fogline --features full)
   bin=$tree/target/release/fogline
 fi

@@ -8,16 +8,7 @@ cd "$(dirname "$0")/.."
 # System packages: clients the tests drive and C libraries the comparison
 # engines link (Hyperscan, librdkafka, libzmq).
 APT_PACKAGES=(pkg-config mosquitto-clients libhyperscan-dev librdkafka-dev libzmq3-dev)
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  echo "installing: ${missing[*]}"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+./scripts/apt-install.sh "${APT_PACKAGES[@]}"
 
 # The peer systems the benchmark drivers are tested against (Mosquitto, Redis,
 # NATS, RabbitMQ, Kafka jars from Maven Central, ZeroMQ).
