@@ -23,7 +23,7 @@ for p in "${peers[@]}"; do
     *) echo "install.sh: unknown peer '$p'" >&2; exit 2 ;;
   esac
 done
-[ ${#apt_pkgs[@]} -eq 0 ] || "$here/../../scripts/apt-install.sh" "${apt_pkgs[@]}"
+"$here/../../scripts/apt-install.sh" "${apt_pkgs[@]}"
 for p in "${peers[@]}"; do
   if [ "$p" = kafka ] && [ ! -f "$here/.install/kafka/libs/.complete" ]; then
     echo "fetching Kafka 3.9.1 jars from Maven Central"

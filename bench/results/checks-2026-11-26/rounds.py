@@ -39,7 +39,9 @@ for r in runs:
     k = (r["spec"]["label"], r["system"])
     if throughput(r["spec"]):
         throughput_cells.add(r["spec"]["label"])
-    value[k].append(r["throughput_msgs"] if throughput(r["spec"]) else r["latency"]["p50_us"])
+        value[k].append(r["throughput_msgs"])
+    else:
+        value[k].append(r["latency"]["p50_us"])
     loss[k][0] += r["delivery"]["lost"]
     loss[k][1] += r["delivery"]["expected"]
 brokers = ["mosquitto", "redis", "nats", "jetstream", "rabbitmq", "kafka"]

@@ -84,8 +84,8 @@ pub struct Summary {
     pub anon_mib: Option<f64>,
     /// Server disk bytes written (median).
     pub disk_bytes: Option<u64>,
-    /// Received + sent bytes of the loopback interface (median; see [`crate::procstat`]). `lo`
-    /// receives every byte it sends, so half of it is the traffic between load and server.
+    /// Bytes the loopback interface carried, each counted once (median): the traffic between
+    /// load and server. [`crate::procstat`] records received + sent, which counts them twice.
     pub loopback_bytes: Option<u64>,
     /// Largest other-processes CPU (percent of a core) and steal (percent) seen in a run of
     /// this cell (see [`crate::quiet`]), if recorded.
@@ -122,10 +122,10 @@ fn median(mut v: Vec<f64>) -> f64 {
     interval::median_in_place(&mut v)
 }
 
-/// The median of byte counts, or None when no run recorded one.
-fn median_of(v: impl Iterator<Item = u64>) -> Option<u64> {
-    let v: Vec<f64> = v.map(|b| b as f64).collect();
-    (!v.is_empty()).then(|| median(v).round() as u64)
+/// The median of the figures the runs recorded, or None when none did.
+fn median_of(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = v.collect();
+    (!v.is_empty()).then(|| median(v))
 }
 
 /// Summaries by cell (in run order), then by system (in run order).
@@ -172,15 +172,27 @@ pub fn summarise(results: &[CellResult]) -> Vec<(CellSpec, Vec<Summary>)> {
                         },
                         duplicates: rs.iter().map(|r| r.delivery.duplicates).sum(),
                         reordered: rs.iter().map(|r| r.delivery.reordered).sum(),
-                        cpu_pct: (!servers.is_empty())
-                            .then(|| median(servers.iter().map(|s| s.cpu_percent).collect())),
+                        cpu_pct: median_of(servers.iter().map(|s| s.cpu_percent)),
                         rss_mib: servers.iter().map(|s| s.rss_max_mib).reduce(f64::max),
                         anon_mib: servers
                             .iter()
                             .filter_map(|s| s.anon_max_mib)
                             .reduce(f64::max),
-                        disk_bytes: median_of(servers.iter().filter_map(|s| s.disk_write_bytes)),
-                        loopback_bytes: median_of(servers.iter().filter_map(|s| s.loopback_bytes)),
+                        disk_bytes: median_of(
+                            servers
+                                .iter()
+                                .filter_map(|s| s.disk_write_bytes)
+                                .map(|b| b as f64),
+                        )
+                        .map(|b| b.round() as u64),
+                        // `lo` receives every byte it sends: half its count is what it carried.
+                        loopback_bytes: median_of(
+                            servers
+                                .iter()
+                                .filter_map(|s| s.loopback_bytes)
+                                .map(|b| b as f64),
+                        )
+                        .map(|b| (b / 2.0).round() as u64),
                         noise_max: rs.iter().filter_map(|r| r.noise).fold(None, |m, n| {
                             let (o, s) = m.unwrap_or((0.0, 0.0));
                             Some((o.max(n.other_cpu_percent), s.max(n.steal_percent)))
@@ -448,7 +460,7 @@ pub fn markdown(report: &RunReport) -> String {
                     (r, _) => opt(r),
                 },
                 opt(x.disk_bytes.map(|b| b as f64 / 1e6)),
-                opt(x.loopback_bytes.map(|b| b as f64 / 2e6)),
+                opt(x.loopback_bytes.map(|b| b as f64 / 1e6)),
                 x.noise_max
                     .map_or("-".into(), |(o, st)| format!("{o:.0} / {st:.1}")),
                 x.error.as_deref().map_or(String::new(), |e| e
@@ -615,6 +627,13 @@ mod tests {
         }
     }
 
+    /// The first line of `md` that starts with `prefix`.
+    fn line<'a>(md: &'a str, prefix: &str) -> &'a str {
+        md.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no line starting {prefix:?} in:\n{md}"))
+    }
+
     fn meta(scenario: &str, command: &str, repetitions: u32) -> crate::harness::Meta {
         crate::harness::Meta {
             scenario: scenario.into(),
@@ -664,7 +683,7 @@ mod tests {
             "{md}"
         );
         // Each system's row names the worst run of its cell.
-        let redis_row = md.lines().find(|l| l.starts_with("| c | redis |")).unwrap();
+        let redis_row = line(&md, "| c | redis |");
         assert!(redis_row.ends_with("| 40 / 9.0 |  |"), "{redis_row}");
     }
 
@@ -697,19 +716,13 @@ mod tests {
             skipped: vec![],
         });
         assert!(md.contains("| disk MB | loopback MB |"), "{md}");
-        let row = md
-            .lines()
-            .find(|l| l.starts_with("| c | fogline |"))
-            .unwrap();
+        let row = line(&md, "| c | fogline |");
         // disk: median of 1 and 50 MB (the run without a reading left out); loopback: half the
         // median of 9, 2 and 3 MB (received + sent).
         assert!(row.contains("| 25.5 | 1.5 |"), "{row}");
         // RSS: the largest, with the largest anonymous part where a run recorded one.
         assert!(row.contains("| 5.0 (2.0 anon) |"), "{row}");
-        let row = md
-            .lines()
-            .find(|l| l.starts_with("| c | zeromq |"))
-            .unwrap();
+        let row = line(&md, "| c | zeromq |");
         assert!(row.contains("| - | - | - | - |"), "{row}");
         // Only a scenario that reads stored data back says what its server figures span.
         assert!(!md.contains("reads stored data back"), "{md}");
@@ -773,7 +786,7 @@ mod tests {
                 results: rs,
                 skipped: vec![],
             });
-            let row = md.lines().find(|l| l.starts_with("| hz | p50")).unwrap();
+            let row = line(&md, "| hz | p50");
             let cols: Vec<&str> = row.split('|').map(str::trim).collect();
             // cell, metric, value, best, ratio, broker, ratio, verdict, then one per peer.
             assert_eq!(
@@ -818,12 +831,9 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("QUICK"));
-        let header = md
-            .lines()
-            .find(|l| l.starts_with("| cell | metric"))
-            .unwrap();
-        let sep = md.lines().find(|l| l.starts_with("| --- |")).unwrap();
-        let row = md.lines().find(|l| l.starts_with("| max | msg/s")).unwrap();
+        let header = line(&md, "| cell | metric");
+        let sep = line(&md, "| --- |");
+        let row = line(&md, "| max | msg/s");
         let cols = |l: &str| l.matches('|').count();
         assert_eq!(cols(header), cols(sep));
         assert_eq!(cols(header), cols(row));
@@ -886,10 +896,7 @@ mod tests {
                 results: rs.to_vec(),
                 skipped: vec![],
             });
-            md.lines()
-                .find(|l| l.starts_with("| hz | p50"))
-                .unwrap()
-                .to_string()
+            line(&md, "| hz | p50").to_string()
         };
         let r = &ratios(&summarise(&rs), System::Fogline)[0];
         // The best peer (ZeroMQ, median 51) overlaps fogline; the best broker does not.
