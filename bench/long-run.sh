@@ -8,13 +8,15 @@
 # The results go to bench/results/SCENARIO of this checkout (results.json is rewritten
 # after every run: commit it now and then and nothing measured is lost). The commit that
 # measures is the one named in that results.json if there is one (a run resumes only on its
-# own build, `fogline bench --resume`), else COMMIT, else HEAD. It is checked out in a
+# own build, `fogline-bench run --resume`), else COMMIT, else HEAD. It is checked out in a
 # worktree beside this repository (FOGLINE_BENCH_TREES, default ../fogline-bench-trees) and
-# built there once, with the peers' drivers; `fogline bench` runs from that worktree so it
-# records the commit. FOGLINE_BENCH_BIN names a binary already built from that commit
-# instead (its hash is recorded with the resume time). Other arguments for `fogline bench`
+# built there once, with the peers' drivers; `fogline-bench run` runs from that worktree so it
+# records the commit. FOGLINE_BENCH_BIN names a fogline-bench binary already built from that
+# commit instead, with its `fogline` beside it (their hashes are recorded with the resume
+# time). Runs measured before 2026-11-27 were measured by `fogline bench` of that day's
+# binary: resume those with FOGLINE_BENCH_LEGACY=1. Other arguments for `fogline-bench run`
 # go in FOGLINE_BENCH_ARGS. Each start appends the machine and the runs measured so far to
-# bench/results/SCENARIO/sittings.tsv, which `fogline bench report` lists. Stop it with
+# bench/results/SCENARIO/sittings.tsv, which `fogline-bench run report` lists. Stop it with
 # Ctrl-C or SIGTERM: the peers it started are stopped and the summary is written.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,9 +42,17 @@ bin=${FOGLINE_BENCH_BIN:-}
 if [ -z "$bin" ]; then
   # The `full` build links C libraries (Hyperscan, librdkafka, libzmq): install what is missing.
   "$repo/scripts/apt-install.sh" pkg-config libhyperscan-dev librdkafka-dev libzmq3-dev
-  (cd "$tree" && cargo build --release -p fogline --features full)
-  bin=$tree/target/release/fogline
+  if [ -n "${FOGLINE_BENCH_LEGACY:-}" ]; then
+    (cd "$tree" && cargo build --release -p fogline --features full)
+    bin=$tree/target/release/fogline
+  else
+    (cd "$tree" && cargo build --release -p fogline -p fogline-bench --features fogline-bench/full)
+    bin=$tree/target/release/fogline-bench
+  fi
 fi
+# The harness was a subcommand of `fogline` before 2026-11-27 (`fogline bench`).
+verb=run
+[ -n "${FOGLINE_BENCH_LEGACY:-}" ] && verb=bench
 # Each sitting's machine, and how many runs were already measured when it began: a run carried
 # across machines (kernel builds, CPUs) says which of its runs each one measured.
 runs=0
@@ -52,4 +62,4 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$runs" "$short" "$(uname -r)" "$cpu" "$(nproc)" >> "$out/sittings.tsv"
 cd "$tree"
 # shellcheck disable=SC2086 # FOGLINE_BENCH_ARGS is a list of words
-exec "$bin" bench "$scenario" --resume --no-progress --out "$out" --peers-dir "$repo/bench/peers" ${FOGLINE_BENCH_ARGS:-}
+exec "$bin" "$verb" "$scenario" --resume --no-progress --out "$out" --peers-dir "$repo/bench/peers" ${FOGLINE_BENCH_ARGS:-}

@@ -17,7 +17,7 @@ dir=$(cd "$dir" && pwd)
 if [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; then cat "$dir/pid"; exit 0; fi
 echo "$peer" > "$dir/peer"
 missing() {
-  echo "fogline bench: $peer is not installed ($1 not found); install it with: bench/peers/install.sh $peer" >&2
+  echo "fogline-bench: $peer is not installed ($1 not found); install it with: bench/peers/install.sh $peer" >&2
   exit 3
 }
 wait_port() {

@@ -48,7 +48,8 @@ pub struct HarnessOptions {
 /// What identifies the code that measured a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BuildId {
-    /// A hash of the running executable's bytes: equal only for the same build.
+    /// A hash of the measuring executables' bytes (the harness and the `fogline` server it
+    /// starts): equal only for the same builds.
     pub exe: String,
     /// `git describe --always --dirty` of the working directory, if it is a checkout
     /// (what the binary was most likely built from).
@@ -57,10 +58,15 @@ pub struct BuildId {
 }
 
 impl BuildId {
-    /// The running executable's hash and the current directory's git checkout.
-    pub fn current() -> BuildId {
+    /// The hash of the running executable and of `server` (the `fogline` executable it
+    /// measures, if any), and the current directory's git checkout.
+    pub fn current(server: Option<&std::path::Path>) -> BuildId {
         let exe = std::env::current_exe()
             .and_then(|p| hash_file(&p))
+            .and_then(|h| match server {
+                Some(s) => Ok(h.rotate_left(1) ^ hash_file(s)?),
+                None => Ok(h),
+            })
             .map_or_else(|e| format!("unknown ({e})"), |h| format!("{h:016x}"));
         let checkout = std::process::Command::new("git")
             .args(["describe", "--always", "--dirty", "--abbrev=12"])
@@ -352,7 +358,7 @@ fn cell_deadline(c: &crate::cell::CellSpec) -> Duration {
 }
 
 /// The entry `--resume` adds to [`Meta::resumed`]: the time, the executable when a rebuild
-/// of the same commit resumes (see `fogline bench --resume`), and the machine when it is not
+/// of the same commit resumes (see `fogline-bench run --resume`), and the machine when it is not
 /// the one the run started on (a long run meets other machines and kernel builds).
 fn resume_note(now: String, meta: &Meta, exe: &str, machine: String) -> String {
     let mut when = now;
@@ -574,7 +580,7 @@ async fn start_peer(
 ) -> Result<RunningPeer, PeerError> {
     if !system.compiled_in() {
         return Err(PeerError::Missing(format!(
-            "{system}: driver not compiled in (build fogline with `--features peers`)"
+            "{system}: driver not compiled in (build fogline-bench with `--features peers`)"
         )));
     }
     let env = opts.peers.clone();

@@ -13,15 +13,12 @@
 //!   [`sittings`]: which machine measured which runs of a run carried across sittings.
 #![deny(missing_docs)]
 
-pub mod accounting;
 pub mod cell;
-pub mod clock;
+pub use fogline_probe::{accounting, clock, latency, payload};
 pub mod driver;
 pub mod drivers;
 pub mod harness;
 pub mod interval;
-pub mod latency;
-pub mod payload;
 pub mod peers;
 pub mod pin;
 #[cfg(feature = "plots")]

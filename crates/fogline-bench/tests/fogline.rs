@@ -116,6 +116,8 @@ async fn native_persistent_acked() {
     assert!(r.errors.is_empty(), "{:?}", r.errors);
 }
 
+// The MQTT driver is rumqttc, compiled in with the `peers` feature.
+#[cfg(feature = "peers")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mqtt_live() {
     let s = server(StorageMode::Memory).await;

@@ -1,7 +1,7 @@
 //! Comparison harness for `fogline-match`: loaders for the shared data formats, one [`Engine`]
 //! trait implemented by fogline-match and its peers (Hyperscan, aho-corasick NFA and DFA,
 //! daachorse), a runner that times them single-threaded on the same inputs and checks that
-//! they agree, and JSON/Markdown reports. Used by `fogline match` and by the
+//! they agree, and JSON/Markdown reports. Used by `fogline-bench match` and by the
 //! `fogline-match-bench` binary.
 #![deny(missing_docs)]
 

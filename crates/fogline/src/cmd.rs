@@ -1,10 +1,7 @@
 //! One module per subcommand.
-pub mod bench;
 pub mod config;
 pub mod demo;
-pub mod detect;
 pub mod log;
-pub mod matching;
 pub mod publish;
 pub mod serve;
 pub mod stream;

@@ -32,12 +32,6 @@ enum Command {
     /// Check or repair a data directory offline.
     #[command(subcommand)]
     Log(cmd::log::LogCommand),
-    /// Run the anomaly detectors over the NAB corpus and print the scoreboard.
-    Detect(cmd::detect::DetectArgs),
-    /// Match a pattern set against packets or a file with one engine; report matches and GB/s.
-    Match(cmd::matching::MatchArgs),
-    /// Benchmark fogline against its peers (scenarios core, seed000, seed002, seed003, seed004, mqtt).
-    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -63,8 +57,5 @@ fn main() -> anyhow::Result<()> {
         Command::Stream(c) => cmd::stream::run(c),
         Command::Config(c) => cmd::config::run(c),
         Command::Log(c) => cmd::log::run(c),
-        Command::Detect(args) => cmd::detect::run(args),
-        Command::Match(args) => cmd::matching::run(args),
-        Command::Bench(args) => cmd::bench::run(args),
     }
 }

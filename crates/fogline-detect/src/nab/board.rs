@@ -34,7 +34,7 @@ pub struct ProfileScore {
     pub false_positives: usize,
 }
 
-/// One scoreboard line, as `fogline detect --json` prints it.
+/// One scoreboard line, as `fogline-bench detect --json` prints it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct BoardRow {
     /// Detector name.

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use clap::Args;
-use fogline_bench::payload::Encoder;
 use fogline_client::{Client, ClientOptions, PublishRecord};
+use fogline_probe::payload::Encoder;
 
 /// Publish records.
 #[derive(Args, Debug)]
@@ -59,7 +59,7 @@ async fn publish(args: PubArgs) -> anyhow::Result<()> {
         }
         let payload = match &args.message {
             Some(m) => Bytes::from(m.clone().into_bytes()),
-            None => enc.encode_stamped(0, seq, fogline_bench::clock::now_ns),
+            None => enc.encode_stamped(0, seq, fogline_probe::clock::now_ns),
         };
         let record = PublishRecord {
             priority: args.priority,

@@ -3,9 +3,9 @@
 use std::time::Duration;
 
 use clap::Args;
-use fogline_bench::accounting::{Delivery, SubscriberLedger};
-use fogline_bench::latency::LatencyRecorder;
 use fogline_client::{Client, ClientOptions, ConsumerOptions, StartPosition, SubscribeOptions};
+use fogline_probe::accounting::{Delivery, SubscriberLedger};
+use fogline_probe::latency::LatencyRecorder;
 
 /// Receive records.
 #[derive(Args, Debug)]
@@ -62,15 +62,15 @@ impl Tally {
         let now = std::time::Instant::now();
         self.first.get_or_insert(now);
         self.last = Some(now);
-        let Some(h) = fogline_bench::payload::decode(payload) else {
+        let Some(h) = fogline_probe::payload::decode(payload) else {
             return;
         };
-        if h.producer == fogline_bench::payload::WARMUP_PRODUCER {
+        if h.producer == fogline_probe::payload::WARMUP_PRODUCER {
             return;
         }
         self.ledger.record(0, h.seq);
         self.highest = Some(self.highest.map_or(h.seq, |x| x.max(h.seq)));
-        let now = fogline_bench::clock::now_ns();
+        let now = fogline_probe::clock::now_ns();
         if now >= h.sent_ns {
             self.latency.record(now - h.sent_ns);
         }
@@ -203,10 +203,10 @@ mod tests {
 
     #[test]
     fn tally_counts_gaps_duplicates_and_reordering() {
-        let mut enc = fogline_bench::payload::Encoder::new(32);
+        let mut enc = fogline_probe::payload::Encoder::new(32);
         let mut t = Tally::default();
         for seq in [0u64, 1, 3, 2, 3, 5] {
-            let p = enc.encode(fogline_bench::payload::Header {
+            let p = enc.encode(fogline_probe::payload::Header {
                 producer: 0,
                 seq,
                 sent_ns: 0,

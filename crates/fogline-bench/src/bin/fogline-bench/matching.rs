@@ -1,4 +1,4 @@
-//! `fogline match`: run one multi-pattern matcher over packets or a file, single thread, and
+//! `fogline-bench match`: run one multi-pattern matcher over packets or a file, single thread, and
 //! report matches and throughput. The same comparison as `fogline-match-bench`, one cell at a
 //! time.
 //!
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use fogline_match_compare::{load_packets, load_patterns, run_engine, EngineKind, Input, Mode};
 
-/// Arguments of `fogline match`.
+/// Arguments of `fogline-bench match`.
 #[derive(clap::Args)]
 pub struct MatchArgs {
     /// Pattern file (hex bytes, tab, nocase flag per line).

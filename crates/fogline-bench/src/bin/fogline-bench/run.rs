@@ -1,7 +1,7 @@
-//! `fogline bench`: the benchmark harness (crate fogline-bench) against fogline and the real
-//! peer systems, on this machine, in one run. Peers start from `bench/peers/start.sh`;
-//! fogline starts as `fogline serve` from this executable. Results go to
-//! `bench/results/<scenario>/` (JSON, Markdown, plots) and the table to stdout.
+//! `fogline-bench run`: the benchmark harness (this crate) against fogline and the real peer
+//! systems, on this machine, in one run. Peers start from `bench/peers/start.sh`; fogline
+//! starts as `fogline serve` from the `fogline` executable beside this one (or `--fogline`).
+//! Results go to `bench/results/<scenario>/` (JSON, Markdown, plots) and the table to stdout.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -102,6 +102,27 @@ pub struct BenchArgs {
     /// the missing ones (same scenario and options required).
     #[arg(long)]
     pub resume: bool,
+    /// The `fogline` executable whose `fogline serve` is measured (default: the one beside
+    /// this executable, as `cargo build` places them).
+    #[arg(long, env = "FOGLINE_BIN")]
+    pub fogline: Option<PathBuf>,
+}
+
+/// The fogline executable to measure: `--fogline`, else `fogline` beside this executable.
+fn fogline_exe(args: &BenchArgs) -> anyhow::Result<PathBuf> {
+    let exe = match &args.fogline {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()
+            .context("locating this executable")?
+            .with_file_name("fogline"),
+    };
+    if !exe.is_file() {
+        bail!(
+            "no fogline executable at {}: build it (`cargo build --release -p fogline`) or name one with --fogline",
+            exe.display()
+        );
+    }
+    Ok(exe)
 }
 
 /// Ctrl-C, SIGTERM or SIGHUP (a closed terminal or session): each ends the run the same way,
@@ -231,7 +252,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     if args.scenario == "report" {
         let Some(dir) = &args.out else {
-            bail!("`fogline bench report` needs --out DIR (a folder with results.json)");
+            bail!("`fogline-bench run report` needs --out DIR (a folder with results.json)");
         };
         let rep = report::read_json(&dir.join("results.json"))
             .with_context(|| format!("reading {}", dir.join("results.json").display()))?;
@@ -295,7 +316,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| harness::default_results_dir(&scripts, &sc.name));
-    let build = BuildId::current();
+    // Only a run of fogline itself needs its executable.
+    let server = if systems
+        .iter()
+        .any(|s| matches!(s, System::Fogline | System::FoglineMqtt))
+    {
+        Some(fogline_exe(&args)?)
+    } else {
+        None
+    };
+    let build = BuildId::current(server.as_deref());
     let resume = if args.resume {
         previous_run(&out, &sc, &build)?
     } else {
@@ -307,9 +337,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             scripts,
             work_dir: work_dir.clone(),
             server_core: placement.map(|p| p.server_core),
-            fogline_exe: std::env::current_exe().ok(),
+            fogline_exe: server,
         },
-        command: std::iter::once("fogline".to_string())
+        command: std::iter::once("fogline-bench".to_string())
             .chain(std::env::args().skip(1))
             .collect::<Vec<_>>()
             .join(" "),
@@ -323,7 +353,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     // Pinned to one core, the load runs on one thread: a second worker there adds no
     // parallelism, only cross-thread wake-ups on every hop between tasks (A/B in
     // bench/results/checks-2026-11-22: not worse for any system, within the noise).
-    let rt = super::runtime(Some(if placement.is_some() { 1 } else { 2 }))?;
+    let rt = super::runtime(if placement.is_some() { 1 } else { 2 })?;
     // Ctrl-C drops the run, and with it every started peer (each stops by pid on drop).
     let rep = rt.block_on(async {
         tokio::select! {
@@ -344,7 +374,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         // A stop the user asked for: one line and the shell's code for it, not an error
         // with a backtrace.
         eprintln!(
-            "fogline bench: interrupted; peers stopped; the runs measured so far are in {}: add --resume to finish the run",
+            "fogline-bench: interrupted; peers stopped; the runs measured so far are in {}: add --resume to finish the run",
             out.display()
         );
         std::process::exit(130);
@@ -390,10 +420,9 @@ mod tests {
             bench: BenchArgs,
         }
         let limits = |args: &[&str]| {
-            let cli = <Cli as clap::Parser>::try_parse_from(
-                ["bench", "seed000"].iter().chain(args.iter()),
-            )
-            .unwrap();
+            let cli =
+                <Cli as clap::Parser>::try_parse_from(["run", "seed000"].iter().chain(args.iter()))
+                    .unwrap();
             quiet_limits(&cli.bench).map(|l| (l.other_cpu_percent, l.steal_percent))
         };
         assert_eq!(limits(&[]), Some((10.0, 0.5)));
@@ -420,7 +449,7 @@ mod tests {
             meta: harness::Meta {
                 scenario: sc.name.clone(),
                 source: sc.source.into(),
-                command: "fogline bench seed002 --quick".into(),
+                command: "fogline-bench run seed002 --quick".into(),
                 date: "2026-11-22T00:00:00Z".into(),
                 machine: "test".into(),
                 placement: None,

@@ -1,4 +1,4 @@
-//! `fogline bench` stopped by SIGTERM (as `bench/long-run.sh` is stopped between sittings):
+//! `fogline-bench run` stopped by SIGTERM (as `bench/long-run.sh` is stopped between sittings):
 //! it keeps every run measured so far, byte for byte, writes their summary, says how to
 //! resume in one line and exits with 130.
 
@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 fn an_interrupted_run_keeps_its_runs_and_exits_130() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("results");
-    let child = Command::new(env!("CARGO_BIN_EXE_fogline"))
+    let child = Command::new(env!("CARGO_BIN_EXE_fogline-bench"))
         .args([
-            "bench",
+            "run",
             "core",
             "--quick",
             "--systems",
@@ -33,7 +33,7 @@ fn an_interrupted_run_keeps_its_runs_and_exits_130() {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("fogline bench starts");
+        .expect("fogline-bench starts");
     let raw = out.join("results.json");
     let runs = || -> usize {
         let Ok(text) = std::fs::read_to_string(&raw) else {
@@ -56,7 +56,7 @@ fn an_interrupted_run_keeps_its_runs_and_exits_130() {
         .status()
         .expect("kill runs");
     assert!(status.success());
-    let done = child.wait_with_output().expect("fogline bench ends");
+    let done = child.wait_with_output().expect("fogline-bench ends");
     let stderr = String::from_utf8_lossy(&done.stderr);
     assert_eq!(done.status.code(), Some(130), "{stderr}");
     assert!(

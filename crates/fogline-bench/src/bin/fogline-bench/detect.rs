@@ -1,4 +1,4 @@
-//! `fogline detect`: run the built-in anomaly detectors over a NAB corpus and
+//! `fogline-bench detect`: run the built-in anomaly detectors over a NAB corpus and
 //! print the scoreboard (all three profiles) with the cost per point; with
 //! `--traces`, evaluate the event-trace detectors on generated traces.
 //!
@@ -13,7 +13,7 @@ use fogline_detect::nab::{evaluate, evaluate_at, results, run_detector, BoardRow
 use fogline_detect::trace::evaluate as traces;
 use std::path::{Path, PathBuf};
 
-/// Arguments of `fogline detect`.
+/// Arguments of `fogline-bench detect`.
 #[derive(clap::Args)]
 pub struct DetectArgs {
     /// NAB directory holding data/, labels/combined_windows.json and config/profiles.json.

@@ -1,0 +1,59 @@
+//! `fogline-bench`: the tools that measure fogline against its peers, kept out of the edge
+//! binary. `run` drives the benchmark scenarios (it starts `fogline serve` from the `fogline`
+//! executable beside this one, or `--fogline PATH`), `match` compares the multi-pattern
+//! matcher with Hyperscan, aho-corasick and daachorse, and `detect` scores the anomaly
+//! detectors on the Numenta Anomaly Benchmark.
+
+mod detect;
+mod matching;
+mod run;
+
+use clap::{Parser, Subcommand};
+
+/// fogline-bench: benchmark fogline against its peers.
+#[derive(Parser)]
+#[command(name = "fogline-bench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a benchmark scenario (core, seed000, seed002, seed003, seed004, mqtt; `list`,
+    /// `report --out DIR`).
+    Run(run::BenchArgs),
+    /// Match a pattern set against packets or a file with one engine; report matches and GB/s.
+    Match(matching::MatchArgs),
+    /// Run the anomaly detectors over the NAB corpus and print the scoreboard.
+    Detect(detect::DetectArgs),
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FOGLINE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Match(args) => matching::run(args),
+        Command::Detect(args) => detect::run(args),
+    }
+}
+
+/// A tokio runtime of `threads` workers; one worker means a single-threaded runtime.
+fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    let mut b = if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(threads);
+        b
+    };
+    b.enable_all();
+    Ok(b.build()?)
+}
