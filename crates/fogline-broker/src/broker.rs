@@ -3,8 +3,12 @@
 //!
 //! Routing is cached per topic: a route lists the matching subscriptions,
 //! shared-subscription groups and streams, and is valid while the broker's
-//! generation (bumped under the subscription write lock on every change)
-//! is the one it was computed under.
+//! generation (bumped under the subscription write lock on every change, and
+//! by every change to the set of streams or their subjects) is the one it was
+//! computed under.
+//!
+//! Managing streams and consumers at runtime is in `manage`, the catalog that keeps
+//! the set of streams across restarts in `catalog`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -15,11 +19,14 @@ use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 
 use crate::batch::Batch;
+use crate::catalog::{reconcile, Catalog};
+use crate::clients::{ClientHandle, Clients, Protocol};
 use crate::config::{BrokerConfig, SlowConsumerPolicy, StorageMode, StreamConfig};
 use crate::consumer::{Consumer, ConsumerOptions};
 use crate::direct::{DirectSink, Handoff};
 use crate::error::BrokerError;
 use crate::queue::{CloseReason, Push, QueueLimits, SubQueue};
+use crate::stats::BrokerStats;
 use crate::stream::Stream;
 use crate::trie::Trie;
 
@@ -69,6 +76,11 @@ impl Subscription {
     /// The queue to drain.
     pub fn queue(&self) -> &Arc<SubQueue> {
         &self.queue
+    }
+
+    /// The origin of the connection or session that holds it.
+    pub fn origin(&self) -> u64 {
+        self.origin
     }
 
     /// The options it was made with (`no_local` may have changed since: see
@@ -145,19 +157,6 @@ struct Subs {
     by_id: HashMap<u64, Arc<Subscription>>,
 }
 
-/// Counters kept by the broker.
-#[derive(Debug, Default)]
-pub struct BrokerStats {
-    /// Records accepted by publish.
-    pub records_in: AtomicU64,
-    /// Batches accepted by publish.
-    pub batches_in: AtomicU64,
-    /// Subscribers cut off as slow consumers.
-    pub slow_consumers: AtomicU64,
-    /// Deliveries handed straight to an idle subscriber's sink (see [`Handoff::Direct`]).
-    pub direct_deliveries: AtomicU64,
-}
-
 /// Most topics whose routes are cached; past it the cache starts over.
 const ROUTE_CACHE_MAX: usize = 16_384;
 /// Longer topics are routed without the cache, which so holds 4 MiB of topics at most
@@ -167,19 +166,25 @@ const ROUTE_CACHE_TOPIC_MAX: usize = 256;
 /// The broker core, shared by every connection (cheap to clone).
 #[derive(Clone)]
 pub struct Broker {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
-    config: BrokerConfig,
+pub(crate) struct Inner {
+    pub(crate) config: BrokerConfig,
     subs: RwLock<Subs>,
-    generation: AtomicU64,
+    pub(crate) generation: AtomicU64,
     /// Looked up for every published batch: foldhash, a tenth the instructions of std's
     /// SipHash for a short topic; its per-process random seed keeps crafted collisions hard.
     routes: Mutex<foldhash::HashMap<String, Arc<Route>>>,
-    streams: Vec<Arc<Stream>>,
+    /// The streams, replaced whole when one is created or deleted (readers take a snapshot).
+    pub(crate) streams: RwLock<Arc<[Arc<Stream>]>>,
+    /// The catalog; its lock also serialises every change to the set of streams.
+    pub(crate) catalog: Mutex<Catalog>,
     next_id: AtomicU64,
-    stats: BrokerStats,
+    pub(crate) stats: Arc<BrokerStats>,
+    clients: Arc<Clients>,
+    /// When the broker opened, microseconds since the UNIX epoch.
+    started_us: u64,
 }
 
 impl Broker {
@@ -188,41 +193,54 @@ impl Broker {
     ///
     /// # Errors
     /// A bad configuration or a stream whose log cannot be opened.
+    ///
+    /// The streams are those of the node's catalog (`<data_dir>/node/streams.json`), with
+    /// the configuration's `streams` applied where they changed since they were last applied
+    /// (see `catalog::reconcile`); a new node with none configured gets one named `default`
+    /// capturing every topic. A node whose default storage is `memory` keeps no catalog.
     pub fn open(
         config: BrokerConfig,
     ) -> Result<(Broker, Vec<(String, RecoveryReport)>), BrokerError> {
-        let mut configs = config.streams.clone();
-        if configs.is_empty() {
-            configs.push(StreamConfig {
-                name: "default".into(),
-                subjects: vec!["#".into()],
-                storage: None,
-                retention_bytes: None,
-                retention_age: None,
-                segment_bytes: None,
-            });
-        }
-        let mut streams = Vec::new();
-        let mut reports = Vec::new();
-        for cfg in &configs {
-            if streams.iter().any(|s: &Arc<Stream>| s.name() == cfg.name) {
+        for (i, cfg) in config.streams.iter().enumerate() {
+            if config.streams[..i].iter().any(|s| s.name == cfg.name) {
                 return Err(BrokerError::Config(format!(
                     "stream {:?} is defined twice",
                     cfg.name
                 )));
             }
+        }
+        let path =
+            (config.storage != StorageMode::Memory).then(|| Catalog::path_in(&config.data_dir));
+        if path.is_some() {
+            crate::manage::empty_trash(&config.data_dir);
+        }
+        let stored = Catalog::load(path.clone())?;
+        let mut declared = config.streams.clone();
+        if declared.is_empty() && stored.is_none() {
+            declared.push(StreamConfig::new("default", vec!["#".into()]));
+        }
+        let (catalog, changed) = reconcile(stored, path, &declared);
+        let mut streams = Vec::new();
+        let mut reports = Vec::new();
+        for cfg in catalog.streams() {
             let (stream, report) = Stream::open(cfg, &config)?;
             reports.push((cfg.name.clone(), report));
             streams.push(Arc::new(stream));
+        }
+        if changed {
+            catalog.save()?;
         }
         let inner = Inner {
             config,
             subs: RwLock::new(Subs::default()),
             generation: AtomicU64::new(1),
             routes: Mutex::new(foldhash::HashMap::default()),
-            streams,
+            streams: RwLock::new(streams.into()),
+            catalog: Mutex::new(catalog),
             next_id: AtomicU64::new(1),
-            stats: BrokerStats::default(),
+            stats: Arc::new(BrokerStats::default()),
+            clients: Arc::new(Clients::default()),
+            started_us: crate::batch::now_micros(),
         };
         Ok((
             Broker {
@@ -247,22 +265,44 @@ impl Broker {
         self.inner.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Registers a connection of `protocol` from `addr` (see [`crate::clients`]); its id is a
+    /// fresh origin. Keep the handle while the connection lives.
+    pub fn register_client(&self, protocol: Protocol, addr: impl Into<String>) -> ClientHandle {
+        let id = self.next_origin();
+        self.inner.clients.register(id, protocol, addr.into())
+    }
+
+    /// The node's connections.
+    pub fn clients(&self) -> &Clients {
+        &self.inner.clients
+    }
+
+    /// When the broker opened, microseconds since the UNIX epoch.
+    pub fn started_us(&self) -> u64 {
+        self.inner.started_us
+    }
+
     /// Waits until every durable consumer position stored so far is on disk (they are
     /// written by a thread of each stream). Blocks: call it off the runtime threads.
     pub fn sync_positions(&self) {
-        for s in &self.inner.streams {
+        for s in self.streams().iter() {
             s.sync_positions();
         }
     }
 
-    /// All streams.
-    pub fn streams(&self) -> &[Arc<Stream>] {
-        &self.inner.streams
+    /// The streams, now (a snapshot: streams created or deleted later are not in it).
+    pub fn streams(&self) -> Arc<[Arc<Stream>]> {
+        self.inner.streams.read().clone()
     }
 
     /// The stream called `name`.
-    pub fn stream(&self, name: &str) -> Option<&Arc<Stream>> {
-        self.inner.streams.iter().find(|s| s.name() == name)
+    pub fn stream(&self, name: &str) -> Option<Arc<Stream>> {
+        self.inner
+            .streams
+            .read()
+            .iter()
+            .find(|s| s.name() == name)
+            .cloned()
     }
 
     /// Largest record (payload + headers) accepted.
@@ -463,6 +503,9 @@ impl Broker {
         stats
             .records_in
             .fetch_add(u64::from(batch.count()), Ordering::Relaxed);
+        stats
+            .bytes_in
+            .fetch_add(batch.weight() as u64, Ordering::Relaxed);
         stats.batches_in.fetch_add(1, Ordering::Relaxed);
         Ok(waits)
     }
@@ -571,8 +614,7 @@ impl Broker {
             })
             .collect();
         route.streams = self
-            .inner
-            .streams
+            .streams()
             .iter()
             .filter(|s| s.captures(topic))
             .cloned()
@@ -623,7 +665,11 @@ impl Broker {
             origin,
             no_local: AtomicBool::new(opts.no_local),
             opts,
-            queue: Arc::new(SubQueue::new(limits, waker)),
+            queue: Arc::new(SubQueue::with_stats(
+                limits,
+                waker,
+                self.inner.stats.clone(),
+            )),
             direct,
         });
         let mut subs = self.inner.subs.write();
@@ -649,6 +695,11 @@ impl Broker {
         self.inner.subs.read().by_id.len()
     }
 
+    /// Every live subscription (for the admin API).
+    pub(crate) fn subscription_list(&self) -> Vec<Arc<Subscription>> {
+        self.inner.subs.read().by_id.values().cloned().collect()
+    }
+
     /// Opens a consumer on stream `stream`.
     ///
     /// # Errors
@@ -661,13 +712,13 @@ impl Broker {
         let s = self
             .stream(stream)
             .ok_or_else(|| BrokerError::UnknownStream(stream.to_string()))?;
-        Consumer::open(s.clone(), opts)
+        Consumer::open(s, opts)
     }
 
     /// Applies retention to every stream.
     pub fn enforce_retention(&self) {
         let now = crate::batch::now_micros();
-        for s in &self.inner.streams {
+        for s in self.streams().iter() {
             s.enforce_retention(now);
         }
     }

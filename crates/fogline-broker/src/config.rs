@@ -78,20 +78,22 @@ impl std::str::FromStr for StorageMode {
 }
 
 /// One stream: a log capturing every record whose topic matches a subject filter.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+///
+/// Retention: `None` takes the broker's default, a limit of zero means none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StreamConfig {
-    /// Stream name: letters, digits, `-`, `_` and `.`.
+    /// Stream name: letters, digits, `-`, `_` and `.` (see [`valid_stream_name`]).
     pub name: String,
     /// Topic filters (MQTT syntax) whose records this stream captures.
     pub subjects: Vec<String>,
     /// Storage mode; the server's default when absent.
     #[serde(default)]
     pub storage: Option<StorageMode>,
-    /// Drop whole oldest segments while the stream is larger than this.
+    /// Drop whole oldest segments while the stream is larger than this (0: no limit).
     #[serde(default)]
     pub retention_bytes: Option<ByteSize>,
-    /// Drop whole segments whose newest record is older than this.
+    /// Drop whole segments whose newest record is older than this (0: no limit).
     #[serde(default, with = "humantime_serde")]
     pub retention_age: Option<Duration>,
     /// Size of one segment file.
@@ -109,9 +111,9 @@ pub struct BrokerConfig {
     pub storage: StorageMode,
     /// Largest accepted record payload.
     pub max_message_bytes: ByteSize,
-    /// Default retention by size for streams that set none.
+    /// Default retention by size for streams that set none (0: no limit).
     pub retention_bytes: Option<ByteSize>,
-    /// Default retention by age for streams that set none.
+    /// Default retention by age for streams that set none (0: no limit).
     #[serde(with = "humantime_serde")]
     pub retention_age: Option<Duration>,
     /// Default retention by size for `memory` streams that set none (RAM is
@@ -167,10 +169,27 @@ impl Default for QueueConfig {
     }
 }
 
+impl StreamConfig {
+    /// A stream with the broker's default storage and retention.
+    pub fn new(name: impl Into<String>, subjects: Vec<String>) -> StreamConfig {
+        StreamConfig {
+            name: name.into(),
+            subjects,
+            storage: None,
+            retention_bytes: None,
+            retention_age: None,
+            segment_bytes: None,
+        }
+    }
+}
+
+/// Names of the node's own directories in `data_dir`, which no stream may take.
+pub const RESERVED_NAMES: [&str; 2] = ["mqtt", "node"];
+
 /// Checks a stream name: non-empty, at most 64 bytes of `[A-Za-z0-9._-]`,
-/// not starting with a dot (it becomes a directory name).
+/// not starting with a dot (it becomes a directory name), not one of [`RESERVED_NAMES`].
 pub fn valid_stream_name(name: &str) -> bool {
-    valid_file_name(name)
+    valid_file_name(name) && !RESERVED_NAMES.contains(&name)
 }
 
 /// Whether `name` may name a durable consumer: its position is kept in a file of that
@@ -200,6 +219,8 @@ mod tests {
         assert!(!valid_stream_name(".."));
         assert!(!valid_stream_name("a/b"));
         assert!(!valid_stream_name(&"x".repeat(65)));
+        assert!(!valid_stream_name("mqtt"), "the MQTT state's directory");
+        assert!(!valid_stream_name("node"), "the node's own directory");
     }
 
     #[test]

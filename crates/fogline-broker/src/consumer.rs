@@ -7,6 +7,7 @@
 //! below it was acked or filtered out, so a durable consumer resumes there.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use fogline_log::{LogError, Record};
 use tokio::time::Instant;
 
 use crate::error::BrokerError;
-use crate::stream::Stream;
+use crate::stream::{ConsumerState, Stream};
 
 /// Where a new consumer starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +73,8 @@ pub struct Consumer {
     max_inflight: usize,
     stored_floor: Option<u64>,
     saved_at: Option<Instant>,
+    /// What the admin API sees of it (in the stream's table of open consumers).
+    state: Arc<ConsumerState>,
 }
 
 /// Least time between two position writes caused by acks (a write is a
@@ -107,8 +110,10 @@ impl Consumer {
             Start::Time(t) => stream.offset_for_time(t),
             Start::Resume => stored.unwrap_or(first).clamp(first, next),
         };
+        let state = stream.register_consumer(opts.name.clone(), opts.filter.clone(), cursor);
         Ok(Consumer {
             stream,
+            state,
             name: opts.name,
             filter: opts.filter,
             cursor,
@@ -157,10 +162,23 @@ impl Consumer {
             None => usize::MAX,
         };
         let want = max.saturating_sub(out.len()).min(room);
+        let again = out.len();
         if want > 0 && (budget > 0 || out.is_empty()) {
             self.read_new(want, now, budget, &mut out)?;
         }
+        self.state.redelivered.fetch_add(again as u64, Relaxed);
+        self.state
+            .delivered
+            .fetch_add((out.len() - again) as u64, Relaxed);
+        self.report();
         Ok(out)
+    }
+
+    /// Publishes its cursor, floor and pending count for the admin API.
+    fn report(&self) {
+        self.state.cursor.store(self.cursor, Relaxed);
+        self.state.floor.store(self.floor(), Relaxed);
+        self.state.pending.store(self.pending.len() as u64, Relaxed);
     }
 
     /// False while `max_inflight` records wait for their acks: a poll hands out only
@@ -295,6 +313,7 @@ impl Consumer {
         for o in offsets {
             self.pending.remove(o);
         }
+        self.report();
     }
 
     /// When the earliest pending record expires, if any.
@@ -361,6 +380,7 @@ impl Drop for Consumer {
         if let Err(e) = self.save() {
             tracing::warn!(error = %e, "could not save consumer position");
         }
+        self.stream.unregister_consumer(&self.state);
         if let Some(name) = &self.name {
             self.stream.release_durable(name);
         }

@@ -17,6 +17,16 @@ pub enum BrokerError {
     /// No stream by that name.
     #[error("unknown stream {0:?}")]
     UnknownStream(String),
+    /// A stream of that name exists already.
+    #[error("stream {0:?} exists already")]
+    StreamExists(String),
+    /// No durable consumer by that name on the stream.
+    #[error("unknown consumer {0:?}")]
+    UnknownConsumer(String),
+    /// A request whose values cannot be applied (a stream setting, a change that is not
+    /// allowed); the message says which and why.
+    #[error("{0}")]
+    Invalid(String),
     /// A topic that may not be published to.
     #[error("invalid topic: {0}")]
     InvalidTopic(String),

@@ -16,23 +16,31 @@
 mod acks;
 mod batch;
 mod broker;
+mod catalog;
+pub mod clients;
 pub mod config;
 mod consumer;
 pub mod direct;
 mod error;
+pub mod link;
+mod manage;
 mod positions;
 pub mod queue;
+pub mod stats;
 mod stream;
 mod tail;
 pub mod trie;
 
 pub use acks::AckQueue;
 pub use batch::{now_micros, Batch};
-pub use broker::{Broker, BrokerStats, Stored, SubscribeOptions, Subscription};
+pub use broker::{Broker, Stored, SubscribeOptions, Subscription};
+pub use clients::{ClientHandle, ClientInfo, Protocol, TrafficSnapshot};
 pub use config::{
     valid_consumer_name, BrokerConfig, QueueConfig, SlowConsumerPolicy, StorageMode, StreamConfig,
 };
 pub use consumer::{Consumer, ConsumerOptions, Delivery, Start};
 pub use direct::{DirectSink, DirectSocket, Handoff, PeekRead, SharedWrite, WriteHalf, Written};
 pub use error::BrokerError;
-pub use stream::Stream;
+pub use manage::{StreamChange, SubscriptionInfo};
+pub use stats::{BrokerStats, DropReason};
+pub use stream::{ConsumerInfo, Stream};

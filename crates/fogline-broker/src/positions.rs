@@ -11,6 +11,9 @@
 //! names take turns. A failed write is reported to the next store of that name and tried
 //! again a second later. [`Positions::sync`] waits until every queued position is written,
 //! and dropping the writer waits too. The thread starts with a stream's first position.
+//! A deleted consumer's file is removed by the same thread, in turn with its writes, so an
+//! older position can never bring it back; a deleted stream's writer is retired before its
+//! directory goes.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -25,8 +28,8 @@ const RETRY: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 struct State {
-    /// The newest position of each name not yet written.
-    queued: HashMap<String, u64>,
+    /// The newest position of each name not yet written; `None`: remove its file.
+    queued: HashMap<String, Option<u64>>,
     /// The names in `queued`, oldest first: every consumer gets its turn.
     order: VecDeque<String>,
     /// A write is under way.
@@ -35,16 +38,18 @@ struct State {
     failed: HashMap<String, String>,
     /// Positions whose write failed, queued again at `retry_at` (a newer store of the name
     /// replaces its entry).
-    retry: HashMap<String, u64>,
+    retry: HashMap<String, Option<u64>>,
     retry_at: Option<Instant>,
     /// The writer drains what is queued and ends (what waits for a retry is dropped).
     closed: bool,
     /// Test hook: nothing is written while it is set (see [`Positions::hold`]).
     held: bool,
+    /// The stream was deleted: nothing is queued or written any more.
+    retired: bool,
 }
 
 impl State {
-    fn queue(&mut self, name: &str, floor: u64) {
+    fn queue(&mut self, name: &str, floor: Option<u64>) {
         if self.queued.insert(name.to_string(), floor).is_none() {
             self.order.push_back(name.to_string());
         }
@@ -98,10 +103,16 @@ impl Positions {
     /// position replaces it), or, without a writer thread, this one.
     pub fn store(&self, name: &str, floor: u64) -> Result<(), String> {
         if self.thread.is_none() {
-            return write(&self.shared.dir, name, floor, self.shared.fsync);
+            if self.shared.state.lock().retired {
+                return Ok(());
+            }
+            return write(&self.shared.dir, name, Some(floor), self.shared.fsync);
         }
         let mut st = self.shared.state.lock();
-        st.queue(name, floor);
+        if st.retired {
+            return Ok(());
+        }
+        st.queue(name, Some(floor));
         let failed = st.failed.remove(name);
         drop(st);
         self.shared.changed.notify_all();
@@ -117,6 +128,47 @@ impl Positions {
         }
         let mut st = self.shared.state.lock();
         while !st.order.is_empty() || st.writing {
+            self.shared.changed.wait(&mut st);
+        }
+    }
+
+    /// Removes the position file of `name`, after any write of it queued before; returns
+    /// once it is gone. Blocks.
+    ///
+    /// # Errors
+    /// The file could not be removed.
+    pub fn remove(&self, name: &str) -> Result<(), String> {
+        if self.thread.is_none() {
+            return write(&self.shared.dir, name, None, self.shared.fsync);
+        }
+        let mut st = self.shared.state.lock();
+        st.queue(name, None);
+        st.failed.remove(name);
+        self.shared.changed.notify_all();
+        while st.queued.contains_key(name) || st.writing {
+            self.shared.changed.wait(&mut st);
+        }
+        match st.failed.remove(name) {
+            Some(why) => {
+                st.retry.remove(name);
+                Err(why)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Stops writing for good (the stream is being deleted): what is queued is dropped, a
+    /// write under way finishes first, and later stores are ignored. Blocks.
+    pub fn retire(&self) {
+        let mut st = self.shared.state.lock();
+        st.retired = true;
+        st.closed = true;
+        st.queued.clear();
+        st.order.clear();
+        st.retry.clear();
+        st.retry_at = None;
+        self.shared.changed.notify_all();
+        while st.writing {
             self.shared.changed.wait(&mut st);
         }
     }
@@ -155,7 +207,7 @@ impl Shared {
                 Some(at) if !st.held => {
                     if Instant::now() >= at {
                         st.retry_at = None;
-                        let again: Vec<(String, u64)> = st.retry.drain().collect();
+                        let again: Vec<(String, Option<u64>)> = st.retry.drain().collect();
                         for (name, floor) in again {
                             st.queue(&name, floor);
                         }
@@ -194,8 +246,19 @@ impl Shared {
 
 /// Writes `dir/name` whole: a temporary file renamed over it, so a crash leaves the old
 /// position or the new one; with `fsync`, the file and then the directory are synced.
-fn write(dir: &Path, name: &str, floor: u64, fsync: bool) -> Result<(), String> {
+/// `None` removes the file.
+fn write(dir: &Path, name: &str, floor: Option<u64>, fsync: bool) -> Result<(), String> {
     let fail = |what: &str, e: std::io::Error| format!("{what} {}: {e}", dir.join(name).display());
+    let Some(floor) = floor else {
+        match std::fs::remove_file(dir.join(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail("removing", e)),
+            _ => {}
+        }
+        if fsync {
+            sync(dir).map_err(|e| fail("syncing the directory of", e))?;
+        }
+        return Ok(());
+    };
     std::fs::create_dir_all(dir).map_err(|e| fail("creating the directory of", e))?;
     let tmp = dir.join(format!(".{name}.tmp"));
     std::fs::write(&tmp, floor.to_string()).map_err(|e| fail("writing", e))?;

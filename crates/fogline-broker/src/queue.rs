@@ -14,6 +14,7 @@ use tokio::sync::Notify;
 
 use crate::batch::Batch;
 use crate::config::SlowConsumerPolicy;
+use crate::stats::{BrokerStats, DropReason};
 
 /// Bounds and policy of one queue.
 #[derive(Clone, Copy, Debug)]
@@ -89,6 +90,8 @@ pub struct SubQueue {
     waker: Arc<Notify>,
     space: Notify,
     limits: QueueLimits,
+    /// Where the records it drops are counted, by reason.
+    stats: Option<Arc<BrokerStats>>,
 }
 
 impl SubQueue {
@@ -99,6 +102,21 @@ impl SubQueue {
             waker,
             space: Notify::new(),
             limits,
+            stats: None,
+        }
+    }
+
+    /// As [`SubQueue::new`], counting the records it drops in `stats`.
+    pub fn with_stats(limits: QueueLimits, waker: Arc<Notify>, stats: Arc<BrokerStats>) -> Self {
+        Self {
+            stats: Some(stats),
+            ..Self::new(limits, waker)
+        }
+    }
+
+    fn count_dropped(&self, reason: DropReason, records: u64) {
+        if let Some(s) = &self.stats {
+            s.add_dropped(reason, records);
         }
     }
 
@@ -125,6 +143,7 @@ impl SubQueue {
                     return Push::Disconnected;
                 }
                 SlowConsumerPolicy::DropOldest => {
+                    let before = st.dropped_total;
                     while !fits(&st) {
                         let Some(old) = st.normal.pop_front().or_else(|| st.high.pop_front())
                         else {
@@ -135,6 +154,7 @@ impl SubQueue {
                         st.dropped_unreported += u64::from(old.count());
                         st.dropped_total += u64::from(old.count());
                     }
+                    self.count_dropped(DropReason::QueueFull, st.dropped_total - before);
                 }
             }
         }
@@ -223,6 +243,9 @@ impl SubQueue {
         if st.closed.is_none() {
             st.closed = Some(reason);
         }
+        if reason == CloseReason::SlowConsumer {
+            self.count_dropped(DropReason::SlowConsumer, st.records as u64);
+        }
         st.high.clear();
         st.normal.clear();
         st.records = 0;
@@ -245,6 +268,11 @@ impl SubQueue {
     /// Records currently queued.
     pub fn len(&self) -> usize {
         self.state.lock().records
+    }
+
+    /// Bytes currently queued.
+    pub fn bytes(&self) -> usize {
+        self.state.lock().bytes
     }
 
     /// True when nothing is queued.

@@ -77,7 +77,7 @@ async fn a_batch_cut_by_a_failed_roll_leaves_nothing_behind() {
     refused_while_gone(&broker, &data.join("default"), &payloads).await;
     let stream = broker.stream("default").unwrap();
     assert_eq!(
-        read_all(stream).len(),
+        read_all(&stream).len(),
         3,
         "no record of the refused batch is readable"
     );
@@ -86,7 +86,7 @@ async fn a_batch_cut_by_a_failed_roll_leaves_nothing_behind() {
         .publish(batch(&broker, &payloads), Handoff::Queue)
         .await
         .unwrap();
-    let got = read_all(stream);
+    let got = read_all(&stream);
     let tail: Vec<&[u8]> = got[3..].iter().map(|r| &r.payload[..]).collect();
     let want: Vec<&[u8]> = payloads.iter().map(|p| &p[..]).collect();
     assert_eq!(tail, want, "the retried batch, each record once");
@@ -121,7 +121,7 @@ async fn a_batch_refused_by_one_stream_is_in_none() {
     let payloads = retried();
     refused_while_gone(&broker, &data.join("tight"), &payloads).await;
     for name in ["roomy", "tight"] {
-        let got = read_all(broker.stream(name).unwrap());
+        let got = read_all(&broker.stream(name).unwrap());
         assert_eq!(got.len(), 3, "{name}: no record of the refused batch");
     }
 
@@ -131,7 +131,7 @@ async fn a_batch_refused_by_one_stream_is_in_none() {
         .unwrap();
     let want: Vec<&[u8]> = payloads.iter().map(|p| &p[..]).collect();
     for name in ["roomy", "tight"] {
-        let got = read_all(broker.stream(name).unwrap());
+        let got = read_all(&broker.stream(name).unwrap());
         let tail: Vec<&[u8]> = got[3..].iter().map(|r| &r.payload[..]).collect();
         assert_eq!(tail, want, "{name}: the retried batch, each record once");
     }

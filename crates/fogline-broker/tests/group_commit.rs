@@ -44,7 +44,7 @@ async fn concurrent_acked_publishes_share_flushes() {
         "{flushes} flushes for 50 batches"
     );
     assert_eq!(stream.read(0, 100, usize::MAX).unwrap().len(), 50);
-    drop(broker);
+    drop((stream, broker));
     let broker = fsync_broker(dir.path());
     let stream = broker.stream("default").unwrap();
     assert_eq!(

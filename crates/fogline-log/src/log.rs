@@ -383,6 +383,48 @@ impl Log {
         r
     }
 
+    /// Changes the retention limits (applied by the next [`enforce_retention`]).
+    ///
+    /// [`enforce_retention`]: Log::enforce_retention
+    pub fn set_retention(&mut self, bytes: Option<u64>, age: Option<std::time::Duration>) {
+        self.opts.retention_bytes = bytes;
+        self.opts.retention_age = age;
+    }
+
+    /// Drops every record: the active segment is sealed and a new, empty one starts at
+    /// `next_offset()` (offsets are never reused), then every older segment is dropped and,
+    /// with file storage, its files deleted before this returns. A crash before it returns
+    /// may leave some of the records (the new segment is in place first, so nothing that
+    /// came after them is lost); one after it finds none of them.
+    ///
+    /// # Errors
+    /// `Io` when the new segment cannot be created (nothing is dropped), or when a dropped
+    /// segment's files could not be deleted (they come back on the next open).
+    pub fn purge(&mut self) -> Result<RetentionReport, LogError> {
+        if self.active().count > 0 {
+            self.roll(0)?;
+        }
+        let mut r = RetentionReport::default();
+        while self.segments.len() > 1 {
+            let seg = self.segments.remove(0);
+            self.total_bytes -= seg.write_pos as u64;
+            r.segments_removed += 1;
+            r.records_removed += seg.count;
+            r.bytes_removed += seg.write_pos as u64;
+            if seg.log_file().is_some() {
+                self.remover.get_or_insert_with(Remover::start).remove(seg);
+            } else if self.spare.is_none() {
+                self.spare = seg.into_spare();
+            }
+        }
+        r.first_offset = self.first_offset();
+        self.wait_for_removals();
+        if let Some(e) = self.take_removal_errors().into_iter().next() {
+            return Err(e);
+        }
+        Ok(r)
+    }
+
     /// Returns once the files of every segment retention dropped are deleted (they go on
     /// another thread; see [`enforce_retention`](Log::enforce_retention)).
     pub fn wait_for_removals(&self) {
@@ -460,6 +502,78 @@ mod tests {
             }
         }
         assert!(log.reused > 10, "segments reused {} times", log.reused);
+    }
+
+    /// A purge drops every record, keeps the offsets going, and leaves the log usable.
+    #[test]
+    fn purge_keeps_offsets_and_drops_every_record() {
+        for storage in [Storage::Memory, Storage::Mmap] {
+            let dir = tempfile::tempdir().unwrap();
+            let opts = LogOptions {
+                storage,
+                dir: Some(dir.path().to_path_buf()),
+                segment_bytes: 4096,
+                ..LogOptions::default()
+            };
+            let (mut log, _) = Log::open(opts.clone()).unwrap();
+            for i in 0..100u64 {
+                log.append(i + 1, b"t", b"", &[7u8; 100]).unwrap();
+            }
+            log.commit().unwrap();
+            assert!(log.stats().segments > 1);
+            let r = log.purge().unwrap();
+            assert_eq!(r.records_removed, 100, "{storage}");
+            assert_eq!(log.first_offset(), 100);
+            assert_eq!(log.next_offset(), 100);
+            assert_eq!(log.stats().records, 0);
+            assert!(log.read(0, 10, 1 << 20).unwrap().is_empty());
+            assert_eq!(log.append(200, b"t", b"", b"after").unwrap(), 100);
+            log.commit().unwrap();
+            assert_eq!(&log.read(0, 10, 1 << 20).unwrap()[0].payload[..], b"after");
+            // An empty log purges to itself.
+            drop(log);
+            if storage == Storage::Mmap {
+                let (mut log, _) = Log::open(opts).unwrap();
+                assert_eq!((log.first_offset(), log.next_offset()), (100, 101));
+                log.purge().unwrap();
+                assert_eq!((log.first_offset(), log.next_offset()), (101, 101));
+                drop(log);
+                let names: Vec<_> = std::fs::read_dir(dir.path())
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().into_string().unwrap())
+                    .filter(|n| n.ends_with(".log"))
+                    .collect();
+                assert_eq!(names.len(), 1, "{names:?}");
+                let (log, _) = Log::open(LogOptions {
+                    storage,
+                    dir: Some(dir.path().to_path_buf()),
+                    segment_bytes: 4096,
+                    ..LogOptions::default()
+                })
+                .unwrap();
+                assert_eq!((log.first_offset(), log.next_offset()), (101, 101));
+            }
+        }
+    }
+
+    /// New retention limits apply to the next pass.
+    #[test]
+    fn retention_can_change() {
+        let opts = LogOptions {
+            storage: Storage::Memory,
+            segment_bytes: 4096,
+            ..LogOptions::default()
+        };
+        let (mut log, _) = Log::open(opts).unwrap();
+        for i in 0..200u64 {
+            log.append(i + 1, b"t", b"", &[1u8; 100]).unwrap();
+        }
+        log.commit().unwrap();
+        assert_eq!(log.enforce_retention(now_micros()).segments_removed, 0);
+        log.set_retention(Some(8192), None);
+        let r = log.enforce_retention(now_micros());
+        assert!(r.segments_removed > 0);
+        assert!(log.stats().bytes <= 8192 + 4096);
     }
 
     /// A mapping still read through a `Bytes` is not reused.

@@ -1,0 +1,172 @@
+//! Counters the broker keeps for the admin API, the metrics and `$SYS`.
+//!
+//! All of them are relaxed atomics bumped on the paths that already touch the batch, read at
+//! scrape time: no lock, no allocation, nothing per record. Per-connection counters live in
+//! [`crate::clients`], per-stream ones on the [`Stream`](crate::Stream).
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+/// Why records never reached a subscriber that wanted them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// A full subscription queue under the `drop-oldest` policy dropped its oldest records.
+    QueueFull,
+    /// A subscriber was cut off as slow; what its queue held was discarded.
+    SlowConsumer,
+    /// An MQTT session held `max_queued` messages: the oldest (or QoS 0) ones were dropped.
+    SessionFull,
+    /// An MQTT message expired (its Message Expiry Interval) before it could be sent.
+    Expired,
+}
+
+impl DropReason {
+    /// Every reason, in a fixed order.
+    pub const ALL: [DropReason; 4] = [
+        DropReason::QueueFull,
+        DropReason::SlowConsumer,
+        DropReason::SessionFull,
+        DropReason::Expired,
+    ];
+
+    /// The metric label: `queue_full`, `slow_consumer`, `session_full`, `expired`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::QueueFull => "queue_full",
+            DropReason::SlowConsumer => "slow_consumer",
+            DropReason::SessionFull => "session_full",
+            DropReason::Expired => "expired",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Broker-wide counters.
+#[derive(Debug, Default)]
+pub struct BrokerStats {
+    /// Records accepted by publish.
+    pub records_in: AtomicU64,
+    /// Bytes accepted by publish (record blocks and topics, as queues count them).
+    pub bytes_in: AtomicU64,
+    /// Batches accepted by publish.
+    pub batches_in: AtomicU64,
+    /// Subscribers cut off as slow consumers.
+    pub slow_consumers: AtomicU64,
+    /// Deliveries handed straight to an idle subscriber's sink (see
+    /// [`Handoff::Direct`](crate::Handoff::Direct)).
+    pub direct_deliveries: AtomicU64,
+    dropped: [AtomicU64; DropReason::ALL.len()],
+    /// Durations of the flushes that make `fsync` streams' records durable.
+    pub flushes: Histogram,
+}
+
+impl BrokerStats {
+    /// Counts `records` lost for `reason`.
+    pub fn add_dropped(&self, reason: DropReason, records: u64) {
+        if records > 0 {
+            self.dropped[reason.index()].fetch_add(records, Relaxed);
+        }
+    }
+
+    /// Records lost for `reason` so far.
+    pub fn dropped(&self, reason: DropReason) -> u64 {
+        self.dropped[reason.index()].load(Relaxed)
+    }
+}
+
+/// Upper bounds of the flush histogram's buckets, in seconds: 50 us to 10 s, each about
+/// 2.5 times the last (an SSD's flush takes tens of microseconds, an SD card's hundreds of
+/// milliseconds).
+pub const FLUSH_BUCKETS: [f64; 14] = [
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+    10.0,
+];
+
+/// A fixed-bucket histogram of durations (Prometheus' shape: cumulative buckets, a sum and a
+/// count, read at scrape time).
+#[derive(Debug, Default)]
+pub struct Histogram {
+    /// Observations at or below each bound of [`FLUSH_BUCKETS`] (not cumulative here).
+    buckets: [AtomicU64; FLUSH_BUCKETS.len()],
+    count: AtomicU64,
+    sum_ns: AtomicU64,
+}
+
+/// What a [`Histogram`] held when it was read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistogramSnapshot {
+    /// (upper bound in seconds, observations at or below it), cumulative.
+    pub buckets: Vec<(f64, u64)>,
+    /// Observations in all.
+    pub count: u64,
+    /// Their sum, in seconds.
+    pub sum: f64,
+}
+
+impl Histogram {
+    /// Records one duration.
+    pub fn observe(&self, d: Duration) {
+        let secs = d.as_secs_f64();
+        if let Some(i) = FLUSH_BUCKETS.iter().position(|&b| secs <= b) {
+            self.buckets[i].fetch_add(1, Relaxed);
+        }
+        self.count.fetch_add(1, Relaxed);
+        self.sum_ns
+            .fetch_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX), Relaxed);
+    }
+
+    /// The cumulative buckets, count and sum.
+    pub fn snapshot(&self) -> HistogramSnapshot {
+        let mut total = 0;
+        let buckets = FLUSH_BUCKETS
+            .iter()
+            .zip(&self.buckets)
+            .map(|(&bound, n)| {
+                total += n.load(Relaxed);
+                (bound, total)
+            })
+            .collect();
+        HistogramSnapshot {
+            buckets,
+            count: self.count.load(Relaxed),
+            sum: self.sum_ns.load(Relaxed) as f64 / 1e9,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_cumulative() {
+        let h = Histogram::default();
+        h.observe(Duration::from_micros(40));
+        h.observe(Duration::from_micros(900));
+        h.observe(Duration::from_secs(20));
+        let s = h.snapshot();
+        assert_eq!(s.count, 3);
+        assert_eq!(s.buckets[0], (0.000_05, 1));
+        assert_eq!(s.buckets[4], (0.001, 2));
+        assert_eq!(
+            s.buckets.last().map(|b| b.1),
+            Some(2),
+            "20 s is past the last bound"
+        );
+        assert!((s.sum - 20.000_94).abs() < 1e-9, "{}", s.sum);
+    }
+
+    #[test]
+    fn drops_are_counted_by_reason() {
+        let s = BrokerStats::default();
+        s.add_dropped(DropReason::QueueFull, 3);
+        s.add_dropped(DropReason::Expired, 1);
+        s.add_dropped(DropReason::QueueFull, 2);
+        assert_eq!(s.dropped(DropReason::QueueFull), 5);
+        assert_eq!(s.dropped(DropReason::SlowConsumer), 0);
+        assert_eq!(s.dropped(DropReason::Expired), 1);
+    }
+}

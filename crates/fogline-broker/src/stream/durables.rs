@@ -1,0 +1,308 @@
+//! Durable consumers' positions (kept in memory and written by the stream's position
+//! writer) and the table of the consumers open on a stream, which the admin API lists.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use super::Stream;
+use crate::config::StorageMode;
+use crate::error::BrokerError;
+use crate::positions::Positions;
+
+/// The durable consumers of a stream and every consumer open on it.
+pub(crate) struct Durables {
+    /// Each durable consumer's acknowledged floor (loaded at open, updated as it acks).
+    floors: HashMap<String, u64>,
+    /// Durable consumers open now.
+    open: HashSet<String>,
+    /// Redeliveries of each durable consumer since the node started (kept across closes).
+    redelivered: HashMap<String, u64>,
+    /// Every open consumer, durable or ephemeral, by its id.
+    live: HashMap<u64, Arc<ConsumerState>>,
+    next_id: u64,
+}
+
+impl Durables {
+    pub(crate) fn new(floors: HashMap<String, u64>) -> Durables {
+        Durables {
+            floors,
+            open: HashSet::new(),
+            redelivered: HashMap::new(),
+            live: HashMap::new(),
+            next_id: 1,
+        }
+    }
+}
+
+/// What an open consumer reports of itself, as it polls and acks (relaxed atomics: a
+/// reader sees each figure as of some recent moment).
+#[derive(Debug)]
+pub(crate) struct ConsumerState {
+    pub id: u64,
+    pub name: Option<String>,
+    pub filter: Option<String>,
+    pub opened_at_us: u64,
+    /// The next offset it reads.
+    pub cursor: AtomicU64,
+    /// Every record below it was acked (or filtered out).
+    pub floor: AtomicU64,
+    /// Records handed out and not acked yet.
+    pub pending: AtomicU64,
+    /// Records handed out for the first time.
+    pub delivered: AtomicU64,
+    /// Records handed out again after their ack timeout.
+    pub redelivered: AtomicU64,
+}
+
+/// One consumer of a stream, as the admin API and `fogline consumer` show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsumerInfo {
+    /// The stream it reads.
+    pub stream: String,
+    /// Its durable name; `None` for an ephemeral consumer.
+    pub name: Option<String>,
+    /// Whether a client has it open now.
+    pub open: bool,
+    /// Its topic filter, when open with one.
+    pub filter: Option<String>,
+    /// Every record below this offset was acked.
+    pub ack_floor: u64,
+    /// The next offset it reads (when open).
+    pub cursor: Option<u64>,
+    /// Records handed out and not acked yet (when open).
+    pub pending_acks: u64,
+    /// Records of the stream at or past its floor: what it has not acked yet (an upper
+    /// bound for a consumer with a filter, which skips what does not match).
+    pub lag: u64,
+    /// Records handed out for the first time since it was opened (when open).
+    pub delivered: u64,
+    /// Records handed out again, since the node started.
+    pub redelivered: u64,
+    /// When it was opened (microseconds since the UNIX epoch), when open.
+    pub opened_at_us: Option<u64>,
+}
+
+impl Stream {
+    /// Marks durable consumer `name` open and returns its stored floor.
+    pub(crate) fn claim_durable(&self, name: &str) -> Result<Option<u64>, BrokerError> {
+        let mut d = self.durables.lock();
+        if !d.open.insert(name.to_string()) {
+            return Err(BrokerError::ConsumerInUse(name.to_string()));
+        }
+        Ok(d.floors.get(name).copied())
+    }
+
+    /// Marks durable consumer `name` closed.
+    pub(crate) fn release_durable(&self, name: &str) {
+        self.durables.lock().open.remove(name);
+    }
+
+    /// Enters a newly opened consumer in the table of open ones.
+    pub(crate) fn register_consumer(
+        &self,
+        name: Option<String>,
+        filter: Option<String>,
+        cursor: u64,
+    ) -> Arc<ConsumerState> {
+        let mut d = self.durables.lock();
+        let id = d.next_id;
+        d.next_id += 1;
+        let state = Arc::new(ConsumerState {
+            id,
+            name,
+            filter,
+            opened_at_us: crate::batch::now_micros(),
+            cursor: AtomicU64::new(cursor),
+            floor: AtomicU64::new(cursor),
+            pending: AtomicU64::new(0),
+            delivered: AtomicU64::new(0),
+            redelivered: AtomicU64::new(0),
+        });
+        d.live.insert(id, state.clone());
+        state
+    }
+
+    /// Takes a closed consumer out of the table; a durable one's redeliveries are kept.
+    pub(crate) fn unregister_consumer(&self, state: &ConsumerState) {
+        let mut d = self.durables.lock();
+        d.live.remove(&state.id);
+        if let Some(name) = &state.name {
+            *d.redelivered.entry(name.clone()).or_default() += state.redelivered.load(Relaxed);
+        }
+    }
+
+    /// Consumers open on the stream now, durable or not.
+    pub fn open_consumers(&self) -> usize {
+        self.durables.lock().live.len()
+    }
+
+    /// Every durable consumer (open or not) and every open ephemeral one, durable ones
+    /// first by name.
+    pub fn consumers(&self) -> Vec<ConsumerInfo> {
+        let (first, next) = self.bounds();
+        let d = self.durables.lock();
+        let mut names: Vec<&String> = d.floors.keys().chain(d.open.iter()).collect();
+        names.sort();
+        names.dedup();
+        let mut out: Vec<ConsumerInfo> = names
+            .into_iter()
+            .map(|n| self.info(&d, Some(n), first, next))
+            .collect();
+        let mut ephemeral: Vec<&Arc<ConsumerState>> =
+            d.live.values().filter(|s| s.name.is_none()).collect();
+        ephemeral.sort_by_key(|s| s.id);
+        out.extend(
+            ephemeral
+                .into_iter()
+                .map(|s| live_info(&self.name, s, None, first, next)),
+        );
+        out
+    }
+
+    /// The durable consumer `name`, if the stream has one of that name.
+    pub fn consumer(&self, name: &str) -> Option<ConsumerInfo> {
+        let (first, next) = self.bounds();
+        let d = self.durables.lock();
+        (d.floors.contains_key(name) || d.open.contains(name))
+            .then(|| self.info(&d, Some(name), first, next))
+    }
+
+    fn info(&self, d: &Durables, name: Option<&str>, first: u64, next: u64) -> ConsumerInfo {
+        let name = name.unwrap_or_default();
+        let kept = d.redelivered.get(name).copied().unwrap_or(0);
+        match d.live.values().find(|s| s.name.as_deref() == Some(name)) {
+            Some(s) => live_info(&self.name, s, Some(kept), first, next),
+            None => {
+                let floor = d.floors.get(name).copied().unwrap_or(first);
+                ConsumerInfo {
+                    stream: self.name.clone(),
+                    name: Some(name.to_string()),
+                    open: false,
+                    filter: None,
+                    ack_floor: floor,
+                    cursor: None,
+                    pending_acks: 0,
+                    lag: next.saturating_sub(floor.max(first)),
+                    delivered: 0,
+                    redelivered: kept,
+                    opened_at_us: None,
+                }
+            }
+        }
+    }
+
+    /// Deletes durable consumer `name`: its position in memory and on disk. Blocks.
+    ///
+    /// # Errors
+    /// `UnknownConsumer` when the stream has none of that name, `ConsumerInUse` while a
+    /// client has it open, `Io` when its position file could not be removed.
+    pub(crate) fn delete_consumer(&self, name: &str) -> Result<(), BrokerError> {
+        {
+            let mut d = self.durables.lock();
+            if d.open.contains(name) {
+                return Err(BrokerError::ConsumerInUse(name.to_string()));
+            }
+            if d.floors.remove(name).is_none() {
+                return Err(BrokerError::UnknownConsumer(name.to_string()));
+            }
+            d.redelivered.remove(name);
+        }
+        if let Some(p) = self.positions() {
+            p.remove(name).map_err(|why| {
+                let context = format!("stream {}: deleting consumer {name}", self.name);
+                BrokerError::io(context, std::io::Error::other(why))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Remembers a durable floor (a reopen resumes from it) and, for file-backed streams,
+    /// queues it for the position writer (see [`crate::positions`]).
+    ///
+    /// # Errors
+    /// The last write of this consumer's position failed (told once).
+    pub(crate) fn store_floor(&self, name: &str, floor: u64) -> Result<(), BrokerError> {
+        self.durables.lock().floors.insert(name.to_string(), floor);
+        let Some(positions) = self.positions() else {
+            return Ok(());
+        };
+        positions.store(name, floor).map_err(|why| {
+            let context = format!("stream {}: consumer position {name}", self.name);
+            BrokerError::io(context, std::io::Error::other(why))
+        })
+    }
+
+    /// Waits until every consumer position stored so far is written to disk. Blocks.
+    pub fn sync_positions(&self) {
+        if let Some(p) = self.positions.get() {
+            p.sync();
+        }
+    }
+
+    /// The position writer, started on first use; None for a memory stream.
+    pub(super) fn positions(&self) -> Option<&Positions> {
+        let dir = self.dir.as_ref()?;
+        let fsync = self.storage == StorageMode::Fsync;
+        Some(
+            self.positions
+                .get_or_init(|| Positions::start(dir.join("consumers"), fsync)),
+        )
+    }
+
+    /// Test hook: while `hold` is set no consumer position is written (they stay queued).
+    #[doc(hidden)]
+    pub fn hold_positions(&self, hold: bool) {
+        if let Some(p) = self.positions() {
+            p.hold(hold);
+        }
+    }
+}
+
+fn live_info(
+    stream: &str,
+    s: &ConsumerState,
+    kept_redeliveries: Option<u64>,
+    first: u64,
+    next: u64,
+) -> ConsumerInfo {
+    let floor = s.floor.load(Relaxed);
+    ConsumerInfo {
+        stream: stream.to_string(),
+        name: s.name.clone(),
+        open: true,
+        filter: s.filter.clone(),
+        ack_floor: floor,
+        cursor: Some(s.cursor.load(Relaxed)),
+        pending_acks: s.pending.load(Relaxed),
+        lag: next.saturating_sub(floor.max(first)),
+        delivered: s.delivered.load(Relaxed),
+        redelivered: s.redelivered.load(Relaxed) + kept_redeliveries.unwrap_or(0),
+        opened_at_us: Some(s.opened_at_us),
+    }
+}
+
+pub(super) fn load_floors(dir: &Path) -> Result<HashMap<String, u64>, BrokerError> {
+    let mut floors = HashMap::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(floors),
+        Err(e) => return Err(BrokerError::io(format!("reading {}", dir.display()), e)),
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        match std::fs::read_to_string(entry.path()).map(|s| s.trim().parse::<u64>()) {
+            Ok(Ok(floor)) => {
+                floors.insert(name, floor);
+            }
+            _ => {
+                tracing::warn!(path = %entry.path().display(), "ignoring unreadable consumer position")
+            }
+        }
+    }
+    Ok(floors)
+}
