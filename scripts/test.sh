@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# System packages: clients the tests drive and C libraries the comparison
-# engines link (Hyperscan, librdkafka, libzmq).
-APT_PACKAGES=(pkg-config mosquitto-clients libhyperscan-dev librdkafka-dev libzmq3-dev)
+# System packages: clients the tests drive, C libraries the comparison engines
+# link (Hyperscan, librdkafka, libzmq), a real Prometheus server and promtool (the
+# metrics test), and Chromium (the dashboard's headless-browser test).
+APT_PACKAGES=(pkg-config mosquitto-clients libhyperscan-dev librdkafka-dev libzmq3-dev prometheus chromium)
 ./scripts/apt-install.sh "${APT_PACKAGES[@]}"
 
 # The peer systems the benchmark drivers are tested against (Mosquitto, Redis,
@@ -16,6 +17,9 @@ APT_PACKAGES=(pkg-config mosquitto-clients libhyperscan-dev librdkafka-dev libzm
 
 # Python clients used by the MQTT interoperability tests.
 python3 -c 'import paho.mqtt' 2>/dev/null || python3 -m pip install -q 'paho-mqtt>=2,<3'
+
+# playwright-core (from the lockfile) drives Debian's Chromium in the browser test.
+npm ci --prefix tests/browser --no-audit --no-fund --silent
 
 cargo fetch
 cargo fmt --all -- --check
@@ -30,7 +34,11 @@ else
   echo "test.sh: cannot mount a tmpfs here: the full-disk tests (fogline-mqtt/tests/full_disk.rs) are skipped" >&2
 fi
 rmdir "$probe"
+# The Prometheus test must run, not skip, here: prometheus is installed above.
+export FOGLINE_TEST_PROMETHEUS=1
 cargo test --workspace --all-features
+# The dashboard in headless Chromium, against the binary the tests built.
+node tests/browser/dashboard.test.mjs target/debug/fogline
 # Exact match equality of fogline-match with aho-corasick on every shared pattern set and
 # corpus (about 50 MB of scanning: in release, it takes seconds).
 cargo test --release -p fogline-match-compare --all-features --test data -- --ignored

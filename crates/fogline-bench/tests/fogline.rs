@@ -7,7 +7,7 @@ use fogline_bench::cell::{Budget, CellResult, CellSpec, Rate, Reading};
 use fogline_bench::runner::run_cell;
 use fogline_bench::{drivers, Durability, System};
 use fogline_broker::StorageMode;
-use fogline_server::{Config, Server};
+use fogline_node::{Config, Node};
 use tokio::sync::oneshot;
 
 struct TestServer {
@@ -28,15 +28,16 @@ impl Drop for TestServer {
 async fn server(storage: StorageMode) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = Config::default();
-    cfg.server.listen = vec!["127.0.0.1:0".into()];
+    cfg.native.listen = vec!["127.0.0.1:0".into()];
     cfg.mqtt.listen = vec!["127.0.0.1:0".into()];
+    cfg.admin.listen = vec![];
     cfg.broker.storage = storage;
     cfg.broker.data_dir = dir.path().to_path_buf();
-    let server = Server::bind(cfg).await.unwrap();
-    let native = server.local_addrs()[0].clone();
-    let mqtt = server.mqtt_addrs()[0].to_string();
+    let node = Node::start(cfg).await.unwrap();
+    let native = node.address("native").unwrap();
+    let mqtt = node.address("mqtt").unwrap();
     let (tx, rx) = oneshot::channel::<()>();
-    tokio::spawn(server.run(async move {
+    tokio::spawn(node.run(async move {
         let _ = rx.await;
     }));
     TestServer {

@@ -215,11 +215,8 @@ impl Broker {
             crate::manage::empty_trash(&config.data_dir);
         }
         let stored = Catalog::load(path.clone())?;
-        let mut declared = config.streams.clone();
-        if declared.is_empty() && stored.is_none() {
-            declared.push(StreamConfig::new("default", vec!["#".into()]));
-        }
-        let (catalog, changed) = reconcile(stored, path, &declared);
+        let seed = [StreamConfig::new("default", vec!["#".into()])];
+        let (catalog, changed) = reconcile(stored, path, &config.streams, &seed);
         let mut streams = Vec::new();
         let mut reports = Vec::new();
         for cfg in catalog.streams() {
@@ -228,7 +225,11 @@ impl Broker {
             streams.push(Arc::new(stream));
         }
         if changed {
-            catalog.save()?;
+            // Not fatal: the same reconciliation is made at the next start (a full disk must
+            // not keep a node from starting).
+            if let Err(e) = catalog.save() {
+                tracing::warn!(error = %e, "cannot write the stream catalog; the configuration's streams are applied again at the next start");
+            }
         }
         let inner = Inner {
             config,

@@ -198,7 +198,9 @@ impl Catalog {
 /// streams applied where the file changed since it was last applied. Returns the catalog to
 /// keep and whether it differs from the one on disk.
 ///
-/// - No catalog yet (a new node, or one from before catalogs): the file's streams.
+/// - No catalog yet (a new node, or one from before catalogs): the file's streams, or
+///   `seed` when the file names none (the node's `default` stream; not recorded as
+///   declared by the file).
 /// - A stream the file names with settings other than it named last time (or names for the
 ///   first time): the file's settings replace the catalog's (or the stream is created).
 /// - A stream the file names as it did last time: the catalog's settings stand, so changes
@@ -208,11 +210,13 @@ pub(crate) fn reconcile(
     stored: Option<Catalog>,
     path: Option<PathBuf>,
     declared: &[StreamConfig],
+    seed: &[StreamConfig],
 ) -> (Catalog, bool) {
     let Some(mut cat) = stored else {
+        let streams = if declared.is_empty() { seed } else { declared };
         let cat = Catalog {
             path,
-            streams: declared.to_vec(),
+            streams: streams.to_vec(),
             declared: declared
                 .iter()
                 .map(|d| (d.name.clone(), d.clone()))
@@ -249,7 +253,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = Catalog::path_in(dir.path());
         let file = vec![stream("a", "a/#"), stream("b", "b/#")];
-        let (mut cat, changed) = reconcile(None, Some(path.clone()), &file);
+        let (mut cat, changed) = reconcile(None, Some(path.clone()), &file, &[]);
         assert!(changed);
         cat.save().unwrap();
         // At runtime: a changed, b deleted, c created.
@@ -262,12 +266,12 @@ mod tests {
         cat.save().unwrap();
         // A restart with the same file keeps all of it.
         let loaded = Catalog::load(Some(path.clone())).unwrap().unwrap();
-        let (cat, changed) = reconcile(Some(loaded), Some(path.clone()), &file);
+        let (cat, changed) = reconcile(Some(loaded), Some(path.clone()), &file, &[]);
         assert!(!changed);
         assert_eq!(cat.streams(), &[a2.clone(), stream("c", "c/#")]);
         // An edit of the file wins for the stream it edits.
         let edited = vec![stream("a", "a3/#"), stream("b", "b/#")];
-        let (cat, changed) = reconcile(Some(cat), Some(path.clone()), &edited);
+        let (cat, changed) = reconcile(Some(cat), Some(path.clone()), &edited, &[]);
         assert!(changed);
         assert_eq!(cat.streams()[0], stream("a", "a3/#"));
         assert_eq!(
@@ -276,9 +280,17 @@ mod tests {
             "b stays deleted: the file did not change it"
         );
         // A stream the file stops naming is kept.
-        let (cat, changed) = reconcile(Some(cat), Some(path), &[]);
+        let (cat, changed) = reconcile(Some(cat), Some(path.clone()), &[], &[]);
         assert!(changed);
         assert_eq!(cat.streams().len(), 2);
+        // A seed (the node's default stream) is taken only by a new node, and not as the
+        // file's: a restart with the same (empty) file changes nothing.
+        let seed = [stream("default", "#")];
+        let (cat, changed) = reconcile(None, Some(path.clone()), &[], &seed);
+        assert!(changed);
+        assert_eq!(cat.streams(), &seed);
+        let (_, changed) = reconcile(Some(cat), Some(path), &[], &seed);
+        assert!(!changed);
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! Broker configuration: streams, queue limits and the slow-consumer policy.
 //!
-//! Every type here is deserialised from the server's TOML file with
-//! `deny_unknown_fields`, so a misspelt key is an error that names it.
+//! Every type here is deserialised from the node's TOML file with
+//! `deny_unknown_fields`, so a misspelt key is an error that names it. `broker.toml` is the
+//! documented default of the `[broker]` section.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use bytesize::ByteSize;
 use serde::{Deserialize, Serialize};
+
+/// The documented default of the `[broker]` section.
+pub const DEFAULT_SECTION: &str = include_str!("broker.toml");
 
 /// What a subscription queue does when it is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,6 +225,18 @@ mod tests {
         assert!(!valid_stream_name(&"x".repeat(65)));
         assert!(!valid_stream_name("mqtt"), "the MQTT state's directory");
         assert!(!valid_stream_name("node"), "the node's own directory");
+    }
+
+    #[test]
+    fn the_documented_section_is_the_default() {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct File {
+            broker: BrokerConfig,
+        }
+        let f: File = toml::from_str(DEFAULT_SECTION).expect("parses");
+        let d = BrokerConfig::default();
+        assert_eq!(format!("{:?}", f.broker), format!("{d:?}"));
     }
 
     #[test]

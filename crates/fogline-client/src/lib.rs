@@ -3,6 +3,8 @@
 //! One [`Client`] is one connection, served by a reader task and a writer
 //! task; requests are matched to answers by id. Modules:
 //! - `client`: connecting, `flush`, `ping`, `streams`, `close`.
+//! - `manage`: creating, changing, purging and deleting streams; listing and deleting
+//!   durable consumers.
 //! - `publish`: fire-and-forget, acked and tracked publishing (batched).
 //! - `subscription`: live subscriptions ([`Subscription`]).
 //! - `consumer`: stream consumers with fetch/push, acks ([`Consumer`]).
@@ -34,6 +36,7 @@ mod client;
 mod conn;
 mod consumer;
 mod error;
+mod manage;
 mod options;
 mod outbox;
 mod publish;
@@ -46,7 +49,11 @@ mod writer;
 pub use client::Client;
 pub use consumer::Consumer;
 pub use error::ClientError;
-pub use fogline_wire::{ErrorCode, Headers, HeadersBuilder, StartPosition, Storage, StreamInfo};
+pub use fogline_wire::{
+    ConsumerDetail, ErrorCode, Headers, HeadersBuilder, StartPosition, Storage, StreamDetail,
+    StreamInfo, StreamSpec, NODE_DEFAULT,
+};
+pub use manage::StreamUpdate;
 pub use options::{
     ClientOptions, ConsumerOptions, Message, PublishRecord, Reconnect, StoredMessage,
     SubscribeOptions,

@@ -281,7 +281,11 @@ fn dispatch(inner: &Inner, frame: Frame) {
                 let _ = inner.send_control(&Frame::ConsumerClose { consumer_id });
             }
         }
-        reply @ (Frame::Pong { nonce: id } | Frame::StreamListOk { request_id: id, .. }) => {
+        reply @ (Frame::Pong { nonce: id }
+        | Frame::StreamListOk { request_id: id, .. }
+        | Frame::StreamOk { request_id: id, .. }
+        | Frame::ConsumerListOk { request_id: id, .. }
+        | Frame::Done { request_id: id }) => {
             let pending = inner.table.lock().requests.remove(&id);
             if let Some(Pending::Reply(tx)) = pending {
                 let _ = tx.send(Ok(reply));

@@ -1,4 +1,5 @@
-//! The `[mqtt]` section of the node's configuration file.
+//! The `[mqtt]` section of the node's configuration file; `mqtt.toml` is its documented
+//! default (the node composes it into the whole default file).
 
 use std::time::Duration;
 
@@ -6,13 +7,16 @@ use bytesize::ByteSize;
 use fogline_broker::SlowConsumerPolicy;
 use serde::{Deserialize, Serialize};
 
+/// The documented default of the `[mqtt]` section.
+pub const DEFAULT_SECTION: &str = include_str!("mqtt.toml");
+
 /// MQTT listeners and per-session limits.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MqttConfig {
-    /// MQTT over TCP: `HOST:PORT` addresses.
+    /// MQTT over TCP: `HOST:PORT` or `unix:/PATH` addresses.
     pub listen: Vec<String>,
-    /// MQTT over WebSocket (subprotocol `mqtt`): `HOST:PORT` addresses.
+    /// MQTT over WebSocket (subprotocol `mqtt`): `HOST:PORT` or `unix:/PATH` addresses.
     pub ws_listen: Vec<String>,
     /// Largest packet accepted (announced to MQTT 5 clients); larger ones
     /// close the connection (5.0: DISCONNECT 0x95).
@@ -57,6 +61,9 @@ pub struct MqttConfig {
     /// always drained into the session, which keeps its newest `max_queued`
     /// messages.
     pub slow_subscriber: SlowConsumerPolicy,
+    /// How often Mosquitto's `$SYS/broker/...` topics are published (0: never).
+    #[serde(with = "humantime_serde")]
+    pub sys_interval: Duration,
     /// The journal of durable MQTT state (`data_dir/mqtt/state.log`) is compacted while
     /// the node runs once it is past this size and twice its size after the last
     /// compaction (and always when the node starts); at least 4 KiB.
@@ -80,7 +87,25 @@ impl Default for MqttConfig {
             write_stall: Duration::from_secs(30),
             max_session_expiry: u32::MAX,
             slow_subscriber: SlowConsumerPolicy::Block,
+            sys_interval: Duration::from_secs(10),
             state_compact_size: ByteSize::mib(64),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_section_is_the_default() {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct File {
+            mqtt: MqttConfig,
+        }
+        let f: File = toml::from_str(DEFAULT_SECTION).expect("parses");
+        let d = MqttConfig::default();
+        assert_eq!(format!("{:?}", f.mqtt), format!("{d:?}"));
     }
 }

@@ -17,7 +17,7 @@
 use std::io;
 use std::sync::{Arc, Weak};
 
-use fogline_broker::{Batch, DirectSink, DirectSocket, Written};
+use fogline_broker::{Batch, ClientHandle, DirectSink, DirectSocket, Written};
 
 use crate::codec::{self, Packet, QoS, Version};
 use crate::message::Message;
@@ -27,6 +27,8 @@ use crate::shared::Shared;
 /// A connection's socket as publishers' tasks may write to it.
 pub(crate) struct DirectOut {
     pub socket: DirectSocket,
+    /// Its connection in the node's list, whose traffic counts what is written here.
+    pub client: Arc<ClientHandle>,
     pub version: Version,
     pub client_max_packet: usize,
     /// The client's receive maximum (QoS 1 inflight window).
@@ -120,9 +122,13 @@ fn deliver(st: &mut State, sink: &SubSink, b: &Batch) -> Written {
         return Written::Declined; // checked above, under the same lock
     };
     let version = d.version;
+    let size = (publish.topic.len() + publish.payload.len()) as u64;
     let written = d
         .socket
         .write(|buf| codec::encode(&Packet::Publish(publish), version, buf));
+    if matches!(written, Written::All | Written::Part) {
+        d.client.count_out(1, size);
+    }
     match written {
         Written::All | Written::Part => {
             let seq = st.next_seq;

@@ -11,7 +11,8 @@
 //! - `connection`: one task per connection: handshake, inbound packets,
 //!   outbound flow within the client's receive maximum, keep-alive.
 //! - `ws`: MQTT over WebSocket (subprotocol `mqtt`).
-//! - [`MqttServer`]: the listeners.
+//! - `sys`: Mosquitto's `$SYS/broker/...` topics, published over the in-process link.
+//! - [`MqttServer`]: the listeners (on the transport layer of `fogline-net`).
 //!
 //! The specification conformance table is `CONFORMANCE.md` in this crate.
 #![deny(missing_docs)]
@@ -29,8 +30,9 @@ mod retain;
 mod session;
 mod shared;
 pub mod store;
+mod sys;
 mod ws;
 
 pub use auth::{AllowAll, Authenticator, Refused};
-pub use config::MqttConfig;
-pub use listener::{MqttError, MqttServer};
+pub use config::{MqttConfig, DEFAULT_SECTION};
+pub use listener::{MqttError, MqttServer, MqttStats, SessionCounts};

@@ -1,12 +1,10 @@
 //! MQTT listeners: bind the configured TCP addresses, open the durable
 //! state, and serve each connection in its own task.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use fogline_broker::{Broker, StorageMode};
-use tokio::net::TcpListener;
+use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
 
 use crate::auth::{AllowAll, Authenticator};
 use crate::config::MqttConfig;
@@ -17,14 +15,8 @@ use crate::store::{Store, StoreError};
 #[derive(Debug, thiserror::Error)]
 pub enum MqttError {
     /// An address is malformed or cannot be bound.
-    #[error("cannot listen for MQTT on {addr}: {source}")]
-    Bind {
-        /// The address.
-        addr: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("MQTT: {0}")]
+    Bind(#[from] BindError),
     /// The durable MQTT state cannot be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -33,14 +25,14 @@ pub enum MqttError {
 /// The bound MQTT front end of a node, ready to run.
 pub struct MqttServer {
     shared: Arc<Shared>,
-    tcp: Vec<TcpListener>,
-    ws: Vec<TcpListener>,
+    tcp: Vec<Listener>,
+    ws: Vec<Listener>,
 }
 
 impl MqttServer {
-    /// Binds every listener of `config` and recovers the durable state
-    /// (under `data_dir/mqtt/` unless the broker's storage is `memory`).
-    /// Every client is admitted; see [`MqttServer::bind_with`].
+    /// Binds every listener of `config` (TCP or Unix sockets, on the transport layer) and
+    /// recovers the durable state (under `data_dir/mqtt/` unless the broker's storage is
+    /// `memory`). Every client is admitted; see [`MqttServer::bind_with`].
     ///
     /// # Errors
     /// [`MqttError`] when an address cannot be bound or the state opened.
@@ -57,8 +49,8 @@ impl MqttServer {
         broker: Broker,
         auth: Arc<dyn Authenticator>,
     ) -> Result<MqttServer, MqttError> {
-        let tcp = bind_all(&config.listen).await?;
-        let ws = bind_all(&config.ws_listen).await?;
+        let tcp = Listener::bind_all(&config.listen).await?;
+        let ws = Listener::bind_all(&config.ws_listen).await?;
         let bc = broker.config();
         let store = match bc.storage {
             StorageMode::Memory => None,
@@ -79,29 +71,59 @@ impl MqttServer {
         Ok(MqttServer { shared, tcp, ws })
     }
 
-    /// The bound TCP addresses, with their real ports.
-    pub fn local_addrs(&self) -> Vec<SocketAddr> {
-        self.tcp
-            .iter()
-            .filter_map(|l| l.local_addr().ok())
-            .collect()
+    /// The bound MQTT addresses (`HOST:PORT` with the real port, or `unix:PATH`).
+    pub fn local_addrs(&self) -> Vec<String> {
+        self.tcp.iter().map(Listener::local_addr).collect()
     }
 
-    /// The bound WebSocket addresses, with their real ports.
-    pub fn ws_addrs(&self) -> Vec<SocketAddr> {
-        self.ws.iter().filter_map(|l| l.local_addr().ok()).collect()
+    /// The bound WebSocket addresses.
+    pub fn ws_addrs(&self) -> Vec<String> {
+        self.ws.iter().map(Listener::local_addr).collect()
     }
 
-    /// Accepts and serves connections until `stop` completes; then closes
-    /// every connection and returns once none holds the broker any more.
+    /// What the admin API and the metrics show of the sessions.
+    pub fn stats(&self) -> MqttStats {
+        MqttStats {
+            shared: Arc::downgrade(&self.shared),
+        }
+    }
+
+    /// Accepts and serves connections until `stop` completes; then closes every connection
+    /// and returns once none holds the broker any more.
     pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) {
         let (stopping, stopped) = tokio::sync::watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();
         for l in self.tcp {
-            tasks.spawn(accept_loop(l, self.shared.clone(), false, stopped.clone()));
+            let shared = self.shared.clone();
+            tasks.spawn(accept_loop(
+                l,
+                AcceptOptions::default(),
+                stopped.clone(),
+                move |conn, peer| {
+                    let shared = shared.clone();
+                    async move {
+                        match conn {
+                            Conn::Tcp(s) => crate::connection::serve_tcp(s, peer, shared).await,
+                            Conn::Unix(s) => {
+                                let p = fogline_broker::Protocol::Mqtt;
+                                crate::connection::serve(s, peer, p, shared).await
+                            }
+                        }
+                    }
+                },
+            ));
         }
         for l in self.ws {
-            tasks.spawn(accept_loop(l, self.shared.clone(), true, stopped.clone()));
+            let shared = self.shared.clone();
+            tasks.spawn(accept_loop(
+                l,
+                AcceptOptions::default(),
+                stopped.clone(),
+                move |conn, peer| crate::ws::serve(conn, peer, shared.clone()),
+            ));
+        }
+        if let Some(sys) = crate::sys::publisher(&self.shared) {
+            tasks.spawn(sys.run(stopped.clone()));
         }
         let shared = Arc::downgrade(&self.shared);
         drop(self.shared);
@@ -127,52 +149,28 @@ impl MqttServer {
     }
 }
 
-async fn bind_all(addrs: &[String]) -> Result<Vec<TcpListener>, MqttError> {
-    let mut out = Vec::new();
-    for addr in addrs {
-        let hostport = addr.strip_prefix("tcp://").unwrap_or(addr);
-        let l = TcpListener::bind(hostport)
-            .await
-            .map_err(|source| MqttError::Bind {
-                addr: addr.clone(),
-                source,
-            })?;
-        out.push(l);
-    }
-    Ok(out)
+/// A view of the MQTT sessions of a running front end (empty once it has stopped).
+#[derive(Clone, Debug)]
+pub struct MqttStats {
+    shared: std::sync::Weak<Shared>,
 }
 
-/// Connection tasks live in a `JoinSet` owned by the loop, so cancelling
-/// the loop ends them too; once `stopped` turns true it ends them and waits.
-async fn accept_loop(
-    l: TcpListener,
-    shared: Arc<Shared>,
-    websocket: bool,
-    mut stopped: tokio::sync::watch::Receiver<bool>,
-) {
-    let mut conns = tokio::task::JoinSet::new();
-    loop {
-        while conns.try_join_next().is_some() {}
-        let accepted = tokio::select! {
-            _ = stopped.wait_for(|s| *s) => break,
-            a = l.accept() => a,
-        };
-        match accepted {
-            Ok((sock, peer)) => {
-                let _ = sock.set_nodelay(true);
-                tracing::debug!(%peer, websocket, "MQTT connection");
-                if websocket {
-                    conns.spawn(crate::ws::serve(sock, shared.clone()));
-                } else {
-                    conns.spawn(crate::connection::serve_tcp(sock, shared.clone()));
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "MQTT accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
+/// Session counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionCounts {
+    /// Sessions with a connected client.
+    pub connected: usize,
+    /// Sessions kept for a client that is not connected.
+    pub offline: usize,
+    /// Retained messages.
+    pub retained: usize,
+}
+
+impl MqttStats {
+    /// The sessions and retained messages now.
+    pub fn sessions(&self) -> SessionCounts {
+        self.shared
+            .upgrade()
+            .map_or_else(SessionCounts::default, |s| s.counts())
     }
-    drop(shared);
-    conns.shutdown().await;
 }

@@ -103,6 +103,19 @@ impl Shared {
         shared
     }
 
+    /// Sessions (connected and offline) and retained messages.
+    pub fn counts(&self) -> crate::listener::SessionCounts {
+        let total = self.sessions.lock().len();
+        let clients = self.broker.clients();
+        let connected = clients.count(fogline_broker::Protocol::Mqtt)
+            + clients.count(fogline_broker::Protocol::MqttWs);
+        crate::listener::SessionCounts {
+            connected: connected.min(total),
+            offline: total.saturating_sub(connected),
+            retained: self.retained.len(),
+        }
+    }
+
     /// Writes framed journal entries; a failure is logged and returned to the caller, which
     /// withholds what depends on them.
     pub fn journal(&self, framed: &[u8]) -> Result<(), StoreError> {

@@ -8,10 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use fogline_broker::Protocol;
+use fogline_net::transport::Conn;
 use fogline_net::StallLimit;
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -29,7 +30,7 @@ const PIPE: usize = 256 * 1024;
 /// `write_stall` without progress (so the bridge cannot hang on a client that stopped
 /// reading once the MQTT side has ended); a WebSocket message or frame is at most
 /// `max_packet_size` and a little, so it is refused before it is buffered whole.
-pub(crate) async fn serve(sock: TcpStream, shared: Arc<Shared>) {
+pub(crate) async fn serve(sock: Conn, peer: String, shared: Arc<Shared>) {
     let cfg = &shared.config;
     let limit = (cfg.max_packet_size.as_u64() as usize).saturating_add(64 << 10);
     let ws_config = WebSocketConfig::default()
@@ -51,7 +52,10 @@ pub(crate) async fn serve(sock: TcpStream, shared: Arc<Shared>) {
     };
     let (mine, theirs) = tokio::io::duplex(PIPE);
     // One task for both halves: ending it (server shutdown) ends the connection too.
-    tokio::join!(bridge(ws, mine), crate::connection::serve(theirs, shared));
+    tokio::join!(
+        bridge(ws, mine),
+        crate::connection::serve(theirs, peer, Protocol::MqttWs, shared)
+    );
 }
 
 /// The handshake callback: answers with subprotocol `mqtt` when offered.
@@ -71,7 +75,7 @@ fn select_mqtt(req: &Request, mut resp: Response) -> Result<Response, ErrorRespo
     Ok(resp)
 }
 
-async fn bridge(ws: WebSocketStream<StallLimit<TcpStream>>, pipe: DuplexStream) {
+async fn bridge(ws: WebSocketStream<StallLimit<Conn>>, pipe: DuplexStream) {
     let (mut sink, mut stream) = ws.split();
     let (mut rd, mut wr) = tokio::io::split(pipe);
     let inbound = async {

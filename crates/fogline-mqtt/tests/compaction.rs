@@ -24,8 +24,7 @@ fn journal_len(s: &TestServer) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_stream_to_a_persistent_session_keeps_the_journal_small_and_whole() {
     const LIMIT: u64 = 64 * 1024;
-    let tune =
-        |c: &mut fogline_server::Config| c.mqtt.state_compact_size = bytesize::ByteSize::b(LIMIT);
+    let tune = |c: &mut common::Config| c.mqtt.state_compact_size = bytesize::ByteSize::b(LIMIT);
     let s = TestServer::start_in(tempfile::tempdir().expect("tempdir"), tune).await;
     let (mut sub, _) = Raw::connect(&s.mqtt, persistent("c-sub", true)).await;
     sub.subscribe(1, vec![filter("c/t", QoS::AtLeastOnce)])

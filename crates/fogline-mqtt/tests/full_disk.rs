@@ -87,7 +87,7 @@ fn persistent(id: &str, clean: bool) -> fogline_mqtt::codec::Connect {
     c
 }
 
-fn tune(c: &mut fogline_server::Config) {
+fn tune(c: &mut common::Config) {
     // The log's one segment is reserved at start (fallocate) and holds every message of the
     // test, so it is the journal that meets the full disk.
     c.broker.segment_bytes = bytesize::ByteSize::b(256 * page() as u64);

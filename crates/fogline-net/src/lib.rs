@@ -9,9 +9,11 @@
 //! and a caller waiting for its own data (the client's `Subscription::recv`) can share it.
 //! [`PeekRead`] is a read half that moves the kernel's ACK after the caller's forwards;
 //! [`StallLimit`] a write half that gives up on a peer that takes no bytes for too long.
+//! [`transport`] is the layer every listener of a node accepts through.
 
 mod peek;
 mod stall;
+pub mod transport;
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;

@@ -7,6 +7,7 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 
+use crate::admin::{read_consumer, read_detail, read_spec, read_update};
 use crate::codec::Reader;
 use crate::error::{ErrorCode, WireError};
 use crate::frame::{kind, Frame, StartPosition, Storage, StreamInfo};
@@ -199,6 +200,64 @@ pub fn decode_frame(mut frame: Bytes) -> Result<Frame, WireError> {
                 streams,
             }
         }
+        kind::STREAM_CREATE => Frame::StreamCreate {
+            request_id: r.u64("request_id")?,
+            spec: read_spec(&mut r)?,
+        },
+        kind::STREAM_UPDATE => {
+            let request_id = r.u64("request_id")?;
+            let name = r.str16("stream name")?;
+            let (subjects, retention_bytes, retention_age_ms) = read_update(&mut r)?;
+            Frame::StreamUpdate {
+                request_id,
+                name,
+                subjects,
+                retention_bytes,
+                retention_age_ms,
+            }
+        }
+        kind::STREAM_PURGE => Frame::StreamPurge {
+            request_id: r.u64("request_id")?,
+            name: r.str16("stream name")?,
+        },
+        kind::STREAM_DELETE => Frame::StreamDelete {
+            request_id: r.u64("request_id")?,
+            name: r.str16("stream name")?,
+        },
+        kind::STREAM_GET => Frame::StreamGet {
+            request_id: r.u64("request_id")?,
+            name: r.str16("stream name")?,
+        },
+        kind::STREAM_OK => Frame::StreamOk {
+            request_id: r.u64("request_id")?,
+            stream: read_detail(&mut r)?,
+        },
+        kind::CONSUMER_LIST => Frame::ConsumerList {
+            request_id: r.u64("request_id")?,
+            stream: r.str16("stream name")?,
+            name: r.str16("consumer name")?,
+        },
+        kind::CONSUMER_LIST_OK => {
+            let request_id = r.u64("request_id")?;
+            let n = r.u32("count")?;
+            // Grows only as consumers actually parse.
+            let mut consumers = Vec::new();
+            for _ in 0..n {
+                consumers.push(read_consumer(&mut r)?);
+            }
+            Frame::ConsumerListOk {
+                request_id,
+                consumers,
+            }
+        }
+        kind::CONSUMER_DELETE => Frame::ConsumerDelete {
+            request_id: r.u64("request_id")?,
+            stream: r.str16("stream name")?,
+            name: r.str16("consumer name")?,
+        },
+        kind::DONE => Frame::Done {
+            request_id: r.u64("request_id")?,
+        },
         kind::ERROR => Frame::Error {
             request_id: r.u64("request_id")?,
             code: ErrorCode::from_u16(r.u16("code")?),

@@ -6,6 +6,7 @@
 
 use bytes::{BufMut, BytesMut};
 
+use crate::admin::{put_consumer, put_detail, put_spec, put_update};
 use crate::codec::{count, patch_u32, put_str16};
 use crate::error::WireError;
 use crate::frame::{Frame, StreamInfo};
@@ -165,6 +166,61 @@ fn encode_inner(frame: &Frame, buf: &mut BytesMut, start: usize) -> Result<(), W
                 put_stream_info(buf, info)?;
             }
         }
+        Frame::StreamCreate { request_id, spec } => {
+            buf.put_u64_le(*request_id);
+            put_spec(buf, spec)?;
+        }
+        Frame::StreamUpdate {
+            request_id,
+            name,
+            subjects,
+            retention_bytes,
+            retention_age_ms,
+        } => {
+            buf.put_u64_le(*request_id);
+            put_str16(buf, name.as_bytes(), "stream name")?;
+            put_update(
+                buf,
+                subjects.as_deref(),
+                *retention_bytes,
+                *retention_age_ms,
+            )?;
+        }
+        Frame::StreamPurge { request_id, name }
+        | Frame::StreamDelete { request_id, name }
+        | Frame::StreamGet { request_id, name } => {
+            buf.put_u64_le(*request_id);
+            put_str16(buf, name.as_bytes(), "stream name")?;
+        }
+        Frame::StreamOk { request_id, stream } => {
+            buf.put_u64_le(*request_id);
+            put_detail(buf, stream)?;
+        }
+        Frame::ConsumerList {
+            request_id,
+            stream,
+            name,
+        }
+        | Frame::ConsumerDelete {
+            request_id,
+            stream,
+            name,
+        } => {
+            buf.put_u64_le(*request_id);
+            put_str16(buf, stream.as_bytes(), "stream name")?;
+            put_str16(buf, name.as_bytes(), "consumer name")?;
+        }
+        Frame::ConsumerListOk {
+            request_id,
+            consumers,
+        } => {
+            buf.put_u64_le(*request_id);
+            buf.put_u32_le(count(consumers.len(), "consumers")?);
+            for c in consumers {
+                put_consumer(buf, c)?;
+            }
+        }
+        Frame::Done { request_id } => buf.put_u64_le(*request_id),
         Frame::Error {
             request_id,
             code,

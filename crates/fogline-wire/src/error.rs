@@ -74,7 +74,7 @@ pub enum ErrorCode {
     InvalidFilter,
     /// 8: no stream by that name.
     UnknownStream,
-    /// 9: no consumer with that id on this connection.
+    /// 9: no consumer with that id on this connection, or no durable consumer of that name.
     UnknownConsumer,
     /// 10: no subscription with that id on this connection.
     UnknownSubscription,
@@ -96,6 +96,12 @@ pub enum ErrorCode {
     TooMany,
     /// 19: a request that carries nothing to do (a Publish of zero records).
     EmptyRequest,
+    /// 20: a request whose values cannot be applied (a stream's settings, a change that is
+    /// not allowed); the message says which and why.
+    Invalid,
+    /// 21: no such resource: a path or method the HTTP admin API does not serve (not sent
+    /// on the native protocol, whose unknown frames are `UnknownFrame`).
+    NotFound,
     /// A code this build does not know, kept as received.
     Other(u16),
 }
@@ -123,6 +129,8 @@ impl ErrorCode {
             ErrorCode::InvalidName => 17,
             ErrorCode::TooMany => 18,
             ErrorCode::EmptyRequest => 19,
+            ErrorCode::Invalid => 20,
+            ErrorCode::NotFound => 21,
             ErrorCode::Other(code) => code,
         }
     }
@@ -149,7 +157,38 @@ impl ErrorCode {
             17 => ErrorCode::InvalidName,
             18 => ErrorCode::TooMany,
             19 => ErrorCode::EmptyRequest,
+            20 => ErrorCode::Invalid,
+            21 => ErrorCode::NotFound,
             other => ErrorCode::Other(other),
+        }
+    }
+
+    /// The code's stable name (`"UnknownStream"`), as the HTTP admin API reports it;
+    /// `"Other"` for a code this build does not know.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::Malformed => "Malformed",
+            ErrorCode::UnknownFrame => "UnknownFrame",
+            ErrorCode::FrameTooLarge => "FrameTooLarge",
+            ErrorCode::MessageTooLarge => "MessageTooLarge",
+            ErrorCode::UnsupportedVersion => "UnsupportedVersion",
+            ErrorCode::InvalidTopic => "InvalidTopic",
+            ErrorCode::InvalidFilter => "InvalidFilter",
+            ErrorCode::UnknownStream => "UnknownStream",
+            ErrorCode::UnknownConsumer => "UnknownConsumer",
+            ErrorCode::UnknownSubscription => "UnknownSubscription",
+            ErrorCode::SlowConsumer => "SlowConsumer",
+            ErrorCode::StorageFailed => "StorageFailed",
+            ErrorCode::NotConnected => "NotConnected",
+            ErrorCode::Duplicate => "Duplicate",
+            ErrorCode::ServerShutdown => "ServerShutdown",
+            ErrorCode::Internal => "Internal",
+            ErrorCode::InvalidName => "InvalidName",
+            ErrorCode::TooMany => "TooMany",
+            ErrorCode::EmptyRequest => "EmptyRequest",
+            ErrorCode::Invalid => "Invalid",
+            ErrorCode::NotFound => "NotFound",
+            ErrorCode::Other(_) => "Other",
         }
     }
 }
@@ -176,7 +215,14 @@ mod tests {
         assert_eq!(ErrorCode::SlowConsumer.as_u16(), 11);
         assert_eq!(ErrorCode::Internal.as_u16(), 16);
         assert_eq!(ErrorCode::TooMany.as_u16(), 18);
-        assert_eq!(ErrorCode::from_u16(20), ErrorCode::Other(20));
+        assert_eq!(ErrorCode::Invalid.as_u16(), 20);
+        assert_eq!(ErrorCode::NotFound.as_u16(), 21);
+        assert_eq!(ErrorCode::from_u16(22), ErrorCode::Other(22));
+        for n in 1..=21 {
+            let code = ErrorCode::from_u16(n);
+            assert_ne!(code.name(), "Other", "{n}");
+            assert_eq!(format!("{code:?}"), code.name());
+        }
         assert_eq!(ErrorCode::from_u16(0), ErrorCode::Other(0));
     }
 }

@@ -4,6 +4,7 @@
 //! `kind: u8` | body, integers little-endian. Kind numbers are stable and
 //! never reused. Bodies are listed on each [`Frame`] variant in wire order.
 
+use crate::admin::{ConsumerDetail, StreamDetail, StreamSpec};
 use crate::error::ErrorCode;
 use crate::records::RecordBlock;
 use crate::stored::StoredBlock;
@@ -49,6 +50,26 @@ pub mod kind {
     pub const STREAM_LIST: u8 = 0x40;
     /// S->C the streams.
     pub const STREAM_LIST_OK: u8 = 0x41;
+    /// C->S create a stream.
+    pub const STREAM_CREATE: u8 = 0x42;
+    /// C->S change a stream's subjects or retention.
+    pub const STREAM_UPDATE: u8 = 0x43;
+    /// C->S drop every record of a stream.
+    pub const STREAM_PURGE: u8 = 0x44;
+    /// C->S delete a stream.
+    pub const STREAM_DELETE: u8 = 0x45;
+    /// C->S describe one stream.
+    pub const STREAM_GET: u8 = 0x46;
+    /// S->C one stream, as it is after the request.
+    pub const STREAM_OK: u8 = 0x47;
+    /// C->S list consumers.
+    pub const CONSUMER_LIST: u8 = 0x48;
+    /// S->C the consumers.
+    pub const CONSUMER_LIST_OK: u8 = 0x49;
+    /// C->S delete a durable consumer.
+    pub const CONSUMER_DELETE: u8 = 0x4A;
+    /// S->C a request without other answer succeeded.
+    pub const DONE: u8 = 0x4B;
     /// S->C a request failed.
     pub const ERROR: u8 = 0x7F;
 }
@@ -322,6 +343,87 @@ pub enum Frame {
         /// The streams.
         streams: Vec<StreamInfo>,
     },
+    /// 0x42 C->S `{request_id: u64, spec: StreamSpec}`.
+    StreamCreate {
+        /// Answered by `StreamOk` or `Error`.
+        request_id: u64,
+        /// The stream.
+        spec: StreamSpec,
+    },
+    /// 0x43 C->S `{request_id: u64, name: str16, fields: u8, subjects: u16 count x str16,
+    /// retention_bytes: u64, retention_age_ms: u64}`; `fields` bit 0: subjects, bit 1:
+    /// retention_bytes, bit 2: retention_age_ms are given (others: send 0 or no subjects).
+    StreamUpdate {
+        /// Answered by `StreamOk` or `Error`.
+        request_id: u64,
+        /// The stream.
+        name: Str,
+        /// New subject filters.
+        subjects: Option<Vec<Str>>,
+        /// New retention by size ([`NODE_DEFAULT`](crate::NODE_DEFAULT): the node's; 0: none).
+        retention_bytes: Option<u64>,
+        /// New retention by age, ms ([`NODE_DEFAULT`](crate::NODE_DEFAULT): the node's; 0: none).
+        retention_age_ms: Option<u64>,
+    },
+    /// 0x44 C->S `{request_id: u64, name: str16}`.
+    StreamPurge {
+        /// Answered by `StreamOk` or `Error`.
+        request_id: u64,
+        /// The stream.
+        name: Str,
+    },
+    /// 0x45 C->S `{request_id: u64, name: str16}`.
+    StreamDelete {
+        /// Answered by `Done` or `Error`.
+        request_id: u64,
+        /// The stream.
+        name: Str,
+    },
+    /// 0x46 C->S `{request_id: u64, name: str16}`.
+    StreamGet {
+        /// Answered by `StreamOk` or `Error`.
+        request_id: u64,
+        /// The stream.
+        name: Str,
+    },
+    /// 0x47 S->C `{request_id: u64, stream: StreamDetail}`.
+    StreamOk {
+        /// The request's id.
+        request_id: u64,
+        /// The stream as it is now.
+        stream: StreamDetail,
+    },
+    /// 0x48 C->S `{request_id: u64, stream: str16, name: str16}`: every consumer of every
+    /// stream (`stream` empty), of one stream, or one durable consumer (`name`).
+    ConsumerList {
+        /// Answered by `ConsumerListOk` or `Error`.
+        request_id: u64,
+        /// The stream; empty: every stream.
+        stream: Str,
+        /// A durable consumer's name; empty: all of them.
+        name: Str,
+    },
+    /// 0x49 S->C `{request_id: u64, count: u32, consumers: count x ConsumerDetail}`.
+    ConsumerListOk {
+        /// The request's id.
+        request_id: u64,
+        /// The consumers.
+        consumers: Vec<ConsumerDetail>,
+    },
+    /// 0x4A C->S `{request_id: u64, stream: str16, name: str16}`.
+    ConsumerDelete {
+        /// Answered by `Done` or `Error`.
+        request_id: u64,
+        /// The stream.
+        stream: Str,
+        /// The durable consumer.
+        name: Str,
+    },
+    /// 0x4B S->C `{request_id: u64}`.
+    Done {
+        /// The request's id.
+        request_id: u64,
+    },
     /// 0x7F S->C `{request_id: u64, code: u16, message: str16}`.
     Error {
         /// The request id / sub_id / consumer_id answered, 0 if none.
@@ -356,6 +458,16 @@ impl Frame {
             Frame::ConsumerClose { .. } => kind::CONSUMER_CLOSE,
             Frame::StreamList { .. } => kind::STREAM_LIST,
             Frame::StreamListOk { .. } => kind::STREAM_LIST_OK,
+            Frame::StreamCreate { .. } => kind::STREAM_CREATE,
+            Frame::StreamUpdate { .. } => kind::STREAM_UPDATE,
+            Frame::StreamPurge { .. } => kind::STREAM_PURGE,
+            Frame::StreamDelete { .. } => kind::STREAM_DELETE,
+            Frame::StreamGet { .. } => kind::STREAM_GET,
+            Frame::StreamOk { .. } => kind::STREAM_OK,
+            Frame::ConsumerList { .. } => kind::CONSUMER_LIST,
+            Frame::ConsumerListOk { .. } => kind::CONSUMER_LIST_OK,
+            Frame::ConsumerDelete { .. } => kind::CONSUMER_DELETE,
+            Frame::Done { .. } => kind::DONE,
             Frame::Error { .. } => kind::ERROR,
         }
     }

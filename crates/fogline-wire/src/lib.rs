@@ -9,6 +9,8 @@
 //!
 //! Modules:
 //! - `frame`: the [`Frame`] enum, kind numbers, [`StartPosition`], [`StreamInfo`].
+//! - `admin`: the bodies of the management frames ([`StreamSpec`], [`StreamDetail`],
+//!   [`ConsumerDetail`]).
 //! - `decode` / `encode`: [`decode`] (streaming, from a read buffer),
 //!   [`decode_frame`] (one whole frame) and [`encode`].
 //! - `records`: publish/deliver [`RecordBlock`]s, the hot-path
@@ -27,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod admin;
 mod codec;
 mod decode;
 mod encode;
@@ -39,6 +42,7 @@ mod stored;
 mod text;
 mod topic;
 
+pub use admin::{ConsumerDetail, StreamDetail, StreamSpec, NODE_DEFAULT};
 pub use decode::{decode, decode_frame, reserve_read, RESERVE_AHEAD};
 pub use encode::encode;
 pub use error::{ErrorCode, WireError};

@@ -91,6 +91,31 @@ fn huge_counts_over_short_bodies_are_malformed_without_allocating() {
         decode(&mut buf, 64),
         Err(WireError::Malformed { kind: 0x41, .. })
     ));
+    // ConsumerListOk announcing u32::MAX consumers.
+    let mut buf = BytesMut::from(
+        &[
+            13, 0, 0, 0, 0x49, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+        ][..],
+    );
+    assert!(matches!(
+        decode(&mut buf, 64),
+        Err(WireError::Malformed { kind: 0x49, .. })
+    ));
+}
+
+#[test]
+fn a_stream_update_with_subjects_but_no_field_bit_is_malformed() {
+    let mut body = vec![
+        0x43, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, b's', 0, 1, 0, 1, 0, b'b',
+    ];
+    body.extend_from_slice(&[0; 16]);
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&body);
+    assert!(matches!(
+        decode(&mut buf, 128),
+        Err(WireError::Malformed { kind: 0x43, .. })
+    ));
 }
 
 #[test]

@@ -3,8 +3,9 @@
 
 use bytes::{Bytes, BytesMut};
 use fogline_wire::{
-    decode, decode_frame, encode, ErrorCode, Frame, HeadersBuilder, RecordBlock, StartPosition,
-    Storage, StoredBlock, StoredRecordRef, StreamInfo, WireError,
+    decode, decode_frame, encode, ConsumerDetail, ErrorCode, Frame, HeadersBuilder, RecordBlock,
+    StartPosition, Storage, StoredBlock, StoredRecordRef, StreamDetail, StreamInfo, StreamSpec,
+    WireError, NODE_DEFAULT,
 };
 
 const MAX: u32 = 1 << 20;
@@ -217,6 +218,155 @@ fn golden() -> Vec<(Frame, Vec<u8>)> {
             ],
         ),
         (
+            Frame::StreamCreate {
+                request_id: 6,
+                spec: StreamSpec {
+                    name: "s".into(),
+                    storage: None,
+                    subjects: vec!["a/#".into()],
+                    retention_bytes: 0,
+                    retention_age_ms: NODE_DEFAULT,
+                    segment_bytes: 0x1000,
+                },
+            },
+            vec![
+                44, 0, 0, 0, 0x42, 6, 0, 0, 0, 0, 0, 0, 0, // len, kind, request_id
+                1, 0, b's', 0xFF, // name, storage: the node's default
+                1, 0, 3, 0, b'a', b'/', b'#', // subjects
+                0, 0, 0, 0, 0, 0, 0, 0, // retention_bytes: no limit
+                0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, // retention_age_ms: default
+                0, 0x10, 0, 0, 0, 0, 0, 0, // segment_bytes
+            ],
+        ),
+        (
+            Frame::StreamUpdate {
+                request_id: 7,
+                name: "s".into(),
+                subjects: Some(vec!["b".into()]),
+                retention_bytes: None,
+                retention_age_ms: Some(60_000),
+            },
+            vec![
+                34, 0, 0, 0, 0x43, 7, 0, 0, 0, 0, 0, 0, 0, // len, kind, request_id
+                1, 0, b's', 5, // name, fields: subjects and retention_age_ms
+                1, 0, 1, 0, b'b', // subjects
+                0, 0, 0, 0, 0, 0, 0, 0, // retention_bytes (not given)
+                0x60, 0xEA, 0, 0, 0, 0, 0, 0, // retention_age_ms
+            ],
+        ),
+        (
+            Frame::StreamPurge {
+                request_id: 8,
+                name: "s".into(),
+            },
+            vec![12, 0, 0, 0, 0x44, 8, 0, 0, 0, 0, 0, 0, 0, 1, 0, b's'],
+        ),
+        (
+            Frame::StreamDelete {
+                request_id: 9,
+                name: "s".into(),
+            },
+            vec![12, 0, 0, 0, 0x45, 9, 0, 0, 0, 0, 0, 0, 0, 1, 0, b's'],
+        ),
+        (
+            Frame::StreamGet {
+                request_id: 10,
+                name: "s".into(),
+            },
+            vec![12, 0, 0, 0, 0x46, 10, 0, 0, 0, 0, 0, 0, 0, 1, 0, b's'],
+        ),
+        (
+            Frame::StreamOk {
+                request_id: 10,
+                stream: StreamDetail {
+                    name: "s".into(),
+                    storage: Storage::Fsync,
+                    subjects: vec!["a".into()],
+                    retention_bytes: 0x100,
+                    retention_age_ms: 0,
+                    segment_bytes: 0x1000,
+                    retention_bytes_default: true,
+                    retention_age_default: false,
+                    first_offset: 1,
+                    next_offset: 3,
+                    records: 2,
+                    bytes: 0x40,
+                    segments: 1,
+                    consumers: 2,
+                    first_timestamp: 5,
+                    last_timestamp: 6,
+                },
+            },
+            vec![
+                99, 0, 0, 0, 0x47, 10, 0, 0, 0, 0, 0, 0, 0, // len, kind, request_id
+                1, 0, b's', 2, // name, storage
+                1, 0, 1, 0, b'a', // subjects
+                0, 1, 0, 0, 0, 0, 0, 0, // retention_bytes
+                0, 0, 0, 0, 0, 0, 0, 0, // retention_age_ms: none
+                0, 0x10, 0, 0, 0, 0, 0, 0, // segment_bytes
+                1, // flags: retention_bytes is the node's default
+                1, 0, 0, 0, 0, 0, 0, 0, // first_offset
+                3, 0, 0, 0, 0, 0, 0, 0, // next_offset
+                2, 0, 0, 0, 0, 0, 0, 0, // records
+                0x40, 0, 0, 0, 0, 0, 0, 0, // bytes
+                1, 0, 0, 0, 2, 0, 0, 0, // segments, consumers
+                5, 0, 0, 0, 0, 0, 0, 0, // first_timestamp
+                6, 0, 0, 0, 0, 0, 0, 0, // last_timestamp
+            ],
+        ),
+        (
+            Frame::ConsumerList {
+                request_id: 11,
+                stream: "s".into(),
+                name: "".into(),
+            },
+            vec![14, 0, 0, 0, 0x48, 11, 0, 0, 0, 0, 0, 0, 0, 1, 0, b's', 0, 0],
+        ),
+        (
+            Frame::ConsumerListOk {
+                request_id: 11,
+                consumers: vec![ConsumerDetail {
+                    stream: "s".into(),
+                    name: "w".into(),
+                    open: true,
+                    filter: "".into(),
+                    ack_floor: 2,
+                    cursor: Some(4),
+                    pending_acks: 2,
+                    lag: 1,
+                    delivered: 4,
+                    redelivered: 1,
+                    opened_at: 9,
+                }],
+            },
+            vec![
+                78, 0, 0, 0, 0x49, 11, 0, 0, 0, 0, 0, 0, 0, // len, kind, request_id
+                1, 0, 0, 0, // count
+                1, 0, b's', 1, 0, b'w', 1, 0, 0, // stream, name, flags: open, filter
+                2, 0, 0, 0, 0, 0, 0, 0, // ack_floor
+                4, 0, 0, 0, 0, 0, 0, 0, // cursor
+                2, 0, 0, 0, 0, 0, 0, 0, // pending_acks
+                1, 0, 0, 0, 0, 0, 0, 0, // lag
+                4, 0, 0, 0, 0, 0, 0, 0, // delivered
+                1, 0, 0, 0, 0, 0, 0, 0, // redelivered
+                9, 0, 0, 0, 0, 0, 0, 0, // opened_at
+            ],
+        ),
+        (
+            Frame::ConsumerDelete {
+                request_id: 12,
+                stream: "s".into(),
+                name: "w".into(),
+            },
+            vec![
+                15, 0, 0, 0, 0x4A, 12, 0, 0, 0, 0, 0, 0, 0, 1, 0, b's', 1, 0, b'w',
+            ],
+        ),
+        (
+            Frame::Done { request_id: 12 },
+            vec![9, 0, 0, 0, 0x4B, 12, 0, 0, 0, 0, 0, 0, 0],
+        ),
+        (
             Frame::Error {
                 request_id: 5,
                 code: ErrorCode::SlowConsumer,
@@ -232,7 +382,7 @@ fn golden() -> Vec<(Frame, Vec<u8>)> {
 #[test]
 fn every_kind_has_a_golden_frame() {
     let kinds: Vec<u8> = golden().iter().map(|(f, _)| f.kind()).collect();
-    assert_eq!(kinds.len(), 20);
+    assert_eq!(kinds.len(), 30);
     let mut unique = kinds.clone();
     unique.dedup();
     assert_eq!(unique, kinds);

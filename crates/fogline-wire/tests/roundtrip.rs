@@ -3,8 +3,8 @@
 
 use bytes::{Bytes, BytesMut};
 use fogline_wire::{
-    decode, decode_frame, encode, ErrorCode, Frame, RecordBlock, StartPosition, Storage,
-    StoredBlock, StoredRecordRef, Str, StreamInfo,
+    decode, decode_frame, encode, ConsumerDetail, ErrorCode, Frame, RecordBlock, StartPosition,
+    Storage, StoredBlock, StoredRecordRef, Str, StreamDetail, StreamInfo, StreamSpec,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -75,7 +75,140 @@ fn stream_info() -> impl Strategy<Value = StreamInfo> {
         })
 }
 
+fn storage() -> impl Strategy<Value = Storage> {
+    prop_oneof![
+        Just(Storage::Memory),
+        Just(Storage::Mmap),
+        Just(Storage::Fsync)
+    ]
+}
+
+fn stream_spec() -> impl Strategy<Value = StreamSpec> {
+    (
+        text(),
+        proptest::option::of(storage()),
+        vec(text(), 0..3),
+        any::<(u64, u64, u64)>(),
+    )
+        .prop_map(|(name, storage, subjects, (b, a, s))| StreamSpec {
+            name,
+            storage,
+            subjects,
+            retention_bytes: b,
+            retention_age_ms: a,
+            segment_bytes: s,
+        })
+}
+
+fn stream_detail() -> impl Strategy<Value = StreamDetail> {
+    (
+        (text(), storage(), vec(text(), 0..3)),
+        any::<(u64, u64, u64, bool, bool)>(),
+        any::<(u64, u64, u64, u64, u32, u32, u64, u64)>(),
+    )
+        .prop_map(
+            |((name, storage, subjects), (rb, ra, sb, bd, ad), (f, n, r, b, s, c, ft, lt))| {
+                StreamDetail {
+                    name,
+                    storage,
+                    subjects,
+                    retention_bytes: rb,
+                    retention_age_ms: ra,
+                    segment_bytes: sb,
+                    retention_bytes_default: bd,
+                    retention_age_default: ad,
+                    first_offset: f,
+                    next_offset: n,
+                    records: r,
+                    bytes: b,
+                    segments: s,
+                    consumers: c,
+                    first_timestamp: ft,
+                    last_timestamp: lt,
+                }
+            },
+        )
+}
+
+fn consumer_detail() -> impl Strategy<Value = ConsumerDetail> {
+    (
+        (text(), text(), any::<bool>(), text()),
+        proptest::option::of(0..u64::MAX),
+        any::<(u64, u64, u64, u64, u64, u64)>(),
+    )
+        .prop_map(
+            |((stream, name, open, filter), cursor, (af, p, l, d, r, o))| ConsumerDetail {
+                stream,
+                name,
+                open,
+                filter,
+                ack_floor: af,
+                cursor,
+                pending_acks: p,
+                lag: l,
+                delivered: d,
+                redelivered: r,
+                opened_at: o,
+            },
+        )
+}
+
+/// The management frames (streams and consumers).
+fn admin_frame() -> impl Strategy<Value = Frame> {
+    prop_oneof![
+        (any::<u64>(), stream_spec())
+            .prop_map(|(request_id, spec)| Frame::StreamCreate { request_id, spec }),
+        (
+            any::<u64>(),
+            text(),
+            proptest::option::of(vec(text(), 0..3)),
+            proptest::option::of(any::<u64>()),
+            proptest::option::of(any::<u64>())
+        )
+            .prop_map(|(request_id, name, subjects, rb, ra)| Frame::StreamUpdate {
+                request_id,
+                name,
+                subjects,
+                retention_bytes: rb,
+                retention_age_ms: ra,
+            }),
+        (any::<u64>(), text())
+            .prop_map(|(request_id, name)| Frame::StreamPurge { request_id, name }),
+        (any::<u64>(), text())
+            .prop_map(|(request_id, name)| Frame::StreamDelete { request_id, name }),
+        (any::<u64>(), text()).prop_map(|(request_id, name)| Frame::StreamGet { request_id, name }),
+        (any::<u64>(), stream_detail())
+            .prop_map(|(request_id, stream)| Frame::StreamOk { request_id, stream }),
+        (any::<u64>(), text(), text()).prop_map(|(request_id, stream, name)| {
+            Frame::ConsumerList {
+                request_id,
+                stream,
+                name,
+            }
+        }),
+        (any::<u64>(), vec(consumer_detail(), 0..3)).prop_map(|(request_id, consumers)| {
+            Frame::ConsumerListOk {
+                request_id,
+                consumers,
+            }
+        }),
+        (any::<u64>(), text(), text()).prop_map(|(request_id, stream, name)| {
+            Frame::ConsumerDelete {
+                request_id,
+                stream,
+                name,
+            }
+        }),
+        any::<u64>().prop_map(|request_id| Frame::Done { request_id }),
+    ]
+}
+
 fn frame() -> impl Strategy<Value = Frame> {
+    prop_oneof![data_frame(), admin_frame()]
+}
+
+/// The frames of the data path.
+fn data_frame() -> impl Strategy<Value = Frame> {
     prop_oneof![
         (any::<u16>(), text()).prop_map(|(version, client_name)| Frame::Hello {
             version,

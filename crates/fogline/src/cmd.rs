@@ -1,5 +1,6 @@
 //! One module per subcommand.
 pub mod config;
+pub mod consumer;
 pub mod demo;
 pub mod log;
 pub mod publish;

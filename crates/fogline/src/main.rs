@@ -17,15 +17,18 @@ struct Cli {
 enum Command {
     /// Run a server, a publisher and subscribers in one process: see records flow.
     Demo(cmd::demo::DemoArgs),
-    /// Run the server.
+    /// Run a node: the broker, the native and MQTT listeners, the admin API and dashboard.
     Serve(cmd::serve::ServeArgs),
     /// Publish records.
     Pub(cmd::publish::PubArgs),
     /// Receive records (live, or replayed from a stream).
     Sub(cmd::subscribe::SubArgs),
-    /// Inspect the streams of a running server.
+    /// Manage the streams of a running node (ls, info, add, edit, purge, rm).
     #[command(subcommand)]
     Stream(cmd::stream::StreamCommand),
+    /// Inspect and delete the durable consumers of a running node (ls, info, rm).
+    #[command(subcommand)]
+    Consumer(cmd::consumer::ConsumerCommand),
     /// Show or check configuration.
     #[command(subcommand)]
     Config(cmd::config::ConfigCommand),
@@ -55,6 +58,7 @@ fn main() -> anyhow::Result<()> {
         Command::Pub(args) => cmd::publish::run(args),
         Command::Sub(args) => cmd::subscribe::run(args),
         Command::Stream(c) => cmd::stream::run(c),
+        Command::Consumer(c) => cmd::consumer::run(c),
         Command::Config(c) => cmd::config::run(c),
         Command::Log(c) => cmd::log::run(c),
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use fogline_client::{
     Client, ClientOptions, ConsumerOptions, PublishRecord, StartPosition, SubscribeOptions,
 };
-use fogline_server::{Config, Server};
+use fogline_node::{Config, Node};
 use tokio::sync::oneshot;
 
 struct Running {
@@ -27,15 +27,16 @@ impl Drop for Running {
 async fn serve() -> Running {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = Config::default();
-    cfg.server.listen = vec!["127.0.0.1:0".into()];
+    cfg.native.listen = vec!["127.0.0.1:0".into()];
     cfg.mqtt.listen = vec![];
+    cfg.admin.listen = vec![];
     cfg.broker.data_dir = dir.path().to_path_buf();
     cfg.broker.storage = fogline_broker::StorageMode::Mmap;
-    let server = Server::bind(cfg).await.unwrap();
-    let addr = server.local_addrs()[0].clone();
-    let broker = server.broker().clone();
+    let node = Node::start(cfg).await.unwrap();
+    let addr = node.address("native").unwrap();
+    let broker = node.broker().clone();
     let (tx, rx) = oneshot::channel();
-    tokio::spawn(server.run(async {
+    tokio::spawn(node.run(async {
         let _ = rx.await;
     }));
     Running {

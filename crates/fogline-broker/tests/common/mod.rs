@@ -15,6 +15,7 @@ pub fn broker(dir: &std::path::Path, storage: StorageMode) -> Broker {
 }
 
 /// One record on topic `t`, from a fresh origin.
+#[allow(dead_code)] // not every test binary uses it
 pub fn batch(broker: &Broker, payload: &[u8]) -> Batch {
     Batch {
         topic: "t".into(),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_broker::{Handoff, PeekRead, SharedWrite, WriteHalf};
+use fogline_broker::{Handoff, PeekRead, Protocol, SharedWrite, WriteHalf};
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -20,25 +20,34 @@ use crate::shared::{AttachError, Shared};
 static ASSIGNED: AtomicU64 = AtomicU64::new(1);
 
 /// Serves one connection until either side closes it.
-pub(crate) async fn serve<S>(socket: S, shared: Arc<Shared>)
+pub(crate) async fn serve<S>(socket: S, peer: String, protocol: Protocol, shared: Arc<Shared>)
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     let (rd, wr) = tokio::io::split(socket);
-    serve_halves(rd, wr, None, shared).await;
+    serve_halves(rd, wr, None, (peer, protocol), shared).await;
 }
 
 /// [`serve`] for TCP, whose socket publishers' tasks may write messages to directly.
-pub(crate) async fn serve_tcp(socket: TcpStream, shared: Arc<Shared>) {
+pub(crate) async fn serve_tcp(socket: TcpStream, peer: String, shared: Arc<Shared>) {
     let (rd, wr) = socket.into_split();
     let wr = Arc::new(WriteHalf::from(wr));
     // The publisher's segment is acknowledged after its forwards, not before (see PeekRead).
     let rd = PeekRead::new(rd);
-    serve_halves(rd, SharedWrite(wr.clone()), Some(wr), shared).await;
+    let from = (peer, Protocol::Mqtt);
+    serve_halves(rd, SharedWrite(wr.clone()), Some(wr), from, shared).await;
 }
 
-async fn serve_halves<R, W>(mut rd: R, wr: W, direct: Option<Arc<WriteHalf>>, shared: Arc<Shared>)
-where
+/// The peer's address and how it is connected, for the node's list of connections.
+type From = (String, Protocol);
+
+async fn serve_halves<R, W>(
+    mut rd: R,
+    wr: W,
+    direct: Option<Arc<WriteHalf>>,
+    from: From,
+    shared: Arc<Shared>,
+) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -73,7 +82,7 @@ where
             return;
         }
     };
-    let Some(mut conn) = handshake(*connect, &shared, &mut wr, max_packet).await else {
+    let Some(mut conn) = handshake(*connect, &shared, &mut wr, max_packet, from).await else {
         let _ = wr.shutdown().await;
         return;
     };
@@ -137,6 +146,7 @@ async fn handshake<W: AsyncWrite + Unpin>(
     shared: &Arc<Shared>,
     wr: &mut W,
     max_packet: usize,
+    (peer, protocol): From,
 ) -> Option<Conn> {
     let v = c.version;
     let cfg = &shared.config;
@@ -256,8 +266,12 @@ async fn handshake<W: AsyncWrite + Unpin>(
             props.session_expiry = Some(expiry);
         }
     }
+    let client = shared.broker.register_client(protocol, peer);
+    client.set_name(&client_id);
+    client.set_origin(session.origin);
     let mut conn = Conn {
         shared: shared.clone(),
+        client: Arc::new(client),
         version: v,
         session,
         conn_id,

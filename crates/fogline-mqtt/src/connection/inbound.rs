@@ -96,6 +96,8 @@ impl Conn {
             }
         }
         let msg = Message::from_publish(&p, topic, fogline_broker::now_micros());
+        self.client
+            .count_in(1, (msg.topic.len() + msg.payload.len()) as u64);
         if p.qos == QoS::AtMostOnce {
             let result = self
                 .shared

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use fogline_broker::{AckQueue, DirectSocket, Handoff, WriteHalf};
+use fogline_broker::{AckQueue, ClientHandle, DirectSocket, Handoff, WriteHalf};
 use fogline_net::yield_to_woken;
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -59,6 +59,8 @@ impl End {
 /// A connected client's state that dies with the connection.
 pub(crate) struct Conn {
     shared: Arc<Shared>,
+    /// This connection in the node's list of connections, with its traffic.
+    client: Arc<ClientHandle>,
     version: Version,
     session: Arc<Session>,
     conn_id: u64,
@@ -92,6 +94,10 @@ pub(crate) struct Conn {
 impl Conn {
     /// Encodes a packet for the socket.
     fn send(&mut self, p: &Packet) {
+        if let Packet::Publish(pb) = p {
+            self.client
+                .count_out(1, (pb.topic.len() + pb.payload.len()) as u64);
+        }
         if let Err(e) = codec::encode(p, self.version, &mut self.out) {
             tracing::error!(error = %e, "cannot encode an MQTT packet");
         }
@@ -261,6 +267,7 @@ impl Conn {
         if let Some(h) = st.conn.as_mut().filter(|h| h.id == self.conn_id) {
             h.direct = Some(DirectOut {
                 socket: DirectSocket::new(wr),
+                client: self.client.clone(),
                 version: self.version,
                 client_max_packet: self.client_max_packet,
                 receive_max: self.receive_max,

@@ -1,16 +1,23 @@
-//! Test harness: a real fogline server (native + MQTT listeners on
-//! 127.0.0.1:0) in-process, and a raw MQTT client built on the crate's own
-//! codec so tests can also send malformed bytes.
+//! Test harness: a real broker and the MQTT front end (listeners on 127.0.0.1:0)
+//! in-process, and a raw MQTT client built on the crate's own codec so tests can
+//! also send malformed bytes.
 #![allow(dead_code, unused_imports)]
 
 use std::time::Duration;
 
 use bytes::BytesMut;
 use fogline_mqtt::codec::{self, Connect, Packet, Properties, Version};
-use fogline_server::{Config, Server};
+use fogline_mqtt::{MqttConfig, MqttServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
+
+/// What a test server is configured with: the broker and the MQTT front end.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    pub broker: fogline_broker::BrokerConfig,
+    pub mqtt: MqttConfig,
+}
 
 /// How long a test waits for something expected.
 pub const WAIT: Duration = Duration::from_secs(10);
@@ -40,16 +47,20 @@ impl TestServer {
     /// A server keeping its data in `dir`.
     pub async fn start_in(dir: tempfile::TempDir, tune: impl FnOnce(&mut Config)) -> TestServer {
         let mut cfg = Config::default();
-        cfg.server.listen = vec!["127.0.0.1:0".into()];
         cfg.mqtt.listen = vec!["127.0.0.1:0".into()];
         cfg.broker.data_dir = dir.path().to_path_buf();
         tune(&mut cfg);
-        let server = Server::bind(cfg).await.expect("server binds");
-        let addr = server.mqtt_addrs()[0];
-        let ws_port = server.mqtt_ws_addrs().first().map(|a| a.port());
-        let broker = server.broker().clone();
+        let (broker, _) = fogline_broker::Broker::open(cfg.broker).expect("broker opens");
+        let server = MqttServer::bind(cfg.mqtt, broker.clone())
+            .await
+            .expect("server binds");
+        let addr: std::net::SocketAddr = server.local_addrs()[0].parse().expect("TCP");
+        let ws_port = server
+            .ws_addrs()
+            .first()
+            .map(|a| a.parse::<std::net::SocketAddr>().expect("TCP").port());
         let (tx, rx) = oneshot::channel();
-        let task = tokio::spawn(server.run(async {
+        let task = tokio::spawn(server.run_until(async {
             let _ = rx.await;
         }));
         TestServer {

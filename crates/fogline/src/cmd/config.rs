@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use fogline_server::{Config, DEFAULT_CONFIG};
+use fogline_node::{default_file, Config};
 
 /// Configuration tools.
 #[derive(Subcommand, Debug)]
@@ -20,7 +20,7 @@ pub enum ConfigCommand {
 /// Runs a config subcommand.
 pub fn run(cmd: ConfigCommand) -> anyhow::Result<()> {
     match cmd {
-        ConfigCommand::Default => print!("{DEFAULT_CONFIG}"),
+        ConfigCommand::Default => print!("{}", default_file()),
         ConfigCommand::Check { file } => {
             let cfg = Config::load(&file)?;
             println!("{}", toml::to_string_pretty(&cfg)?);

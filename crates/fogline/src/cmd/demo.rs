@@ -1,9 +1,10 @@
 //! `fogline demo`: the whole data path on embedded defaults, in one command.
 //!
 //! Starts a server (embedded default configuration, a temporary data
-//! directory, an ephemeral port), a live subscriber on `site/+/telemetry`, and
+//! directory, ephemeral ports), a live subscriber on `site/+/telemetry`, and
 //! a publisher sending numbered readings with acknowledgements; then replays
-//! the stored stream through a durable consumer and prints what each saw.
+//! the stored stream through a durable consumer, reads the node's metrics from
+//! its admin API, and prints what each saw.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +13,8 @@ use clap::Args;
 use fogline_client::{
     Client, ClientOptions, ConsumerOptions, PublishRecord, StartPosition, SubscribeOptions,
 };
-use fogline_server::{Config, Server};
+use fogline_node::{Config, Node};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Run a server, a publisher and subscribers in one process and show records flowing.
 #[derive(Args, Debug)]
@@ -33,18 +35,20 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
 async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("creating a temporary data directory")?;
     let mut cfg = Config::default();
-    cfg.server.listen = vec!["127.0.0.1:0".into()];
-    // Ephemeral ports, so the demo runs beside a server already on 1883.
+    // Ephemeral ports, so the demo runs beside a node already on the default ones.
+    cfg.native.listen = vec!["127.0.0.1:0".into()];
     cfg.mqtt.listen = vec!["127.0.0.1:0".into()];
+    cfg.admin.listen = vec!["127.0.0.1:0".into()];
     cfg.broker.data_dir = dir.path().to_path_buf();
-    let server = Server::bind(cfg).await?;
-    let addr = server.local_addrs()[0].clone();
+    let node = Node::start(cfg).await.context("starting the node")?;
+    let addr = node.address("native").context("no native listener")?;
+    let http = node.address("http").context("no admin listener")?;
     println!(
-        "1. server up on {addr} (embedded defaults: storage mmap, data in {})",
+        "1. node up: native protocol on {addr} (embedded defaults: storage mmap, data in {})",
         dir.path().display()
     );
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let running = tokio::spawn(server.run(async {
+    let running = tokio::spawn(node.run(async {
         let _ = stopped.await;
     }));
 
@@ -155,8 +159,14 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     }
     sub_client.close().await?;
     publisher.close().await?;
+    let metrics = http_get(&http, "/metrics").await?;
+    let line = metrics
+        .lines()
+        .find(|l| l.starts_with("fogline_records_in_total{protocol=\"native\"}"))
+        .unwrap_or("fogline_records_in_total: not found");
+    println!("6. admin API on http://{http}/ (dashboard, /api/v1, /metrics): {line}");
     let _ = stop.send(());
-    running.await?;
+    running.await??;
     let ok = got == n && in_order && replayed == n;
     println!(
         "{}",
@@ -169,6 +179,18 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     if !ok {
         anyhow::bail!("demo lost records");
     }
-    println!("next: `fogline serve`, then `fogline sub 'site/#'` and `fogline pub site/r1/temp 21.5` in other terminals");
+    println!("next: `fogline serve` (dashboard on http://127.0.0.1:7767/), then `fogline sub 'site/#'` and `fogline pub site/r1/temp 21.5` in other terminals");
     Ok(())
+}
+
+/// The body of one HTTP/1.1 GET (the admin API closes after `Connection: close`).
+async fn http_get(addr: &str, path: &str) -> anyhow::Result<String> {
+    let mut sock = tokio::net::TcpStream::connect(addr).await?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    sock.write_all(request.as_bytes()).await?;
+    let mut raw = Vec::new();
+    sock.read_to_end(&mut raw).await?;
+    let text = String::from_utf8_lossy(&raw);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    Ok(body.to_string())
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use fogline_broker::StorageMode;
-use fogline_server::{Config, Server};
+use fogline_node::{Config, Node};
 
 /// Run the server.
 #[derive(Args, Debug)]
@@ -26,6 +26,10 @@ pub struct ServeArgs {
     /// MQTT-over-WebSocket address `HOST:PORT`; repeatable; replaces the file's `[mqtt] ws_listen`.
     #[arg(long = "mqtt-ws", env = "FOGLINE_MQTT_WS", value_delimiter = ',')]
     pub mqtt_ws: Vec<String>,
+    /// HTTP admin API, metrics and dashboard address `HOST:PORT`; repeatable; replaces the
+    /// file's `[admin] listen`; `off` serves none.
+    #[arg(long = "http", env = "FOGLINE_HTTP", value_delimiter = ',')]
+    pub http: Vec<String>,
     /// Default storage mode of streams.
     #[arg(long, env = "FOGLINE_STORAGE")]
     pub storage: Option<StorageMode>,
@@ -45,13 +49,16 @@ impl ServeArgs {
             cfg.broker.data_dir = d.clone();
         }
         if !self.listen.is_empty() {
-            cfg.server.listen = self.listen.clone();
+            cfg.native.listen = without_off(&self.listen);
         }
         if !self.mqtt.is_empty() {
             cfg.mqtt.listen = without_off(&self.mqtt);
         }
         if !self.mqtt_ws.is_empty() {
             cfg.mqtt.ws_listen = without_off(&self.mqtt_ws);
+        }
+        if !self.http.is_empty() {
+            cfg.admin.listen = without_off(&self.http);
         }
         if let Some(s) = self.storage {
             cfg.broker.storage = s;
@@ -69,44 +76,44 @@ fn without_off(addrs: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Runs the server until SIGINT or SIGTERM.
+/// Runs the node until SIGINT or SIGTERM.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = args.config()?;
     let rt = crate::cmd::runtime(args.threads)?;
     rt.block_on(async move {
         let storage = cfg.broker.storage;
         let data_dir = cfg.broker.data_dir.clone();
-        let server = Server::bind(cfg).await.context("starting the server")?;
-        for addr in server.local_addrs() {
-            tracing::info!(%addr, "listening (native protocol)");
-        }
-        for addr in server.mqtt_addrs() {
-            tracing::info!(%addr, "listening (MQTT)");
-        }
+        let node = Node::start(cfg).await.context("starting the node")?;
         let dir = match storage {
             StorageMode::Memory => "no files".to_string(),
             _ => format!("data in {}", data_dir.display()),
         };
         eprintln!(
-            "fogline {} serving on {} (storage {storage:?}, {dir}); Ctrl-C stops it",
+            "fogline {} (node {}) serving (storage {}, {dir}); Ctrl-C stops it",
             env!("CARGO_PKG_VERSION"),
-            server.local_addrs().join(", ")
+            node.info().id,
+            storage.to_log(),
         );
-        let mqtt: Vec<String> = server.mqtt_addrs().iter().map(|a| a.to_string()).collect();
-        if !mqtt.is_empty() {
-            eprintln!("MQTT on {}", mqtt.join(", "));
+        for (_, e) in node.endpoints() {
+            eprintln!("  {}", describe(&e.kind, &e.address));
         }
-        let ws: Vec<String> = server
-            .mqtt_ws_addrs()
-            .iter()
-            .map(|a| a.to_string())
-            .collect();
-        if !ws.is_empty() {
-            eprintln!("MQTT over WebSocket on {}", ws.join(", "));
-        }
-        server.run(shutdown_signal()).await;
+        node.run(shutdown_signal()).await?;
         Ok(())
     })
+}
+
+/// One line per listener for the start banner.
+fn describe(kind: &str, address: &str) -> String {
+    match kind {
+        "native" => format!("native protocol    {address}"),
+        "mqtt" => format!("MQTT               {address}"),
+        "mqtt-ws" => format!("MQTT (WebSocket)   {address}"),
+        "http" if !address.starts_with("unix:") => format!(
+            "dashboard          http://{address}/   (admin API http://{address}/api/v1, metrics http://{address}/metrics)"
+        ),
+        "http" => format!("admin API          {address}"),
+        other => format!("{other:<18} {address}"),
+    }
 }
 
 /// Completes on SIGINT or SIGTERM.
@@ -144,6 +151,7 @@ mod tests {
             listen: vec!["127.0.0.1:1".into()],
             mqtt: mqtt.iter().map(|s| s.to_string()).collect(),
             mqtt_ws: Vec::new(),
+            http: vec!["off".into()],
             storage: Some(StorageMode::Memory),
             threads: None,
         }
@@ -152,7 +160,8 @@ mod tests {
     #[test]
     fn flags_override_the_file() {
         let cfg = args(&["127.0.0.1:2"]).config().expect("config");
-        assert_eq!(cfg.server.listen, vec!["127.0.0.1:1".to_string()]);
+        assert_eq!(cfg.native.listen, vec!["127.0.0.1:1".to_string()]);
+        assert!(cfg.admin.listen.is_empty(), "--http off");
         assert_eq!(cfg.mqtt.listen, vec!["127.0.0.1:2".to_string()]);
         assert_eq!(cfg.broker.storage, StorageMode::Memory);
         assert_eq!(cfg.broker.data_dir, PathBuf::from("d"));

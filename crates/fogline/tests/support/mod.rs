@@ -14,6 +14,8 @@ pub struct Served {
     pub native: String,
     /// MQTT address.
     pub mqtt: String,
+    /// The admin API's address (`HOST:PORT`), when it serves one.
+    pub http: Option<String>,
 }
 
 impl Served {
@@ -32,8 +34,9 @@ impl Drop for Served {
     }
 }
 
-/// Runs `fogline serve --storage mmap` on ephemeral native and MQTT ports,
-/// with `extra` arguments, and waits until it has printed both addresses.
+/// Runs `fogline serve --storage mmap` on ephemeral native, MQTT and HTTP ports
+/// (later `extra` arguments may name others), and waits until it has printed its
+/// addresses.
 pub fn serve<I, S>(extra: I) -> Served
 where
     I: IntoIterator<Item = S>,
@@ -48,6 +51,8 @@ where
             "127.0.0.1:0",
             "--mqtt",
             "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
         ])
         .args(extra)
         .env("FOGLINE_LOG", "warn")
@@ -57,16 +62,38 @@ where
         .expect("fogline serve starts");
     let stderr = child.stderr.take().expect("stderr piped");
     let mut lines = BufReader::new(stderr).lines();
-    let (mut native, mut mqtt) = (None, None);
-    while native.is_none() || mqtt.is_none() {
+    let (mut native, mut mqtt, mut http) = (None, None, None);
+    // The banner: a "serving" line, then one line per listener; the first line after it
+    // that is not a listener ends it.
+    let mut in_banner = false;
+    loop {
         let line = lines
             .next()
             .expect("server prints its addresses")
             .expect("readable stderr");
-        if let Some(rest) = line.split(" serving on ").nth(1) {
-            native = rest.split_whitespace().next().map(str::to_string);
-        } else if let Some(rest) = line.strip_prefix("MQTT on ") {
-            mqtt = rest.split(',').next().map(|a| a.trim().to_string());
+        if line.contains(") serving (storage ") {
+            in_banner = true;
+            continue;
+        }
+        if !in_banner {
+            continue;
+        }
+        let Some(listener) = line.strip_prefix("  ") else {
+            break;
+        };
+        let mut words = listener.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some("native"), Some("protocol")) => native = words.next().map(str::to_string),
+            (Some("MQTT"), Some(a)) if !a.starts_with('(') => mqtt = Some(a.to_string()),
+            (Some("dashboard"), Some(url)) => {
+                http = url
+                    .strip_prefix("http://")
+                    .map(|u| u.trim_end_matches('/').to_string())
+            }
+            _ => {}
+        }
+        if native.is_some() && mqtt.is_some() && http.is_some() {
+            break;
         }
     }
     // Keep draining stderr so the server never blocks on a full pipe.
@@ -74,6 +101,7 @@ where
     Served {
         child,
         native: native.expect("native address"),
-        mqtt: mqtt.expect("MQTT address"),
+        mqtt: mqtt.unwrap_or_default(),
+        http,
     }
 }

@@ -1,0 +1,48 @@
+//! The `[admin]` section: where the HTTP admin API listens. `admin.toml` is its documented
+//! default (the node composes it into the whole default file).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The documented default of the `[admin]` section.
+pub const DEFAULT_SECTION: &str = include_str!("admin.toml");
+
+/// The HTTP admin API's listeners and limits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdminConfig {
+    /// `HOST:PORT` (TCP) or `unix:/PATH` addresses; empty: no admin API.
+    pub listen: Vec<String>,
+    /// Most HTTP connections served at once.
+    pub max_connections: usize,
+    /// How often the live feed sends a snapshot.
+    #[serde(with = "humantime_serde")]
+    pub events_interval: Duration,
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        Self {
+            listen: vec!["127.0.0.1:7767".into()],
+            max_connections: 64,
+            events_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_section_is_the_default() {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct File {
+            admin: AdminConfig,
+        }
+        let f: File = toml::from_str(DEFAULT_SECTION).expect("parses");
+        assert_eq!(f.admin, AdminConfig::default());
+    }
+}

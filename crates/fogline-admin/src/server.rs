@@ -1,0 +1,77 @@
+//! The admin API's listeners: bound on the transport layer (like every listener of the
+//! node, so TLS comes to it with the others), each connection served by hyper (HTTP/1.1).
+
+use std::sync::Arc;
+
+use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::sync::{watch, Semaphore};
+
+use crate::config::AdminConfig;
+use crate::state::AdminState;
+
+/// The bound admin API, ready to run.
+pub struct AdminServer {
+    listeners: Vec<Listener>,
+    router: axum::Router,
+    config: AdminConfig,
+}
+
+impl AdminServer {
+    /// Binds every address of `config.listen` and builds the routes over `state`, with
+    /// `extra` routes of other components merged in.
+    ///
+    /// # Errors
+    /// [`BindError`] naming the address that could not be bound.
+    pub async fn bind(
+        config: AdminConfig,
+        state: AdminState,
+        extra: Vec<axum::Router>,
+    ) -> Result<AdminServer, BindError> {
+        let listeners = Listener::bind_all(&config.listen).await?;
+        let mut router = crate::api::router(state);
+        for r in extra {
+            router = router.merge(r);
+        }
+        Ok(AdminServer {
+            listeners,
+            router,
+            config,
+        })
+    }
+
+    /// The bound addresses (`HOST:PORT` with the real port, or `unix:PATH`).
+    pub fn local_addrs(&self) -> Vec<String> {
+        self.listeners.iter().map(Listener::local_addr).collect()
+    }
+
+    /// Serves until `stop` turns true, then closes every connection (live feeds included).
+    pub async fn run(self, stop: watch::Receiver<bool>) {
+        let opts = AcceptOptions {
+            limit: Some(Arc::new(Semaphore::new(self.config.max_connections.max(1)))),
+            keepalive: None,
+        };
+        let mut loops = tokio::task::JoinSet::new();
+        for l in self.listeners {
+            let router = self.router.clone();
+            loops.spawn(accept_loop(
+                l,
+                opts.clone(),
+                stop.clone(),
+                move |conn, peer| serve(conn, peer, router.clone()),
+            ));
+        }
+        while loops.join_next().await.is_some() {}
+    }
+}
+
+async fn serve(conn: Conn, peer: String, router: axum::Router) {
+    let service = TowerToHyperService::new(router);
+    let served = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(conn), service)
+        .await;
+    if let Err(e) = served {
+        tracing::debug!(%peer, error = %e, "admin connection ended");
+    }
+}

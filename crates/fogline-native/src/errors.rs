@@ -1,0 +1,22 @@
+//! How broker errors travel back to clients.
+
+use fogline_broker::BrokerError;
+use fogline_wire::ErrorCode;
+
+/// The stable wire code for a broker error (the HTTP admin API reports the same codes).
+pub fn broker_code(e: &BrokerError) -> ErrorCode {
+    match e {
+        BrokerError::Storage { .. } | BrokerError::Io { .. } => ErrorCode::StorageFailed,
+        BrokerError::UnknownStream(_) => ErrorCode::UnknownStream,
+        BrokerError::StreamExists(_) => ErrorCode::Duplicate,
+        BrokerError::UnknownConsumer(_) => ErrorCode::UnknownConsumer,
+        BrokerError::Invalid(_) => ErrorCode::Invalid,
+        BrokerError::InvalidTopic(_) => ErrorCode::InvalidTopic,
+        BrokerError::InvalidFilter(_) => ErrorCode::InvalidFilter,
+        BrokerError::MessageTooLarge { .. } => ErrorCode::MessageTooLarge,
+        BrokerError::ConsumerInUse(_) => ErrorCode::Duplicate,
+        BrokerError::InvalidName(_) => ErrorCode::InvalidName,
+        BrokerError::EmptyBatch => ErrorCode::EmptyRequest,
+        BrokerError::Config(_) => ErrorCode::Internal,
+    }
+}

@@ -1,0 +1,423 @@
+//! The transport layer every listener of a node stands on: endpoints (`HOST:PORT` for TCP,
+//! `unix:/PATH` for a Unix socket), binding them, and one accept loop that serves each
+//! connection in a task of its own, holds at most a given number at once, and on shutdown
+//! stops accepting, ends every connection it started and waits for them. The native
+//! protocol, MQTT, MQTT over WebSocket and the HTTP admin API all accept through it, so
+//! what a transport needs (TLS, in time) is added here once, not per listener.
+
+use std::future::Future;
+use std::io;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+use tokio::sync::{watch, Semaphore};
+
+/// Where a listener listens or a client connects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `HOST:PORT` (also written `tcp://HOST:PORT`).
+    Tcp(String),
+    /// `unix:/PATH`.
+    Unix(PathBuf),
+}
+
+impl Endpoint {
+    /// Parses `HOST:PORT`, `tcp://HOST:PORT` or `unix:/PATH`.
+    ///
+    /// # Errors
+    /// An empty address, or a TCP address without a port.
+    pub fn parse(addr: &str) -> Result<Endpoint, String> {
+        if let Some(path) = addr.strip_prefix("unix:") {
+            if path.is_empty() {
+                return Err(format!("{addr:?}: a Unix socket needs a path (unix:/PATH)"));
+            }
+            return Ok(Endpoint::Unix(PathBuf::from(path)));
+        }
+        let hostport = addr.strip_prefix("tcp://").unwrap_or(addr);
+        match hostport.rsplit_once(':') {
+            Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
+                Ok(Endpoint::Tcp(hostport.to_string()))
+            }
+            _ => Err(format!(
+                "{addr:?}: expected HOST:PORT (e.g. 127.0.0.1:7766) or unix:/PATH"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Tcp(a) => f.write_str(a),
+            Endpoint::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+/// A bound listener.
+#[derive(Debug)]
+pub enum Listener {
+    /// A TCP listener.
+    Tcp(TcpListener),
+    /// A Unix-socket listener and its path.
+    Unix(UnixListener, PathBuf),
+}
+
+/// An accepted connection.
+#[derive(Debug)]
+pub enum Conn {
+    /// Over TCP (`nodelay` set, keep-alive as asked).
+    Tcp(TcpStream),
+    /// Over a Unix socket.
+    Unix(UnixStream),
+}
+
+/// Why a listener could not be bound.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// The address is malformed.
+    #[error("{0}")]
+    Address(String),
+    /// The OS refused it (in use, no permission, no such interface).
+    #[error("cannot listen on {addr}: {source}")]
+    Io {
+        /// The address.
+        addr: String,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Listener {
+    /// Binds `addr` (see [`Endpoint::parse`]). A Unix socket file left by an earlier run is
+    /// replaced; any other file at that path is not.
+    ///
+    /// # Errors
+    /// [`BindError`] naming the address.
+    pub async fn bind(addr: &str) -> Result<Listener, BindError> {
+        let err = |source| BindError::Io {
+            addr: addr.to_string(),
+            source,
+        };
+        match Endpoint::parse(addr).map_err(BindError::Address)? {
+            Endpoint::Tcp(hostport) => Ok(Listener::Tcp(
+                TcpListener::bind(&hostport).await.map_err(err)?,
+            )),
+            Endpoint::Unix(path) => {
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| is_socket(&m)) {
+                    let _ = std::fs::remove_file(&path);
+                }
+                Ok(Listener::Unix(
+                    UnixListener::bind(&path).map_err(err)?,
+                    path,
+                ))
+            }
+        }
+    }
+
+    /// Binds every address, in order; the first failure is returned (and what was bound is
+    /// dropped).
+    ///
+    /// # Errors
+    /// As [`Listener::bind`].
+    pub async fn bind_all(addrs: &[String]) -> Result<Vec<Listener>, BindError> {
+        let mut out = Vec::with_capacity(addrs.len());
+        for a in addrs {
+            out.push(Listener::bind(a).await?);
+        }
+        Ok(out)
+    }
+
+    /// The bound address: `HOST:PORT` with the real port, or `unix:PATH`.
+    pub fn local_addr(&self) -> String {
+        match self {
+            Listener::Tcp(t) => t.local_addr().map(|a| a.to_string()).unwrap_or_default(),
+            Listener::Unix(_, p) => format!("unix:{}", p.display()),
+        }
+    }
+
+    /// The bound TCP address, if TCP.
+    pub fn tcp_addr(&self) -> Option<std::net::SocketAddr> {
+        match self {
+            Listener::Tcp(t) => t.local_addr().ok(),
+            Listener::Unix(..) => None,
+        }
+    }
+
+    /// Accepts one connection and names its peer (`HOST:PORT`, or `unix:PATH` of the
+    /// listener for a Unix peer, which has no address of its own).
+    ///
+    /// # Errors
+    /// The OS's accept error (out of descriptors, an aborted handshake): transient.
+    pub async fn accept(&self) -> io::Result<(Conn, String)> {
+        match self {
+            Listener::Tcp(t) => {
+                let (s, peer) = t.accept().await?;
+                Ok((Conn::Tcp(s), peer.to_string()))
+            }
+            Listener::Unix(u, p) => {
+                let (s, _) = u.accept().await?;
+                Ok((Conn::Unix(s), format!("unix:{}", p.display())))
+            }
+        }
+    }
+}
+
+fn is_socket(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    m.file_type().is_socket()
+}
+
+/// How an accept loop treats its connections.
+#[derive(Clone, Debug, Default)]
+pub struct AcceptOptions {
+    /// Most connections served at once (shared by every loop given the same semaphore);
+    /// further ones wait in the kernel's backlog.
+    pub limit: Option<Arc<Semaphore>>,
+    /// TCP keep-alive probe interval, so dead peers are noticed.
+    pub keepalive: Option<Duration>,
+}
+
+/// Accepts on `listener` until `stop` turns true, serving each connection with `serve` in
+/// a task of its own; then stops accepting, ends every connection it started (their tasks
+/// are dropped) and returns once none is left. TCP connections get `nodelay`. Accept errors
+/// (out of descriptors) are logged and retried after a short pause.
+pub async fn accept_loop<F, Fut>(
+    listener: Listener,
+    opts: AcceptOptions,
+    mut stop: watch::Receiver<bool>,
+    serve: F,
+) where
+    F: Fn(Conn, String) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let mut conns = tokio::task::JoinSet::new();
+    loop {
+        while conns.try_join_next().is_some() {}
+        let permit = match &opts.limit {
+            Some(limit) => tokio::select! {
+                _ = stop.wait_for(|s| *s) => break,
+                p = limit.clone().acquire_owned() => match p {
+                    Ok(p) => Some(p),
+                    Err(_) => break,
+                },
+            },
+            None => None,
+        };
+        let accepted = tokio::select! {
+            _ = stop.wait_for(|s| *s) => break,
+            a = listener.accept() => a,
+        };
+        match accepted {
+            Ok((conn, peer)) => {
+                if let Conn::Tcp(s) = &conn {
+                    let _ = s.set_nodelay(true);
+                    if let Some(k) = opts.keepalive {
+                        let ka = socket2::TcpKeepalive::new().with_time(k).with_interval(k);
+                        let _ = socket2::SockRef::from(s).set_tcp_keepalive(&ka);
+                    }
+                }
+                let served = serve(conn, peer);
+                conns.spawn(async move {
+                    served.await;
+                    drop(permit);
+                });
+            }
+            Err(e) => {
+                tracing::warn!(addr = %listener.local_addr(), error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    conns.shutdown().await;
+}
+
+impl AsyncRead for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Conn::Unix(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Conn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Conn::Unix(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Conn::Unix(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Conn::Unix(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Conn::Unix(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn endpoints_parse() {
+        assert_eq!(
+            Endpoint::parse("127.0.0.1:7766"),
+            Ok(Endpoint::Tcp("127.0.0.1:7766".into()))
+        );
+        assert_eq!(
+            Endpoint::parse("tcp://[::1]:1"),
+            Ok(Endpoint::Tcp("[::1]:1".into()))
+        );
+        assert_eq!(
+            Endpoint::parse("unix:/run/fogline.sock"),
+            Ok(Endpoint::Unix("/run/fogline.sock".into()))
+        );
+        for bad in [
+            "",
+            "localhost",
+            "127.0.0.1:",
+            ":80",
+            "1.2.3.4:99999",
+            "unix:",
+        ] {
+            assert!(Endpoint::parse(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            Endpoint::parse("unix:/x").unwrap().to_string(),
+            "unix:/x".to_string()
+        );
+    }
+
+    async fn echo(mut c: Conn, _peer: String) {
+        let mut buf = [0u8; 4];
+        if c.read_exact(&mut buf).await.is_ok() {
+            let _ = c.write_all(&buf).await;
+        }
+        // Hold the connection until the loop ends it.
+        let _ = c.read(&mut buf).await;
+    }
+
+    #[tokio::test]
+    async fn the_loop_serves_tcp_and_unix_and_ends_its_connections() {
+        let dir = std::env::temp_dir().join(format!("fogline-net-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sock = dir.join("t.sock");
+        let tcp = Listener::bind("127.0.0.1:0").await.unwrap();
+        let unix = Listener::bind(&format!("unix:{}", sock.display()))
+            .await
+            .unwrap();
+        let tcp_addr = tcp.local_addr();
+        let (stop_tx, stop) = watch::channel(false);
+        let a = tokio::spawn(accept_loop(
+            tcp,
+            AcceptOptions::default(),
+            stop.clone(),
+            echo,
+        ));
+        let b = tokio::spawn(accept_loop(unix, AcceptOptions::default(), stop, echo));
+        let mut t = TcpStream::connect(&tcp_addr).await.unwrap();
+        t.write_all(b"ping").await.unwrap();
+        let mut got = [0u8; 4];
+        t.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"ping");
+        let mut u = UnixStream::connect(&sock).await.unwrap();
+        u.write_all(b"unix").await.unwrap();
+        u.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"unix");
+        stop_tx.send_replace(true);
+        a.await.unwrap();
+        b.await.unwrap();
+        // Both connections were closed by the loops.
+        assert_eq!(t.read(&mut got).await.unwrap(), 0);
+        assert_eq!(u.read(&mut got).await.unwrap(), 0);
+        // A stale socket file is replaced on the next bind.
+        drop(
+            Listener::bind(&format!("unix:{}", sock.display()))
+                .await
+                .unwrap(),
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn at_most_limit_connections_are_served_at_once() {
+        let l = Listener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr();
+        let (stop_tx, stop) = watch::channel(false);
+        let opts = AcceptOptions {
+            limit: Some(Arc::new(Semaphore::new(1))),
+            keepalive: Some(Duration::from_secs(5)),
+        };
+        let lp = tokio::spawn(accept_loop(l, opts, stop, echo));
+        let mut first = TcpStream::connect(&addr).await.unwrap();
+        first.write_all(b"one!").await.unwrap();
+        let mut got = [0u8; 4];
+        first.read_exact(&mut got).await.unwrap();
+        let mut second = TcpStream::connect(&addr).await.unwrap();
+        second.write_all(b"two!").await.unwrap();
+        let waited =
+            tokio::time::timeout(Duration::from_millis(200), second.read_exact(&mut got)).await;
+        assert!(
+            waited.is_err(),
+            "the second waits while the first is served"
+        );
+        drop(first);
+        tokio::time::timeout(Duration::from_secs(10), second.read_exact(&mut got))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&got, b"two!");
+        stop_tx.send_replace(true);
+        lp.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn bad_addresses_and_busy_ports_are_named() {
+        let err = Listener::bind("nonsense").await.unwrap_err().to_string();
+        assert!(err.contains("HOST:PORT"), "{err}");
+        let l = Listener::bind("127.0.0.1:0").await.unwrap();
+        let taken = l.local_addr();
+        let err = Listener::bind(&taken).await.unwrap_err().to_string();
+        assert!(err.contains(&taken), "{err}");
+    }
+}

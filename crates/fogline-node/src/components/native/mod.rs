@@ -1,0 +1,34 @@
+//! The native protocol's listeners (`[native]`): `fogline_native::NativeServer`.
+
+use fogline_native::NativeServer;
+
+use crate::component::{endpoints, BoxError, BoxFuture, Component, Context, Started};
+use crate::config::Config;
+
+pub(crate) const COMPONENT: Component = Component {
+    name: "native",
+    start: boxed,
+};
+
+fn boxed<'a>(
+    cfg: &'a Config,
+    ctx: &'a Context,
+) -> BoxFuture<'a, Result<Option<Started>, BoxError>> {
+    Box::pin(start(cfg, ctx))
+}
+
+async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError> {
+    if cfg.native.listen.is_empty() {
+        return Ok(None);
+    }
+    let server = NativeServer::bind(cfg.native.clone(), ctx.broker.clone()).await?;
+    let endpoints = endpoints("native", server.local_addrs());
+    let stop = ctx.stop.clone();
+    Ok(Some(Started {
+        endpoints,
+        task: Box::pin(async move {
+            server.run(stop).await;
+            Ok(())
+        }),
+    }))
+}
