@@ -266,6 +266,7 @@ impl Session {
         } = st;
         let mut more = false;
         let mut dropped = 0u64;
+        let mut expired = 0u64;
         let mut cut_off = false;
         for entry in subs.values_mut() {
             if entry.sub.queue().closed().is_some() {
@@ -320,6 +321,7 @@ impl Session {
                         if let Some(k) = kept {
                             frame_del(&self.client_id, k.seq, &mut journal);
                         }
+                        expired += 1;
                         continue; // [MQTT-3.3.2-5]
                     }
                     let (seq, qos, retain, sub_id) = match kept {
@@ -381,6 +383,9 @@ impl Session {
         if dropped > 0 {
             tracing::warn!(client = %self.client_id, dropped, "offline session full: oldest messages dropped");
         }
+        let stats = shared.broker.stats();
+        stats.add_dropped(fogline_broker::DropReason::SessionFull, dropped);
+        stats.add_dropped(fogline_broker::DropReason::Expired, expired);
         more && room
     }
 

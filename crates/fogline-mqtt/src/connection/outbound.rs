@@ -34,6 +34,10 @@ impl Conn {
                 if o.qos != QoS::AtMostOnce {
                     session.journal_done(&self.shared, st, o.seq);
                 }
+                if expired {
+                    let stats = self.shared.broker.stats();
+                    stats.add_dropped(fogline_broker::DropReason::Expired, 1);
+                }
                 continue;
             }
             if o.qos == QoS::AtMostOnce {
