@@ -10,7 +10,9 @@ B=${FOGLINE_BIN:-$here/target/release/fogline}
 ST=$1; N=$2; SZ=$3; RATE=${4:-0}; SUBS=${5:-1}
 PORT=${PORT:-17768}
 D=$(mktemp -d)
-taskset -c 0 "$B" serve --storage "$ST" --data-dir "$D" --listen 127.0.0.1:$PORT --mqtt 127.0.0.1:0 --threads 1 2>"$D/serve.log" &
+# FOGLINE_SERVE_ARGS: more `fogline serve` arguments (e.g. --http 127.0.0.1:0).
+# shellcheck disable=SC2086 # a list of words
+taskset -c 0 "$B" serve --storage "$ST" --data-dir "$D" --listen 127.0.0.1:$PORT --mqtt 127.0.0.1:0 --threads 1 ${FOGLINE_SERVE_ARGS:-} 2>"$D/serve.log" &
 SP=$!
 trap 'kill $SP 2>/dev/null; wait $SP 2>/dev/null; rm -rf "$D"' EXIT
 sleep 0.5

@@ -260,6 +260,9 @@ fn start_fogline(
         &mqtt,
         "--storage",
         storage,
+        // The admin API stays on, as deployed, on a port of its own.
+        "--http",
+        "127.0.0.1:0",
     ])
     .arg("--data-dir")
     .arg(dir.join("data"))

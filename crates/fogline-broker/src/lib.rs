@@ -8,9 +8,15 @@
 //! - [`Consumer`] is a cursor on a stream with acks and redelivery.
 //! - [`trie`] indexes subscription filters.
 //! - [`direct`] lets a publisher's task write to an idle subscriber's socket.
+//! - [`link`] is the in-process link: components inside the node publish, subscribe and
+//!   consume with a remote client's semantics, without sockets.
+//! - `manage` creates, changes, purges and deletes streams at runtime (kept in the
+//!   node's catalog, `catalog`), and lists and deletes consumers.
+//! - [`clients`] is the node's list of connections with their traffic; [`stats`] the
+//!   broker's counters.
 //!
-//! The native server (`fogline-server`) and the MQTT front end both drive this
-//! API; neither has routing of its own.
+//! The native front end (`fogline-native`), the MQTT front end and the in-process link all
+//! drive this API; none has routing of its own.
 #![deny(missing_docs)]
 
 mod acks;
