@@ -6,7 +6,8 @@
 #   bench/long-run.sh SCENARIO [COMMIT]
 #
 # The results go to bench/results/SCENARIO of this checkout (results.json is rewritten
-# after every run: commit it now and then and nothing measured is lost). The commit that
+# after every run, so an interrupted run resumes; commit the folder once, when the run is
+# complete: bench/results keeps final results only). The commit that
 # measures is the one named in that results.json if there is one (a run resumes only on its
 # own build, `fogline-bench run --resume`), else COMMIT, else HEAD. It is checked out in a
 # worktree beside this repository (FOGLINE_BENCH_TREES, default ../fogline-bench-trees) and
