@@ -19,6 +19,9 @@ pub struct AdminConfig {
     /// How often the live feed sends a snapshot.
     #[serde(with = "humantime_serde")]
     pub events_interval: Duration,
+    /// A connection that sends no complete request head within this is closed.
+    #[serde(with = "humantime_serde")]
+    pub header_read_timeout: Duration,
 }
 
 impl Default for AdminConfig {
@@ -27,6 +30,7 @@ impl Default for AdminConfig {
             listen: vec!["127.0.0.1:7767".into()],
             max_connections: 64,
             events_interval: Duration::from_secs(1),
+            header_read_timeout: Duration::from_secs(10),
         }
     }
 }

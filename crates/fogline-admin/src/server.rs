@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::sync::{watch, Semaphore};
 
@@ -55,20 +55,25 @@ impl AdminServer {
         let mut loops = tokio::task::JoinSet::new();
         for l in self.listeners {
             let router = self.router.clone();
+            let timeout = self.config.header_read_timeout;
             loops.spawn(accept_loop(
                 l,
                 opts.clone(),
                 stop.clone(),
-                move |conn, peer| serve(conn, peer, router.clone()),
+                move |conn, peer| serve(conn, peer, router.clone(), timeout),
             ));
         }
         while loops.join_next().await.is_some() {}
     }
 }
 
-async fn serve(conn: Conn, peer: String, router: axum::Router) {
+/// Serves one connection; one that sends no complete request head within `timeout` (also
+/// between requests) is closed, so silent clients cannot hold every slot.
+async fn serve(conn: Conn, peer: String, router: axum::Router, timeout: std::time::Duration) {
     let service = TowerToHyperService::new(router);
     let served = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(timeout)
         .serve_connection(TokioIo::new(conn), service)
         .await;
     if let Err(e) = served {

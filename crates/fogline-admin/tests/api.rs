@@ -340,6 +340,49 @@ async fn the_live_feed_sends_snapshots() {
 }
 
 #[tokio::test]
+async fn silent_and_idle_connections_are_closed() {
+    let a = Admin::start(StorageMode::Memory, vec![]).await;
+    let mut buf = [0u8; 256];
+    // Says nothing.
+    let mut silent = tokio::net::TcpStream::connect(&a.addr).await.unwrap();
+    // Starts a request and stops (a slow-loris client).
+    let mut partial = tokio::net::TcpStream::connect(&a.addr).await.unwrap();
+    partial
+        .write_all(b"GET /healthz HTTP/1.1\r\nHo")
+        .await
+        .unwrap();
+    // Asks once on a kept-alive connection, then goes quiet.
+    let mut idle = tokio::net::TcpStream::connect(&a.addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    for (name, sock) in [
+        ("silent", &mut silent),
+        ("partial", &mut partial),
+        ("idle", &mut idle),
+    ] {
+        let mut seen = Vec::new();
+        loop {
+            let n = tokio::time::timeout(common::WAIT, sock.read(&mut buf))
+                .await
+                .unwrap_or_else(|_| panic!("{name}: not closed in time"))
+                .unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&seen);
+        // hyper may answer 408 before it closes; the idle one got its answer first.
+        assert!(
+            text.is_empty() || text.contains(" 408 ") || text.contains(" 200 "),
+            "{name}: {text}"
+        );
+    }
+    a.stop().await;
+}
+
+#[tokio::test]
 async fn unknown_paths_and_methods_are_json_errors() {
     let a = Admin::start(StorageMode::Memory, vec![]).await;
     let r = a.get("/api/v2/streams").await;

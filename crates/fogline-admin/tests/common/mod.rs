@@ -71,6 +71,7 @@ impl Admin {
         };
         let cfg = AdminConfig {
             listen: vec!["127.0.0.1:0".into()],
+            header_read_timeout: Duration::from_millis(500),
             ..AdminConfig::default()
         };
         let server = AdminServer::bind(cfg, state, vec![]).await.expect("binds");
