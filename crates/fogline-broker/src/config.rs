@@ -228,18 +228,6 @@ mod tests {
     }
 
     #[test]
-    fn the_documented_section_is_the_default() {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct File {
-            broker: BrokerConfig,
-        }
-        let f: File = toml::from_str(DEFAULT_SECTION).expect("parses");
-        let d = BrokerConfig::default();
-        assert_eq!(format!("{:?}", f.broker), format!("{d:?}"));
-    }
-
-    #[test]
     fn policies_parse() {
         assert_eq!(
             "drop-oldest".parse::<SlowConsumerPolicy>(),

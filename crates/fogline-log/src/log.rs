@@ -368,19 +368,25 @@ impl Log {
             if !(too_big || too_old) {
                 break;
             }
-            let seg = self.segments.remove(0);
-            self.total_bytes -= seg.write_pos as u64;
-            r.segments_removed += 1;
-            r.records_removed += seg.count;
-            r.bytes_removed += seg.write_pos as u64;
-            if seg.log_file().is_some() {
-                self.remover.get_or_insert_with(Remover::start).remove(seg);
-            } else if self.spare.is_none() {
-                self.spare = seg.into_spare();
-            }
+            self.drop_oldest(&mut r);
         }
         r.first_offset = self.first_offset();
         r
+    }
+
+    /// Drops the oldest segment (never the active one): its files go on the remover's
+    /// thread, a memory segment's mapping is kept for reuse.
+    fn drop_oldest(&mut self, r: &mut RetentionReport) {
+        let seg = self.segments.remove(0);
+        self.total_bytes -= seg.write_pos as u64;
+        r.segments_removed += 1;
+        r.records_removed += seg.count;
+        r.bytes_removed += seg.write_pos as u64;
+        if seg.log_file().is_some() {
+            self.remover.get_or_insert_with(Remover::start).remove(seg);
+        } else if self.spare.is_none() {
+            self.spare = seg.into_spare();
+        }
     }
 
     /// Changes the retention limits (applied by the next [`enforce_retention`]).
@@ -406,16 +412,7 @@ impl Log {
         }
         let mut r = RetentionReport::default();
         while self.segments.len() > 1 {
-            let seg = self.segments.remove(0);
-            self.total_bytes -= seg.write_pos as u64;
-            r.segments_removed += 1;
-            r.records_removed += seg.count;
-            r.bytes_removed += seg.write_pos as u64;
-            if seg.log_file().is_some() {
-                self.remover.get_or_insert_with(Remover::start).remove(seg);
-            } else if self.spare.is_none() {
-                self.spare = seg.into_spare();
-            }
+            self.drop_oldest(&mut r);
         }
         r.first_offset = self.first_offset();
         self.wait_for_removals();
