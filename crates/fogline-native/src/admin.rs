@@ -1,6 +1,11 @@
 //! Management requests: list, create, change, purge, delete and describe streams; list and
-//! delete durable consumers. Each change runs on a blocking thread (it writes the node's
-//! catalog, creates or deletes files) and is answered when done, by its request id.
+//! delete durable consumers. Each runs on a blocking thread (a change writes the node's
+//! catalog, creates or deletes files) and is answered when done, by its request id. A
+//! connection has at most [`MAX_INFLIGHT`] under way; the next waits, and so does the rest of
+//! what the connection sends, so a client cannot fill the blocking pool.
+
+/// Management requests one connection may have under way.
+pub(crate) const MAX_INFLIGHT: usize = 4;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,10 +44,15 @@ pub(crate) fn infos(broker: &Broker) -> Vec<StreamInfo> {
         .collect()
 }
 
-/// Starts a management request; its answer is queued when it is done.
-pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
+/// Starts a management request, once one of the connection's slots is free; its answer is
+/// queued when it is done.
+pub(crate) async fn handle(conn: &Arc<Conn>, frame: Frame) {
+    let Ok(slot) = conn.admin_slots.clone().acquire_owned().await else {
+        return;
+    };
     let conn = conn.clone();
     tokio::spawn(async move {
+        let _slot = slot;
         let broker = conn.broker.clone();
         let (request_id, answer) =
             match tokio::task::spawn_blocking(move || apply(&broker, frame)).await {

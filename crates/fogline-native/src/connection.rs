@@ -68,6 +68,8 @@ pub(crate) struct Conn {
     pub closed: Notify,
     /// Wakes push consumers waiting for the writer to take the replies.
     pub drained: Notify,
+    /// Management requests under way (see [`crate::admin::MAX_INFLIGHT`]).
+    pub admin_slots: Arc<tokio::sync::Semaphore>,
     /// The socket as publishers' tasks may write to it (TCP only).
     pub direct: Option<Direct>,
 }
@@ -87,6 +89,7 @@ impl Conn {
             closing: AtomicBool::new(false),
             closed: Notify::new(),
             drained: Notify::new(),
+            admin_slots: Arc::new(tokio::sync::Semaphore::new(crate::admin::MAX_INFLIGHT)),
             direct,
         })
     }
@@ -432,7 +435,7 @@ async fn handle(
         | Frame::StreamDelete { .. }
         | Frame::StreamGet { .. }
         | Frame::ConsumerList { .. }
-        | Frame::ConsumerDelete { .. } => crate::admin::handle(conn, frame),
+        | Frame::ConsumerDelete { .. } => crate::admin::handle(conn, frame).await,
         Frame::Hello { .. } => {
             conn.fail(ErrorCode::Malformed, "Hello sent twice");
             return false;

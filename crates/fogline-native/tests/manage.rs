@@ -317,3 +317,37 @@ async fn native_connections_are_listed_with_their_traffic() {
     drop(sub);
     srv.stop().await;
 }
+
+#[tokio::test]
+async fn many_pipelined_requests_are_each_answered_once() {
+    let srv = TestServer::start(|_| {}).await;
+    let mut c = Raw::connect(&srv.addr).await;
+    for id in 1..=200u64 {
+        c.send(&Frame::StreamGet {
+            request_id: id,
+            name: if id % 2 == 0 { "default" } else { "none" }.into(),
+        })
+        .await;
+    }
+    let mut answered = std::collections::BTreeSet::new();
+    while answered.len() < 200 {
+        let id = match c.recv().await {
+            Frame::StreamOk { request_id, .. } => {
+                assert_eq!(request_id % 2, 0);
+                request_id
+            }
+            Frame::Error {
+                request_id, code, ..
+            } => {
+                assert_eq!(code, ErrorCode::UnknownStream);
+                assert_eq!(request_id % 2, 1);
+                request_id
+            }
+            other => panic!("{other:?}"),
+        };
+        assert!(answered.insert(id), "answered twice: {id}");
+    }
+    // And the connection still serves the data path.
+    c.publish_acked("t", &[b"after"], 1000).await;
+    srv.stop().await;
+}
