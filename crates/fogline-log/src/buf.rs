@@ -89,6 +89,38 @@ impl MapBuf {
         }
     }
 
+    /// Takes the pages of `[start, end)` (whole pages only) out of this process's page tables
+    /// (`MADV_DONTNEED`): they stay in the page cache and come back on the next access, but
+    /// no longer count in the process's resident memory. Recovery reads a whole preallocated
+    /// segment to check that the bytes past its data are zero; without this, every restart
+    /// left each stream's segment (64 MiB by default) resident.
+    ///
+    /// # Safety
+    /// Only for a shared file mapping (on an anonymous or private one the pages would read
+    /// back as zeros), and no reference into the range may exist.
+    pub unsafe fn release(&self, start: usize, end: usize) {
+        let page = page_size();
+        let start = start.div_ceil(page) * page;
+        let end = end.min(self.len());
+        if end <= start {
+            return;
+        }
+        #[cfg(unix)]
+        {
+            // SAFETY: a shared file mapping (the caller's contract), so the pages are read back
+            // from the file; no reference into the range exists.
+            let r = unsafe {
+                self.map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    start,
+                    end - start,
+                )
+            };
+            // Advice only: a kernel that refuses it leaves the pages resident, nothing else.
+            let _ = r;
+        }
+    }
+
     /// msync(MS_SYNC) of `[start, end)`; a no-op for anonymous mappings' durability.
     pub fn flush(&self, start: usize, end: usize) -> io::Result<()> {
         if end > start {
@@ -96,6 +128,12 @@ impl MapBuf {
         }
         Ok(())
     }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the system.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(n).ok().filter(|&n| n > 0).unwrap_or(4096)
 }
 
 /// An owner for `Bytes::from_owner`: a visible range of a segment.

@@ -272,6 +272,10 @@ fn open_active(
                 .map_err(LogError::io("msync", &path))?;
         }
     }
+    // The scan read every page up to the end of the file; those past the data are zeros that
+    // need not stay in this process's resident memory until appends reach them.
+    // SAFETY: a shared file mapping, and nothing refers into it yet.
+    unsafe { buf.release(s.end, cap) };
     let backing = Backing {
         dir: Some(p.dir.to_path_buf()),
         file: Some(file),
