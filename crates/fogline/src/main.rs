@@ -52,6 +52,9 @@ fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
+    if !matches!(cli.command, Command::Serve(_) | Command::Demo(_)) {
+        quiet_on_closed_pipe();
+    }
     match cli.command {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Serve(args) => cmd::serve::run(args),
@@ -61,5 +64,16 @@ fn main() -> anyhow::Result<()> {
         Command::Consumer(c) => cmd::consumer::run(c),
         Command::Config(c) => cmd::config::run(c),
         Command::Log(c) => cmd::log::run(c),
+    }
+}
+
+/// A tool whose output is piped into a reader that stops early (`fogline sub | head`) ends
+/// quietly, as Unix tools do, instead of panicking on the failed write: the default action
+/// of SIGPIPE is restored (Rust ignores it). Sockets are unaffected: their writes do not
+/// raise it (MSG_NOSIGNAL). The server keeps ignoring it.
+fn quiet_on_closed_pipe() {
+    // SAFETY: restoring a signal's default action; no handler is installed.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
