@@ -157,3 +157,34 @@ async fn random_garbage_never_takes_the_server_down() {
     server_still_serves(&srv.addr).await;
     srv.stop().await;
 }
+
+/// Issue 31 (7): a header block that claims entries it does not hold was acknowledged and
+/// stored; now the frame is malformed: refused, nothing stored, only that connection closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_header_block_that_does_not_hold_its_count_is_refused() {
+    let srv = TestServer::start(|_| {}).await;
+    let mut c = Raw::connect(&srv.addr).await;
+    // One record: timestamp, headers blob [0xff, 0xff] (65,535 entries, none there), payload.
+    let mut block = Vec::new();
+    block.extend_from_slice(&0u64.to_le_bytes());
+    block.extend_from_slice(&2u32.to_le_bytes());
+    block.extend_from_slice(&[0xff, 0xff]);
+    block.extend_from_slice(&1u32.to_le_bytes());
+    block.push(b'x');
+    let mut body = vec![0x10];
+    body.extend_from_slice(&9u64.to_le_bytes()); // request id
+    body.push(0); // flags
+    body.extend_from_slice(&1u16.to_le_bytes());
+    body.push(b't');
+    body.extend_from_slice(&1u32.to_le_bytes()); // count
+    body.extend_from_slice(&block);
+    let mut frame = (body.len() as u32).to_le_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    c.send_bytes(&frame).await;
+    let seen = c.closed().await;
+    assert_eq!(closing_error(&seen), Some(ErrorCode::Malformed), "{seen:?}");
+    assert!(!seen.iter().any(|f| matches!(f, Frame::PubAck { .. })));
+    assert_eq!(srv.broker.stream("default").unwrap().bounds(), (0, 0));
+    server_still_serves(&srv.addr).await;
+    srv.stop().await;
+}

@@ -12,6 +12,30 @@ use crate::codec::{put_blob32, put_str16, SliceCursor};
 use crate::error::WireError;
 use crate::text::Str;
 
+/// Checks a header block's layout (see the module doc) and returns its entry count.
+///
+/// # Errors
+/// What is wrong, for a `Malformed` error: a count the block does not hold, a truncated
+/// entry, a key that is not UTF-8, trailing bytes.
+pub(crate) fn validate(bytes: &[u8]) -> Result<u16, &'static str> {
+    if bytes.is_empty() {
+        return Ok(0);
+    }
+    let mut cur = SliceCursor::new(bytes);
+    let count = cur.u16().ok_or("header count truncated")?;
+    for _ in 0..count {
+        let (ks, ke) = cur.str16().ok_or("header key truncated")?;
+        if std::str::from_utf8(&bytes[ks..ke]).is_err() {
+            return Err("header key is not UTF-8");
+        }
+        cur.blob32().ok_or("header value truncated")?;
+    }
+    if cur.pos != bytes.len() {
+        return Err("trailing bytes after headers");
+    }
+    Ok(count)
+}
+
 /// A validated header block (zero-copy view over its bytes).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Headers {
@@ -26,22 +50,7 @@ impl Headers {
     /// [`WireError::Malformed`] (kind 0) when the block does not follow the
     /// layout, has trailing bytes, or a key is not UTF-8.
     pub fn parse(bytes: Bytes) -> Result<Headers, WireError> {
-        let bad = |reason| WireError::Malformed { kind: 0, reason };
-        if bytes.is_empty() {
-            return Ok(Headers::default());
-        }
-        let mut cur = SliceCursor::new(&bytes);
-        let count = cur.u16().ok_or(bad("header count truncated"))?;
-        for _ in 0..count {
-            let (ks, ke) = cur.str16().ok_or(bad("header key truncated"))?;
-            if std::str::from_utf8(&bytes[ks..ke]).is_err() {
-                return Err(bad("header key is not UTF-8"));
-            }
-            cur.blob32().ok_or(bad("header value truncated"))?;
-        }
-        if cur.pos != bytes.len() {
-            return Err(bad("trailing bytes after headers"));
-        }
+        let count = validate(&bytes).map_err(|reason| WireError::Malformed { kind: 0, reason })?;
         Ok(Headers { bytes, count })
     }
 

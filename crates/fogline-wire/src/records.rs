@@ -68,7 +68,12 @@ impl RecordBlock {
         let mut cur = SliceCursor::new(&bytes);
         for _ in 0..count {
             cur.skip(8).ok_or(bad("record truncated"))?;
-            cur.blob32().ok_or(bad("record headers truncated"))?;
+            let (hs, he) = cur.blob32().ok_or(bad("record headers truncated"))?;
+            // Headers are stored and handed to every subscriber as they came: a block that
+            // does not follow its layout (a count it does not hold) is refused here.
+            if he > hs {
+                crate::headers::validate(&bytes[hs..he]).map_err(bad)?;
+            }
             cur.blob32().ok_or(bad("record payload truncated"))?;
         }
         if cur.pos != bytes.len() {

@@ -1,7 +1,7 @@
 //! Decoder error paths: what is rejected, and what is consumed.
 
 use bytes::BytesMut;
-use fogline_wire::{decode, ErrorCode, Frame, WireError};
+use fogline_wire::{decode, ErrorCode, Frame, HeadersBuilder, WireError};
 
 #[test]
 fn oversized_prefix_is_rejected_before_the_frame_arrives() {
@@ -206,4 +206,36 @@ fn reserve_read_makes_room_for_a_whole_announced_frame() {
     let cap = small.capacity();
     fogline_wire::reserve_read(&mut small, CHUNK);
     assert_eq!(small.capacity(), cap);
+}
+
+/// Issue 31 (7): a record's header block is checked with the frame: a count it does not
+/// hold, a truncated entry or trailing bytes make the frame malformed.
+#[test]
+fn a_record_header_block_that_breaks_its_layout_is_malformed() {
+    let publish = |headers: &[u8]| {
+        let mut body = vec![0x10, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, b't', 1, 0, 0, 0];
+        body.extend_from_slice(&0u64.to_le_bytes());
+        body.extend_from_slice(&(headers.len() as u32).to_le_bytes());
+        body.extend_from_slice(headers);
+        body.extend_from_slice(&0u32.to_le_bytes());
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        buf.extend_from_slice(&body);
+        decode(&mut buf, 1 << 20)
+    };
+    for bad in [
+        &[0xff, 0xff][..],
+        &[1, 0, 1, 0],
+        &[0, 0, 7],
+        &[1, 0, 1, 0, 0xff, 0, 0, 0, 0],
+    ] {
+        assert!(
+            matches!(publish(bad), Err(WireError::Malformed { kind: 0x10, .. })),
+            "{bad:?}"
+        );
+    }
+    let good = HeadersBuilder::new().add("k", "v").finish().unwrap();
+    assert!(matches!(publish(&good), Ok(Some(Frame::Publish { .. }))));
+    assert!(matches!(publish(&[]), Ok(Some(Frame::Publish { .. }))));
+    assert!(matches!(publish(&[0, 0]), Ok(Some(Frame::Publish { .. }))));
 }
