@@ -32,7 +32,8 @@ pub struct PubArgs {
     /// Publish with high priority.
     #[arg(long)]
     pub priority: bool,
-    /// Print one JSON summary at the end: {"sent","acked"}.
+    /// Print one JSON summary at the end, however the run ends: {"sent","acked","error"}
+    /// (`acked`: acknowledged records, each stored as its stream promises).
     #[arg(long)]
     pub json: bool,
 }
@@ -42,7 +43,32 @@ pub fn run(args: PubArgs) -> anyhow::Result<()> {
     crate::cmd::runtime(Some(1))?.block_on(publish(args))
 }
 
+/// What was sent and acknowledged so far.
+#[derive(Default)]
+struct Tally {
+    sent: u64,
+    acked: u64,
+}
+
+/// Publishes, then reports; the summary is printed however the run ends (done, the server
+/// gone, Ctrl-C), so the acknowledged count is never lost.
 async fn publish(args: PubArgs) -> anyhow::Result<()> {
+    let start = tokio::time::Instant::now();
+    let mut tally = Tally::default();
+    let outcome = tokio::select! {
+        r = send_all(&args, &mut tally) => r,
+        _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+    };
+    report(
+        &args,
+        &tally,
+        start.elapsed().as_secs_f64(),
+        outcome.as_ref().err(),
+    );
+    outcome
+}
+
+async fn send_all(args: &PubArgs, tally: &mut Tally) -> anyhow::Result<()> {
     let opts = ClientOptions {
         client_name: "fogline pub".into(),
         ..ClientOptions::default()
@@ -52,7 +78,6 @@ async fn publish(args: PubArgs) -> anyhow::Result<()> {
     let interval = (args.rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.rate));
     let start = tokio::time::Instant::now();
     let mut acks = Vec::new();
-    let mut acked = 0u64;
     for seq in 0..args.count {
         if let Some(iv) = interval {
             tokio::time::sleep_until(start + iv.mul_f64(seq as f64)).await;
@@ -67,42 +92,55 @@ async fn publish(args: PubArgs) -> anyhow::Result<()> {
         };
         if args.ack {
             acks.push(client.send_acked(&record).await?);
+            tally.sent += 1;
             // Collect finished acks as we go, so memory stays bounded.
             if acks.len() >= 4096 {
                 for a in acks.drain(..) {
                     a.await?;
-                    acked += 1;
+                    tally.acked += 1;
                 }
             }
         } else {
             client.publish_with(&record).await?;
+            tally.sent += 1;
         }
     }
     for a in acks.drain(..) {
         a.await?;
-        acked += 1;
+        tally.acked += 1;
     }
     client.flush().await?;
-    let secs = start.elapsed().as_secs_f64();
+    client.close().await?;
+    Ok(())
+}
+
+fn report(args: &PubArgs, tally: &Tally, secs: f64, error: Option<&anyhow::Error>) {
     if args.json {
         println!(
             "{}",
-            serde_json::json!({ "sent": args.count, "acked": acked })
+            serde_json::json!({
+                "sent": tally.sent,
+                "acked": tally.acked,
+                "error": error.map(|e| format!("{e:#}")),
+            })
         );
-    } else {
-        eprintln!(
-            "sent {} records to {} in {:.3} s ({:.0}/s){}",
-            args.count,
-            args.topic,
-            secs,
-            args.count as f64 / secs.max(1e-9),
-            if args.ack {
-                format!(", {acked} acknowledged")
-            } else {
-                String::new()
-            }
-        );
+        return;
     }
-    client.close().await?;
-    Ok(())
+    eprintln!(
+        "sent {} records to {} in {:.3} s ({:.0}/s){}{}",
+        tally.sent,
+        args.topic,
+        secs,
+        tally.sent as f64 / secs.max(1e-9),
+        if args.ack {
+            format!(", {} acknowledged", tally.acked)
+        } else {
+            String::new()
+        },
+        if error.is_some() {
+            "; stopped early"
+        } else {
+            ""
+        }
+    );
 }
