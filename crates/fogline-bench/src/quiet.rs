@@ -314,37 +314,80 @@ mod tests {
         );
     }
 
-    /// A busy thread of this process is the run's own work; a busy child process is other
-    /// work.
+    /// Other-work ticks of a finished window (the inverse of [`noise`]'s scaling).
+    fn other_ticks(n: &Noise, secs: f64) -> f64 {
+        n.other_cpu_percent / 100.0 * secs * procstat::ticks_per_second() as f64
+    }
+
+    /// Ticks allowed for sampling skew between readings taken a moment apart: other work on
+    /// a busy machine may land between them.
+    const SLOP: f64 = 6.0;
+
+    /// Runs `work` until process `pid` has used `ticks` more CPU ticks (or a minute passes,
+    /// which fails the test): waiting on the CPU used, not on the clock, keeps the test
+    /// meaningful on a busy machine.
+    fn until_ticks(pid: u32, ticks: u64, mut work: impl FnMut()) -> u64 {
+        let t0 = procstat::cpu_ticks(pid).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            work();
+            let used = procstat::cpu_ticks(pid).unwrap() - t0;
+            if used >= ticks {
+                return used;
+            }
+            assert!(Instant::now() < deadline, "{pid} used only {used} ticks");
+        }
+    }
+
+    /// This process's own CPU is the run's own work and never counts as other work,
+    /// however busy the rest of the machine is: what the window calls other work is at most
+    /// the machine's busy time less this process's spin.
     #[test]
-    fn tells_own_work_from_other_work() {
-        let spin = |d: Duration| {
-            let t = Instant::now();
+    fn own_work_is_not_other_work() {
+        let me = std::process::id();
+        let before = read_cpu().unwrap();
+        let w = Watch::start(None).unwrap();
+        let t = Instant::now();
+        let spun = until_ticks(me, 40, || {
             let mut x = 0u64;
-            while t.elapsed() < d {
+            for _ in 0..100_000 {
                 x = x.wrapping_add(std::hint::black_box(1));
             }
-            x
-        };
-        let w = Watch::start(None).unwrap();
-        assert!(spin(Duration::from_millis(400)) > 0);
-        let own = w.finish().unwrap();
+            std::hint::black_box(x);
+        });
+        let n = w.finish().unwrap();
+        let after = read_cpu().unwrap();
+        let busy = (after.busy - before.busy) as f64;
+        let other = other_ticks(&n, t.elapsed().as_secs_f64());
+        assert!(
+            other <= busy - spun as f64 + SLOP,
+            "other {other:.1} ticks, machine busy {busy}, own spin {spun}"
+        );
+    }
 
+    /// A busy child process is other work, unless it is the run's server: two windows over
+    /// the same moment, one naming the child as the server, differ by the child's ticks.
+    #[test]
+    fn a_process_is_other_work_unless_it_is_the_server() {
         let mut child = std::process::Command::new("sh")
             .args(["-c", "while :; do :; done"])
             .spawn()
             .unwrap();
-        let w = Watch::start(None).unwrap();
-        std::thread::sleep(Duration::from_millis(400));
+        let pid = child.id();
+        let t = Instant::now();
+        let as_other = Watch::start(None).unwrap();
+        let as_server = Watch::start(Some(pid)).unwrap();
+        let spun = until_ticks(pid, 40, || std::thread::sleep(Duration::from_millis(20)));
         // Read before the child is reaped: a reaped child's time joins this process's own.
-        let other = w.finish().unwrap();
+        let other = as_other.finish().unwrap();
+        let server = as_server.finish().unwrap();
         child.kill().unwrap();
         child.wait().unwrap();
-        // The shell loop keeps a core busy while this process sleeps. Other tests may run
-        // beside this one, so only the gap between the two windows is asserted.
+        let secs = t.elapsed().as_secs_f64();
+        let gap = other_ticks(&other, secs) - other_ticks(&server, secs);
         assert!(
-            other.other_cpu_percent > own.other_cpu_percent + 30.0,
-            "own spin {own:?}, child spin {other:?}"
+            gap >= spun as f64 - SLOP,
+            "child spun {spun} ticks; windows differ by {gap:.1}: {other:?} vs {server:?}"
         );
     }
 }
