@@ -106,9 +106,13 @@ impl Listener {
             source,
         };
         match Endpoint::parse(addr).map_err(BindError::Address)? {
-            Endpoint::Tcp(hostport) => Ok(Listener::Tcp(
-                TcpListener::bind(&hostport).await.map_err(err)?,
-            )),
+            Endpoint::Tcp(hostport) => {
+                let l = TcpListener::bind(&hostport).await.map_err(err)?;
+                if let Some(w) = l.local_addr().ok().and_then(exposure) {
+                    tracing::warn!("{w}");
+                }
+                Ok(Listener::Tcp(l))
+            }
             Endpoint::Unix(path) => {
                 if std::fs::symlink_metadata(&path).is_ok_and(|m| is_socket(&m)) {
                     let _ = std::fs::remove_file(&path);
@@ -167,6 +171,19 @@ impl Listener {
             }
         }
     }
+}
+
+/// The warning for a TCP listener other machines can reach; `None` for a loopback one.
+/// fogline has no TLS or authentication yet, so such a port is open to anyone on the
+/// network: the operator should hear that once, when it is bound.
+pub fn exposure(addr: std::net::SocketAddr) -> Option<String> {
+    (!addr.ip().is_loopback()).then(|| {
+        format!(
+            "{addr} accepts connections from other machines: with no TLS or authentication, \
+             anyone who can reach it may publish, subscribe and manage streams; listen on \
+             127.0.0.1 or a Unix socket unless the network is trusted"
+        )
+    })
 }
 
 fn is_socket(m: &std::fs::Metadata) -> bool {
@@ -409,6 +426,19 @@ mod tests {
         assert_eq!(&got, b"two!");
         stop_tx.send_replace(true);
         lp.await.unwrap();
+    }
+
+    #[test]
+    fn only_a_non_loopback_listener_is_warned_about() {
+        let warned = |a: &str| exposure(a.parse().unwrap()).is_some();
+        assert!(!warned("127.0.0.1:1883"));
+        assert!(!warned("127.9.9.9:1883"));
+        assert!(!warned("[::1]:1883"));
+        assert!(warned("0.0.0.0:1883"));
+        assert!(warned("[::]:1883"));
+        assert!(warned("192.168.1.20:1883"));
+        let w = exposure("0.0.0.0:7070".parse().unwrap()).unwrap();
+        assert!(w.starts_with("0.0.0.0:7070 accepts connections from other machines"));
     }
 
     #[tokio::test]
