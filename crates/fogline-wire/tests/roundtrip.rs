@@ -3,8 +3,9 @@
 
 use bytes::{Bytes, BytesMut};
 use fogline_wire::{
-    decode, decode_frame, encode, ConsumerDetail, ErrorCode, Frame, RecordBlock, StartPosition,
-    Storage, StoredBlock, StoredRecordRef, Str, StreamDetail, StreamInfo, StreamSpec,
+    decode, decode_frame, encode, ConsumerDetail, ErrorCode, Frame, HeadersBuilder, RecordBlock,
+    StartPosition, Storage, StoredBlock, StoredRecordRef, Str, StreamDetail, StreamInfo,
+    StreamSpec,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -17,14 +18,30 @@ fn blob() -> impl Strategy<Value = Vec<u8>> {
     vec(any::<u8>(), 0..24)
 }
 
+/// A header block: valid, as frames carrying records must hold (the decoder checks it).
+fn header_block() -> impl Strategy<Value = Vec<u8>> {
+    vec(("[a-z]{0,6}", blob()), 0..3).prop_map(|entries| {
+        entries
+            .iter()
+            .fold(HeadersBuilder::new(), |b, (k, v)| b.add(k, v))
+            .finish()
+            .unwrap()
+            .to_vec()
+    })
+}
+
 fn record_block() -> impl Strategy<Value = RecordBlock> {
-    vec((any::<u64>(), blob(), blob()), 0..5).prop_map(|records| {
+    vec((any::<u64>(), header_block(), blob()), 0..5).prop_map(|records| {
         RecordBlock::from_records(records.iter().map(|(t, h, p)| (*t, &h[..], &p[..]))).unwrap()
     })
 }
 
 fn stored_block() -> impl Strategy<Value = StoredBlock> {
-    vec((any::<(u64, u64, u16)>(), ".{0,8}", blob(), blob()), 0..5).prop_map(|records| {
+    vec(
+        (any::<(u64, u64, u16)>(), ".{0,8}", header_block(), blob()),
+        0..5,
+    )
+    .prop_map(|records| {
         StoredBlock::from_records(
             records
                 .iter()

@@ -7,6 +7,8 @@ use fogline_wire::{
     RecordsWriter, StoredBlock, StoredRecordRef, WireError, FLAG_HIGH_PRIORITY,
 };
 
+/// A header block holding `k = v`: frames that carry records refuse an invalid one.
+const H: &[u8] = &[1, 0, 1, 0, b'k', 1, 0, 0, 0, b'v'];
 #[test]
 fn publish_writer_matches_encode_after_every_push() {
     let records: Vec<(u64, Vec<u8>, Vec<u8>)> = (0..5u8)
@@ -56,8 +58,7 @@ fn publish_header_with_overlong_topic_writes_nothing() {
 #[test]
 fn record_iterator_yields_zero_copy_slices() {
     let block =
-        RecordBlock::from_records([(1, &b"h"[..], &b"one"[..]), (0, &b""[..], &b"two"[..])])
-            .unwrap();
+        RecordBlock::from_records([(1, H, &b"one"[..]), (0, &b""[..], &b"two"[..])]).unwrap();
     let got: Vec<_> = block
         .iter()
         .map(|r| (r.timestamp, r.headers, r.payload))
@@ -65,7 +66,7 @@ fn record_iterator_yields_zero_copy_slices() {
     assert_eq!(
         got,
         [
-            (1, Bytes::from_static(b"h"), Bytes::from_static(b"one")),
+            (1, Bytes::from_static(H), Bytes::from_static(b"one")),
             (0, Bytes::new(), Bytes::from_static(b"two"))
         ]
     );
@@ -123,7 +124,7 @@ fn records_writer_and_encode_records_match_encode() {
             timestamp: 13,
             delivery_count: 2,
             topic: "b/c",
-            headers: b"hh",
+            headers: H,
             payload: b"",
         },
     ];
@@ -170,7 +171,7 @@ fn empty_records_frame_is_valid() {
 #[test]
 fn pop_front_walks_blocks_and_leaves_valid_rest() {
     let mut block =
-        RecordBlock::from_records([(1, &b""[..], &b"a"[..]), (2, &b"h"[..], &b"bb"[..])]).unwrap();
+        RecordBlock::from_records([(1, &b""[..], &b"a"[..]), (2, H, &b"bb"[..])]).unwrap();
     let first = block.pop_front().unwrap();
     assert_eq!((first.timestamp, &first.payload[..]), (1, &b"a"[..]));
     assert_eq!(block.count(), 1);
