@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fogline_log::{LogError, Record};
+use fogline_log::Record;
 use tokio::time::Instant;
 
 use crate::error::BrokerError;
@@ -164,7 +164,10 @@ impl Consumer {
         let want = max.saturating_sub(out.len()).min(room);
         let again = out.len();
         if want > 0 && (budget > 0 || out.is_empty()) {
-            self.read_new(want, now, budget, &mut out)?;
+            if let Err(e) = self.read_new(want, now, budget, &mut out) {
+                self.report();
+                return Err(e);
+            }
         }
         self.state.redelivered.fetch_add(again as u64, Relaxed);
         self.state
@@ -210,11 +213,8 @@ impl Consumer {
             }
             let rec = match self.stream.read(offset, 1, READ_BYTES) {
                 Ok(v) => v.into_iter().next(),
-                // Damaged since it was first read: nothing intact to hand out.
-                Err(BrokerError::Storage {
-                    source: LogError::Corrupt { .. },
-                    ..
-                }) => None,
+                // Damaged since it was first read, or lost: nothing intact to hand out.
+                Err(BrokerError::Storage { source, .. }) if source.resume().is_some() => None,
                 Err(e) => return Err(e),
             };
             match rec.filter(|r| r.offset == offset) {
@@ -255,20 +255,22 @@ impl Consumer {
             // The log hands out one record past a smaller limit, so the first read is never empty.
             let limit = budget.max(1);
             let batch = match self.stream.read(self.cursor, want - taken, limit) {
-                Err(BrokerError::Storage {
-                    stream,
-                    source: LogError::Corrupt { resume, .. },
-                }) => {
-                    // Damaged data is never served; skip past it rather than
-                    // leave the consumer stuck (`fogline log verify` reports it).
-                    tracing::error!(
+                // Hand out what came before first; the next poll reports the rest.
+                Err(e) if is_loss(&e) && !out.is_empty() => break,
+                Err(BrokerError::Storage { stream, source }) if source.resume().is_some() => {
+                    // Damaged or lost records are never served. The consumer moves past
+                    // them rather than stay stuck, and says so once: its reader gets this
+                    // error in place of an empty answer, the log a warning.
+                    let resume = source.resume().unwrap_or_default().max(self.cursor + 1);
+                    tracing::warn!(
                         stream,
+                        consumer = self.name.as_deref().unwrap_or("(ephemeral)"),
                         from = self.cursor,
                         resume,
-                        "skipping corrupt records"
+                        "{source}: the consumer skips offsets without an intact record"
                     );
-                    self.cursor = resume.max(self.cursor + 1);
-                    continue;
+                    self.cursor = resume;
+                    return Err(BrokerError::Storage { stream, source });
                 }
                 other => other?,
             };
@@ -385,4 +387,9 @@ impl Drop for Consumer {
             self.stream.release_durable(name);
         }
     }
+}
+
+/// An error that says some offsets hold no intact record (and where reading goes on).
+fn is_loss(e: &BrokerError) -> bool {
+    matches!(e, BrokerError::Storage { source, .. } if source.resume().is_some())
 }

@@ -47,6 +47,7 @@ pub use config::{
 pub use consumer::{Consumer, ConsumerOptions, Delivery, Start};
 pub use direct::{DirectSink, DirectSocket, Handoff, PeekRead, SharedWrite, WriteHalf, Written};
 pub use error::BrokerError;
+pub use fogline_log::{RecoveryReport, Repair};
 pub use manage::{StreamChange, SubscriptionInfo};
 pub use stats::{BrokerStats, DropReason};
 pub use stream::{ConsumerInfo, Stream};

@@ -33,15 +33,20 @@ pub enum LogError {
     /// Another process (or another `Log` in this one) has the stream directory open.
     #[error("stream directory {0} is in use by another log")]
     Locked(PathBuf),
+    /// A record with an empty topic was appended: the log keeps that form for its marks of
+    /// lost records.
+    #[error("a record needs a topic")]
+    EmptyTopic,
     /// An unknown storage name was parsed.
     #[error("unknown storage `{0}` (expected memory, mmap or fsync)")]
     UnknownStorage(String),
     /// A record inside the readable range is damaged: a sealed segment trusted at open on its
     /// index failed its CRC on read, or the mapped data changed under the log (another
     /// process wrote it). Nothing from the damaged record is served; reading can go on at
-    /// `resume`, and `fogline log verify --repair` cuts the segment at the damage.
+    /// `resume`, the next valid record, and `fogline log verify --repair` marks the damaged
+    /// records as lost and keeps the rest.
     #[error(
-        "segment {base}: record {offset} at byte {pos} is corrupt ({damage}); resume at {resume}"
+        "segment {base}: record {offset} is damaged ({damage}, at byte {pos}); the next intact record is {resume}"
     )]
     Corrupt {
         /// The segment's base offset.
@@ -52,12 +57,32 @@ pub enum LogError {
         offset: u64,
         /// What is wrong.
         damage: crate::Damage,
-        /// First offset after the damaged segment.
+        /// The next offset that may hold an intact record.
+        resume: u64,
+    },
+    /// Offset `offset` has no record: recovery found offsets `first..resume` damaged and
+    /// dropped them (and reported it), or the segment that held them is missing.
+    #[error("record {offset} was lost (offsets {first}..{resume} are gone); the next record is {resume}")]
+    Lost {
+        /// The offset asked for.
+        offset: u64,
+        /// First offset lost.
+        first: u64,
+        /// The offset after the last one lost: reading can go on there.
         resume: u64,
     },
 }
 
 impl LogError {
+    /// Where reading can go on when this error says some offsets hold no intact record
+    /// (`Corrupt` or `Lost`).
+    pub fn resume(&self) -> Option<u64> {
+        match self {
+            LogError::Corrupt { resume, .. } | LogError::Lost { resume, .. } => Some(*resume),
+            _ => None,
+        }
+    }
+
     pub(crate) fn io(
         op: &'static str,
         path: impl Into<PathBuf>,

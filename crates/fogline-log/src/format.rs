@@ -14,9 +14,21 @@
 //! ```
 //!
 //! A `len` of zero marks the end of data (segment files are preallocated with zeros).
+//!
+//! A record with an empty topic is a *loss marker*: it stands for the offsets from its own
+//! up to the next record's (or, last in a sealed segment, up to the next segment's base),
+//! whose records were damaged and dropped by recovery. Every way into the log refuses an
+//! empty topic, so no real record is ever read as one. Its payload is zeros that fill the
+//! damaged bytes it replaces.
+//!
+//! Finding records again after damage needs nothing more than the fields above: a record
+//! starts where a length agrees with the three field lengths, the offset lies after the last
+//! good one (and before the next segment), the timestamp does not go back, and the CRC
+//! matches. [`resync`] looks for the first such position; the CRC is the judge.
 
 use serde::Serialize;
 use std::fmt;
+use std::ops::Range;
 
 /// Bytes before the topic: len, crc, offset, timestamp and the three lengths.
 pub const RECORD_HEADER: usize = 36;
@@ -108,6 +120,14 @@ pub enum Damage {
     },
     /// Non-zero bytes after the end-of-data marker.
     TrailingGarbage,
+    /// Zeros where a record should start, with valid records after them (pages lost out
+    /// of order, or zeroed).
+    Zeroed,
+    /// A sealed segment's data ends before the offsets reach the next segment's base.
+    EndsEarly {
+        /// Base offset of the next segment.
+        next_base: u64,
+    },
     /// The segment holds offsets that belong to the next segment.
     Overlap {
         /// Base offset of the next segment.
@@ -135,6 +155,13 @@ impl fmt::Display for Damage {
                 write!(f, "timestamp {found} older than previous {previous}")
             }
             Damage::TrailingGarbage => write!(f, "non-zero bytes after the end of data"),
+            Damage::Zeroed => write!(f, "zeros where a record should start"),
+            Damage::EndsEarly { next_base } => {
+                write!(
+                    f,
+                    "data ends before the next segment's base offset {next_base}"
+                )
+            }
             Damage::Overlap { next_base } => {
                 write!(
                     f,
@@ -158,6 +185,29 @@ pub struct Header {
     pub topic_len: usize,
     /// Headers length.
     pub headers_len: usize,
+}
+
+impl Header {
+    /// A loss marker (see the module docs).
+    pub fn is_marker(&self) -> bool {
+        self.topic_len == 0
+    }
+}
+
+/// Writes a loss marker for offsets from `offset` into `dst` (at least [`RECORD_HEADER`]
+/// bytes; the rest becomes zero payload).
+pub fn encode_marker(dst: &mut [u8], offset: u64, timestamp: u64) {
+    debug_assert!(dst.len() >= RECORD_HEADER);
+    dst[RECORD_HEADER..].fill(0);
+    dst[8..16].copy_from_slice(&offset.to_le_bytes());
+    dst[16..24].copy_from_slice(&timestamp.to_le_bytes());
+    dst[24..32].fill(0);
+    let payload_len = (dst.len() - RECORD_HEADER) as u32;
+    dst[32..36].copy_from_slice(&payload_len.to_le_bytes());
+    let crc = crc32fast::hash(&dst[8..]);
+    dst[4..8].copy_from_slice(&crc.to_le_bytes());
+    let len = (dst.len() - 4) as u32;
+    dst[0..4].copy_from_slice(&len.to_le_bytes());
 }
 
 fn u32_at(buf: &[u8], pos: usize) -> u32 {
@@ -219,11 +269,12 @@ pub fn parse_header(buf: &[u8], pos: usize) -> Result<Header, Damage> {
     })
 }
 
-/// Fully validates the record at `pos`: structure, CRC, offset and timestamp order.
+/// Fully validates the record at `pos`: structure, CRC, an offset in `offsets` (one offset
+/// after an ordinary record; any later one after a loss marker) and timestamp order.
 pub fn check_record(
     buf: &[u8],
     pos: usize,
-    expected_offset: u64,
+    offsets: Range<u64>,
     min_timestamp: u64,
 ) -> Result<Header, Damage> {
     let h = parse_header(buf, pos)?;
@@ -232,9 +283,9 @@ pub fn check_record(
     if stored != computed {
         return Err(Damage::BadCrc { stored, computed });
     }
-    if h.offset != expected_offset {
+    if !offsets.contains(&h.offset) {
         return Err(Damage::WrongOffset {
-            expected: expected_offset,
+            expected: offsets.start,
             found: h.offset,
         });
     }
@@ -245,6 +296,31 @@ pub fn check_record(
         });
     }
     Ok(h)
+}
+
+/// The first position at or after `from` where a valid record starts whose offset lies in
+/// `offsets` and whose timestamp is at least `min_timestamp`: where reading can go on after
+/// damage. Cheap checks (length consistency, offset range, timestamp) come before the CRC,
+/// so a scan over damaged or zeroed bytes costs little per byte.
+pub fn resync(
+    buf: &[u8],
+    from: usize,
+    offsets: Range<u64>,
+    min_timestamp: u64,
+) -> Option<(usize, Header)> {
+    let last = buf.len().checked_sub(RECORD_HEADER)?;
+    (from..=last).find_map(|pos| {
+        let len = u32_at(buf, pos);
+        if len < FIXED_BODY || !offsets.contains(&u64_at(buf, pos + 8)) {
+            return None;
+        }
+        if u64_at(buf, pos + 16) < min_timestamp {
+            return None;
+        }
+        check_record(buf, pos, offsets.clone(), min_timestamp)
+            .ok()
+            .map(|h| (pos, h))
+    })
 }
 
 #[cfg(test)]
@@ -272,31 +348,31 @@ mod tests {
     #[test]
     fn round_trip_and_checks() {
         let v = record(9, 100, b"a/b", b"hh", b"payload");
-        let h = check_record(&v, 0, 9, 100).unwrap();
+        let h = check_record(&v, 0, 9..10, 100).unwrap();
         assert_eq!((h.size, h.offset, h.timestamp), (v.len(), 9, 100));
         assert_eq!((h.topic_len, h.headers_len), (3, 2));
         assert!(matches!(
-            check_record(&v, 0, 8, 0),
+            check_record(&v, 0, 8..9, 0),
             Err(Damage::WrongOffset { .. })
         ));
         assert!(matches!(
-            check_record(&v, 0, 9, 101),
+            check_record(&v, 0, 9..10, 101),
             Err(Damage::TimeBackwards { .. })
         ));
         let mut bad = v.clone();
         bad[40] ^= 1;
         assert!(matches!(
-            check_record(&bad, 0, 9, 0),
+            check_record(&bad, 0, 9..10, 0),
             Err(Damage::BadCrc { .. })
         ));
         assert!(matches!(
-            check_record(&v[..v.len() - 1], 0, 9, 0),
+            check_record(&v[..v.len() - 1], 0, 9..10, 0),
             Err(Damage::Truncated { .. })
         ));
         let mut short = v.clone();
         short[0..4].copy_from_slice(&3u32.to_le_bytes());
         assert!(matches!(
-            check_record(&short, 0, 9, 0),
+            check_record(&short, 0, 9..10, 0),
             Err(Damage::BadLength { len: 3 })
         ));
     }
@@ -306,10 +382,39 @@ mod tests {
         let v = record(0, 0, b"t", b"", b"p");
         for pos in v.len() - 3..v.len() + 2 {
             assert!(matches!(
-                check_record(&v, pos, 0, 0),
+                check_record(&v, pos, 0..1, 0),
                 Err(Damage::Truncated { .. })
             ));
         }
+    }
+
+    #[test]
+    fn markers_are_records_with_an_empty_topic() {
+        let mut m = vec![0xaa; 50];
+        encode_marker(&mut m, 12, 7);
+        let h = check_record(&m, 0, 12..13, 7).unwrap();
+        assert!(h.is_marker());
+        assert_eq!((h.size, h.offset, h.timestamp), (50, 12, 7));
+        assert!(m[RECORD_HEADER..].iter().all(|&b| b == 0));
+        let v = record(12, 7, b"t", b"", b"");
+        assert!(!check_record(&v, 0, 12..13, 7).unwrap().is_marker());
+    }
+
+    #[test]
+    fn resync_finds_the_next_valid_record_after_damage() {
+        let mut buf = record(3, 10, b"a", b"", b"one");
+        let second = buf.len();
+        buf.extend(record(4, 11, b"a", b"", b"two"));
+        buf.extend(record(5, 12, b"a", b"", b"three"));
+        assert_eq!(resync(&buf, 0, 3..u64::MAX, 0).unwrap().0, 0);
+        buf[20] ^= 1;
+        let (pos, h) = resync(&buf, 0, 4..u64::MAX, 10).unwrap();
+        assert_eq!((pos, h.offset), (second, 4));
+        // An offset range or timestamp the record does not meet skips it.
+        assert_eq!(resync(&buf, 0, 5..u64::MAX, 0).unwrap().1.offset, 5);
+        assert_eq!(resync(&buf, 0, 4..5, 12), None);
+        assert_eq!(resync(&buf, 1, 0..3, 0), None);
+        assert_eq!(resync(&buf[..10], 0, 0..9, 0), None);
     }
 
     #[test]

@@ -8,23 +8,27 @@
 //! `.idx` file (little-endian), written only for sealed segments:
 //!
 //! ```text
-//! 0   [u8; 8]  magic "FLOGIDX1"
+//! 0   [u8; 8]  magic "FLOGIDX2"
 //! 8   u64      base offset (must match the segment file name)
-//! 16  u64      record count
+//! 16  u64      offsets the segment spans (its next offset less its base)
 //! 24  u64      data length (must equal the segment file's length)
 //! 32  u64      first timestamp
 //! 40  u64      last timestamp
 //! 48  u64      position of the last record
-//! 56  u32      entry count n
-//! 60  n x { u32 offset - base, u32 position, u64 timestamp }
+//! 56  u64      offsets its loss markers stand for
+//! 64  u32      entry count n
+//! 68  n x { u32 offset - base, u32 position, u64 timestamp }
 //! ..  u32      CRC-32 of everything before it
 //! ```
+//!
+//! Loss markers (see the `format` module) are entries like any record. An index of an
+//! older layout (`FLOGIDX1`) does not decode, so its segment is scanned and re-indexed once.
 
 /// Bytes of records between two index entries.
 pub const INDEX_INTERVAL: usize = 4096;
 
-const MAGIC: &[u8; 8] = b"FLOGIDX1";
-const FIXED: usize = 60;
+const MAGIC: &[u8; 8] = b"FLOGIDX2";
+const FIXED: usize = 68;
 const ENTRY: usize = 16;
 
 /// One index entry.
@@ -67,6 +71,15 @@ impl SparseIndex {
         }
     }
 
+    /// Keeps the first `n` entries (a scan taking back the records after them).
+    pub fn truncate(&mut self, n: usize) {
+        self.entries.truncate(n);
+        self.next_pos = self
+            .entries
+            .last()
+            .map_or(0, |e| e.pos as usize + INDEX_INTERVAL);
+    }
+
     /// The entries, in record order.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
@@ -90,8 +103,10 @@ impl SparseIndex {
 pub struct IndexFile {
     /// Base offset.
     pub base: u64,
-    /// Records in the segment.
+    /// Offsets the segment spans.
     pub count: u64,
+    /// Offsets its loss markers stand for.
+    pub lost: u64,
     /// Segment data length.
     pub data_len: u64,
     /// First record's timestamp.
@@ -117,6 +132,7 @@ impl IndexFile {
             self.first_ts,
             self.last_ts,
             self.last_pos,
+            self.lost,
         ] {
             v.extend_from_slice(&x.to_le_bytes());
         }
@@ -147,7 +163,7 @@ impl IndexFile {
             b.copy_from_slice(&buf[p..p + 4]);
             u32::from_le_bytes(b)
         };
-        let n = u32_at(56) as usize;
+        let n = u32_at(64) as usize;
         if buf.len() != FIXED + n * ENTRY + 4 {
             return Err("length does not match entry count");
         }
@@ -162,6 +178,7 @@ impl IndexFile {
             first_ts: u64_at(32),
             last_ts: u64_at(40),
             last_pos: u64_at(48),
+            lost: u64_at(56),
             index: SparseIndex {
                 entries: (0..n)
                     .map(|i| {
@@ -185,7 +202,12 @@ impl IndexFile {
 
     fn check(&self) -> Result<(), &'static str> {
         let e = self.index.entries();
-        if self.count == 0 || e.is_empty() || e[0].rel != 0 || e[0].pos != 0 {
+        if self.count == 0
+            || e.is_empty()
+            || e[0].rel != 0
+            || e[0].pos != 0
+            || self.lost > self.count
+        {
             return Err("empty or not starting at the first record");
         }
         if e[0].ts != self.first_ts || self.first_ts > self.last_ts {
@@ -225,6 +247,7 @@ mod tests {
             first_ts: 10,
             last_ts: 14,
             last_pos: 8200,
+            lost: 0,
             index,
         }
     }

@@ -41,6 +41,11 @@
 //! 36  topic | headers | payload
 //! ```
 //!
+//! A record with an empty topic is a *loss marker*: it stands for the offsets from its own up
+//! to the next record's (or the next segment's base), whose records were damaged and dropped by
+//! recovery; `append` refuses empty topics. (Index files of the layout before markers,
+//! `FLOGIDX1`, are rebuilt on the first open.)
+//!
 //! The active (last) segment is preallocated to `segment_bytes` (`set_len` plus
 //! `posix_fallocate`, so a full disk fails the roll with an error instead of raising SIGBUS on
 //! a write through the mapping) and written through the mapping; the first zero `len` (or
@@ -54,10 +59,11 @@
 //!
 //! # Invariants
 //!
-//! 1. Offsets are consecutive within a segment; segment `k+1` starts at or after segment `k`'s
-//!    next offset. Offsets are never reused: retention drops whole oldest segments and never
-//!    the active one. (Gaps appear only when recovery had to drop records from a sealed
-//!    segment; reads skip them.)
+//! 1. Offsets are consecutive within a segment (a loss marker stands for the offsets it
+//!    replaced); segment `k+1` starts at segment `k`'s next offset. Offsets are never reused:
+//!    retention drops whole oldest segments and never the active one. (A gap between segments
+//!    means a segment file was deleted behind the log's back: reads in it fail with `Lost`,
+//!    `verify` fails, and `verify --repair` puts a marker segment in its place.)
 //! 2. Timestamps never decrease within a log (`append` raises an older one).
 //! 3. Every record of the active segment is valid, and in file storage every byte after its
 //!    data is zero (memory storage, which is never recovered, may reuse a mapping with stale
@@ -72,13 +78,17 @@
 //! # Recovery (`Log::open`)
 //!
 //! The last segment is checked record by record (length, CRC, consecutive offsets, monotone
-//! timestamps); its tail from the first invalid record is zeroed. A sealed segment is trusted
-//! when its index decodes (CRC), its summary matches the file length and base, and its first
-//! and last records pass the full check; otherwise it is scanned, cut at its first invalid
-//! record and re-indexed. Records read from a segment trusted this way have their CRC checked
-//! on every read, so damage inside it is refused (`LogError::Corrupt`), never served. Empty sealed segments and temporary files are deleted. Nothing is
-//! refused: every cut is listed in the [`RecoveryReport`]. [`verify`] checks every record of
-//! every segment and every index entry.
+//! timestamps). A sealed segment is trusted when its index decodes (CRC), its summary matches
+//! the file length and base, and its first and last records pass the full check; otherwise it
+//! is scanned and re-indexed. A scan that meets damage finds the next valid record (see the
+//! `format` module) and overwrites the damaged bytes with a loss marker for their offsets, so
+//! only the damaged records are lost; damage with nothing valid after it ends the data (the
+//! active segment's tail is zeroed, a sealed segment's becomes a marker up to the next base).
+//! Records read from a segment trusted on its index have their CRC checked on every read, so
+//! damage inside it is refused (`LogError::Corrupt`, which says where reading goes on), never
+//! served; a marked offset reads as `LogError::Lost`. Temporary files are deleted. Nothing is
+//! refused: every repair is listed in the [`RecoveryReport`]. [`verify`] checks every record
+//! of every segment and every index entry.
 //!
 //! One log per stream directory: `Log::open` takes an exclusive `flock` on `DIR/.lock` (held
 //! until the log is dropped, released by the kernel if the process dies) and fails with
@@ -102,9 +112,9 @@ pub use error::LogError;
 pub use format::{records_len, Damage};
 pub use log::{now_micros, Log, LogStats, RetentionReport};
 pub use options::{LogOptions, Record, Storage};
-pub use recovery::{RecoveryReport, Truncation};
+pub use recovery::{RecoveryReport, Repair};
 pub use segment::SyncJob;
-pub use verify::{verify, IndexStatus, SegmentReport, StreamReport, VerifyReport};
+pub use verify::{verify, IndexStatus, LostRange, SegmentReport, StreamReport, VerifyReport};
 
 /// Size of a record's fixed fields; a record's encoded size is this plus topic, headers and
 /// payload lengths.

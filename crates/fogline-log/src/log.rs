@@ -155,6 +155,7 @@ impl Log {
     /// backwards within a log.
     ///
     /// # Errors
+    /// `EmptyTopic` for an empty topic (the log's mark for lost records);
     /// `RecordTooLarge` beyond `max_record_bytes`; `Io` when a new segment cannot be created.
     ///
     /// [`commit`]: Log::commit
@@ -166,6 +167,9 @@ impl Log {
         headers: &[u8],
         payload: &[u8],
     ) -> Result<u64, LogError> {
+        if topic.is_empty() {
+            return Err(LogError::EmptyTopic);
+        }
         let size = encoded_len(topic.len(), headers.len(), payload.len())
             .filter(|&s| s as u64 <= u64::from(self.opts.max_record_bytes))
             .ok_or_else(|| LogError::RecordTooLarge {
@@ -268,11 +272,13 @@ impl Log {
     /// and `max_bytes` of encoded records, but at least one if any is available. The returned
     /// `Bytes` share the log's memory and stay valid after the log drops the segment.
     ///
-    /// Records before a damaged one are returned; if the first record to return is damaged
-    /// the call fails.
+    /// Records before an offset that holds none (damaged, or lost to damage earlier) are
+    /// returned; if the first offset to return holds none, the call fails and says where
+    /// reading can go on ([`LogError::resume`]).
     ///
     /// # Errors
-    /// `Corrupt` when that first record is damaged (see [`LogError::Corrupt`]).
+    /// `Corrupt` when that first record is damaged, `Lost` when recovery dropped it or its
+    /// segment is missing.
     pub fn read(
         &self,
         from: u64,
@@ -302,10 +308,24 @@ impl Log {
             bytes: max_bytes,
             taken: 0,
         };
+        let mut prev_end = None;
         for seg in &self.segments[i..] {
+            // Offsets between two segments belong to a segment that is missing (deleted
+            // behind the log's back): a reader asking for one is told.
+            if let Some(end) = prev_end.filter(|&e| e < seg.base && from < seg.base) {
+                if limits.taken > 0 {
+                    break;
+                }
+                return Err(LogError::Lost {
+                    offset: from.max(end),
+                    first: end,
+                    resume: seg.base,
+                });
+            }
             if !seg.read_into(from, &mut limits, out)? {
                 break;
             }
+            prev_end = Some(seg.next_offset());
         }
         Ok(())
     }
@@ -380,7 +400,7 @@ impl Log {
         let seg = self.segments.remove(0);
         self.total_bytes -= seg.write_pos as u64;
         r.segments_removed += 1;
-        r.records_removed += seg.count;
+        r.records_removed += seg.count - seg.lost;
         r.bytes_removed += seg.write_pos as u64;
         if seg.log_file().is_some() {
             self.remover.get_or_insert_with(Remover::start).remove(seg);
@@ -442,7 +462,7 @@ impl Log {
     pub fn stats(&self) -> LogStats {
         let with_data = || self.segments.iter().filter(|s| s.count > 0);
         LogStats {
-            records: self.segments.iter().map(|s| s.count).sum(),
+            records: self.segments.iter().map(|s| s.count - s.lost).sum(),
             bytes: self.total_bytes,
             segments: self.segments.len(),
             first_offset: self.first_offset(),

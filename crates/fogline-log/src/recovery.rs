@@ -2,12 +2,19 @@
 //!
 //! Sealed segments (all but the last) with a valid `.idx` whose summary matches the file are
 //! trusted after checking the CRC and offsets of their first and last records; otherwise they
-//! are scanned record by record, cut at the first invalid record and re-indexed. The last
-//! segment is always scanned in full, its invalid tail zeroed to the end of the file (so stale
-//! bytes can never be misread as records later) and it becomes the active segment.
+//! are scanned record by record. The last segment is always scanned in full and becomes the
+//! active segment.
+//!
+//! Damage inside a segment's data costs only the damaged records: the scan finds the next
+//! valid record, and the damaged stretch is overwritten in place by a loss marker for its
+//! offsets, so the records after it stay and a reader asking for a lost offset is told.
+//! Damage with nothing valid after it ends the data: a sealed segment's tail becomes a marker
+//! for the offsets up to the next segment; the active segment's tail (a write torn by a
+//! crash, as a rule) is zeroed to the end of the file, so stale bytes can never be misread
+//! as records later, and its offsets are given out again. Every repair is reported.
 
 use crate::buf::MapBuf;
-use crate::format::{check_record, Damage};
+use crate::format::{check_record, encode_marker, Damage, RECORD_HEADER};
 use crate::index::IndexFile;
 use crate::scan::{scan, Scan};
 use crate::segment::{
@@ -26,41 +33,76 @@ pub struct RecoveryReport {
     pub dir: Option<PathBuf>,
     /// Segments in the log after opening.
     pub segments: usize,
-    /// Records in the log after opening.
+    /// Intact records in the log after opening.
     pub records: u64,
     /// Segments that were scanned record by record (the active one and any sealed segment
     /// without a usable index).
     pub scanned: usize,
     /// Index files that were (re)written.
     pub indexes_rebuilt: usize,
-    /// Data cut off because it was torn, corrupt or out of place.
-    pub truncations: Vec<Truncation>,
-    /// Files deleted: empty segments and leftover temporary files.
+    /// Damage found, and what was done about it.
+    pub repairs: Vec<Repair>,
+    /// Leftover temporary files deleted.
     pub removed: Vec<PathBuf>,
-    /// Offsets missing between segments, as `[from, to)`.
+    /// Offsets missing between segments, as `[from, to)`: a segment file is gone.
     pub gaps: Vec<(u64, u64)>,
 }
 
-/// One cut made by recovery.
+/// One repair made by recovery.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Truncation {
+pub struct Repair {
     /// The segment file.
     pub file: PathBuf,
-    /// Byte position where valid data ends.
+    /// Byte position where the damage starts.
     pub position: u64,
-    /// Non-zero bytes dropped after that position.
-    pub bytes_dropped: u64,
-    /// The offset the first dropped record would have had.
-    pub first_dropped_offset: u64,
-    /// Why the data there was invalid.
+    /// Damaged bytes dropped.
+    pub bytes: u64,
+    /// The first offset dropped.
+    pub first_offset: u64,
+    /// The offset after the last one dropped; `None` when the active segment's tail was cut
+    /// (its offsets are given out again).
+    pub end_offset: Option<u64>,
+    /// What was wrong there.
     pub damage: Damage,
 }
 
+impl Repair {
+    /// Offsets that lost their records for good.
+    pub fn offsets_lost(&self) -> u64 {
+        self.end_offset.map_or(0, |e| e - self.first_offset)
+    }
+}
+
+impl fmt::Display for Repair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = self.file.display();
+        match self.end_offset {
+            Some(end) => write!(
+                f,
+                "offsets {}..{end} lost in {file}: {} at byte {} ({} bytes dropped)",
+                self.first_offset, self.damage, self.position, self.bytes
+            ),
+            None => write!(
+                f,
+                "cut {file} at byte {} from offset {}: {} ({} bytes)",
+                self.position, self.first_offset, self.damage, self.bytes
+            ),
+        }
+    }
+}
+
 impl RecoveryReport {
-    /// True when nothing had to be dropped, deleted or rebuilt. Gaps do not count: they are a
-    /// lasting state (the records present are valid), listed on every open.
+    /// True when nothing had to be dropped, deleted or rebuilt, and no segment is missing.
     pub fn is_clean(&self) -> bool {
-        self.truncations.is_empty() && self.removed.is_empty() && self.indexes_rebuilt == 0
+        self.repairs.is_empty()
+            && self.removed.is_empty()
+            && self.indexes_rebuilt == 0
+            && self.gaps.is_empty()
+    }
+
+    /// True when records were dropped or are missing: worth a warning, not a note.
+    pub fn lost_data(&self) -> bool {
+        !self.repairs.is_empty() || !self.gaps.is_empty()
     }
 }
 
@@ -76,22 +118,14 @@ impl fmt::Display for RecoveryReport {
             self.scanned,
             self.indexes_rebuilt
         )?;
-        for t in &self.truncations {
-            write!(
-                f,
-                "\n  truncated {} at byte {}: {} ({} bytes dropped from offset {})",
-                t.file.display(),
-                t.position,
-                t.damage,
-                t.bytes_dropped,
-                t.first_dropped_offset
-            )?;
+        for r in &self.repairs {
+            write!(f, "\n  {r}")?;
         }
         for p in &self.removed {
             write!(f, "\n  removed {}", p.display())?;
         }
         for (a, b) in &self.gaps {
-            write!(f, "\n  offsets {a}..{b} missing")?;
+            write!(f, "\n  offsets {a}..{b} missing: a segment file is gone")?;
         }
         Ok(())
     }
@@ -156,9 +190,7 @@ pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport, File), 
     for (i, &base) in bases.iter().enumerate() {
         match bases.get(i + 1) {
             Some(&next) => {
-                if let Some(s) = open_sealed(p, base, next, &mut report)? {
-                    segments.push(s);
-                }
+                segments.push(open_sealed(p, base, next, &mut report)?);
             }
             None => segments.push(open_active(p, base, &mut report)?),
         }
@@ -180,7 +212,7 @@ pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport, File), 
         sync_dir(dir)?;
     }
     report.segments = segments.len();
-    report.records = segments.iter().map(|s| s.count).sum();
+    report.records = segments.iter().map(|s| s.count - s.lost).sum();
     Ok((segments, report, lock))
 }
 
@@ -213,9 +245,14 @@ fn lock_dir(dir: &Path) -> Result<File, LogError> {
 }
 
 fn recovered(base: u64, s: &Scan) -> Recovered {
+    debug_assert!(
+        s.lost.is_empty(),
+        "recovery marks damage before it builds a segment"
+    );
     Recovered {
         base,
         count: s.count,
+        lost: s.marked_offsets(),
         end: s.end,
         first_ts: s.first_ts,
         last_ts: s.last_ts,
@@ -224,19 +261,22 @@ fn recovered(base: u64, s: &Scan) -> Recovered {
     }
 }
 
-fn note_damage(report: &mut RecoveryReport, file: &Path, base: u64, s: &Scan) {
-    if let Some(damage) = s.damage.clone() {
-        report.truncations.push(Truncation {
+/// Reports the damaged stretches a scan found inside the data (each becomes a marker).
+fn note_lost(report: &mut RecoveryReport, file: &Path, s: &Scan) {
+    for l in &s.lost {
+        report.repairs.push(Repair {
             file: file.to_path_buf(),
-            position: s.end as u64,
-            bytes_dropped: s.dropped_bytes(),
-            first_dropped_offset: base + s.count,
-            damage,
+            position: l.pos as u64,
+            bytes: (l.end_pos - l.pos) as u64,
+            first_offset: l.first,
+            end_offset: Some(l.end),
+            damage: l.damage.clone(),
         });
     }
 }
 
-/// Opens the last segment for appending: scans it fully and zeroes everything after the data.
+/// Opens the last segment for appending: scans it fully, marks damaged stretches and zeroes
+/// everything after the data.
 fn open_active(
     p: &OpenParams,
     base: u64,
@@ -261,16 +301,42 @@ fn open_active(
     let buf = MapBuf::file_rw(&file).map_err(LogError::io("mmap", &path))?;
     let cap = cap as usize;
     // SAFETY: the mapping is new and not shared yet; nothing else reads or writes it.
-    let s = scan(unsafe { buf.slice(0, cap) }, base, None);
+    let mut s = scan(unsafe { buf.slice(0, cap) }, base, None);
     report.scanned += 1;
-    note_damage(report, &path, base, &s);
+    note_lost(report, &path, &s);
+    if let Some(damage) = s.damage.clone() {
+        report.repairs.push(Repair {
+            file: path.clone(),
+            position: s.end as u64,
+            bytes: s.dropped_bytes(),
+            first_offset: base + s.count,
+            end_offset: None,
+            damage,
+        });
+    }
+    let mut dirty = Vec::new();
+    for l in &s.lost {
+        // SAFETY: as above; the stretch is inside the mapping.
+        encode_marker(
+            unsafe { buf.slice_mut(l.pos, l.end_pos) },
+            l.first,
+            l.timestamp,
+        );
+        dirty.push((l.pos, l.end_pos));
+    }
     if s.dirty_end > s.end {
         // SAFETY: as above; the range is inside the mapping.
         unsafe { buf.slice_mut(s.end, s.dirty_end) }.fill(0);
-        if p.fsync {
-            buf.flush(s.end, s.dirty_end)
-                .map_err(LogError::io("msync", &path))?;
+        dirty.push((s.end, s.dirty_end));
+    }
+    if p.fsync {
+        for (a, b) in dirty {
+            buf.flush(a, b).map_err(LogError::io("msync", &path))?;
         }
+    }
+    if !s.lost.is_empty() {
+        // SAFETY: as above.
+        s = scan(unsafe { buf.slice(0, cap) }, base, None);
     }
     // The scan read every page up to the end of the file; those past the data are zeros that
     // need not stay in this process's resident memory until appends reach them.
@@ -285,13 +351,15 @@ fn open_active(
     Ok(Segment::recovered(recovered(base, &s), buf, cap, backing))
 }
 
-/// Opens a sealed segment read-only; `None` (files deleted) when it holds no valid record.
+/// Opens a sealed segment read-only, scanning it when its index is missing or does not
+/// match: damaged stretches are overwritten by loss markers, a damaged tail is replaced by a
+/// marker for the offsets up to `next_base`, and the index is rebuilt.
 fn open_sealed(
     p: &OpenParams,
     base: u64,
     next_base: u64,
     report: &mut RecoveryReport,
-) -> Result<Option<Segment>, LogError> {
+) -> Result<Segment, LogError> {
     let dir = p.dir;
     let path = log_path(dir, base);
     let idx = idx_path(dir, base);
@@ -311,6 +379,7 @@ fn open_sealed(
                     let r = Recovered {
                         base,
                         count: f.count,
+                        lost: f.lost,
                         end: len as usize,
                         first_ts: f.first_ts,
                         last_ts: f.last_ts,
@@ -318,66 +387,116 @@ fn open_sealed(
                         index: f.index,
                     };
                     let seg = Segment::recovered(r, buf, len as usize, backing());
-                    return Ok(Some(seg.check_reads()));
+                    return Ok(seg.check_reads());
                 }
             }
         }
     }
-    let buf = MapBuf::file_ro(&file).map_err(LogError::io("mmap", &path))?;
-    let cut = len.min(u32::MAX as u64) as usize;
-    // SAFETY: the mapping is new and private to this function; the file is not written.
-    let s = scan(unsafe { buf.slice(0, cut) }, base, Some(next_base));
+    let s = scan_file(&file, &path, len, base, next_base)?;
     report.scanned += 1;
-    let s = if len > cut as u64 && s.damage.is_none() {
-        Scan {
-            damage: Some(Damage::TrailingGarbage),
-            ..s
-        }
-    } else {
+    let s = if s.lost.is_empty() && s.damage.is_none() && base + s.count == next_base {
         s
+    } else {
+        mark_sealed(&path, &s, base, next_base, report)?;
+        scan_file(&file, &path, len, base, next_base)?
     };
-    note_damage(report, &path, base, &s);
-    drop(buf);
-    if s.count == 0 {
-        for f in [&path, &idx] {
-            if f.exists() {
-                fs::remove_file(f).map_err(LogError::io("remove", f))?;
-                report.removed.push(f.clone());
-            }
-        }
-        return Ok(None);
-    }
-    if (s.end as u64) < len {
-        let rw = OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(LogError::io("open", &path))?;
-        rw.set_len(s.end as u64)
-            .map_err(LogError::io("truncate", &path))?;
-        rw.sync_all().map_err(LogError::io("fsync", &path))?;
-    }
-    let r = recovered(base, &s);
     let seg = Segment::recovered(
-        r,
+        recovered(base, &s),
         MapBuf::file_ro(&file).map_err(LogError::io("mmap", &path))?,
         s.end,
         backing(),
     );
     write_index(dir, &seg.index_file(), true)?;
     report.indexes_rebuilt += 1;
-    Ok(Some(seg))
+    Ok(seg)
+}
+
+/// Scans a sealed segment's file (its current length: `len` may be stale after a repair).
+fn scan_file(
+    file: &File,
+    path: &Path,
+    len: u64,
+    base: u64,
+    next_base: u64,
+) -> Result<Scan, LogError> {
+    let len = file.metadata().map_or(len, |m| m.len());
+    if len == 0 {
+        return Ok(scan(&[], base, Some(next_base)));
+    }
+    let buf = MapBuf::file_ro(file).map_err(LogError::io("mmap", path))?;
+    let cut = len.min(u32::MAX as u64) as usize;
+    // SAFETY: the mapping is new and private to this function; the file is not written
+    // while it lives.
+    let s = scan(unsafe { buf.slice(0, cut) }, base, Some(next_base));
+    Ok(if len > cut as u64 && s.damage.is_none() {
+        Scan {
+            damage: Some(Damage::TrailingGarbage),
+            ..s
+        }
+    } else {
+        s
+    })
+}
+
+/// Writes the markers a damaged sealed segment needs and cuts it after its data, then
+/// syncs it.
+fn mark_sealed(
+    path: &Path,
+    s: &Scan,
+    base: u64,
+    next_base: u64,
+    report: &mut RecoveryReport,
+) -> Result<(), LogError> {
+    use std::os::unix::fs::FileExt;
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(LogError::io("open", path))?;
+    note_lost(report, path, s);
+    for l in &s.lost {
+        let mut m = vec![0u8; l.end_pos - l.pos];
+        encode_marker(&mut m, l.first, l.timestamp);
+        file.write_all_at(&m, l.pos as u64)
+            .map_err(LogError::io("write", path))?;
+    }
+    let first = base + s.count;
+    let mut end = s.end as u64;
+    if s.damage.is_some() || first < next_base {
+        let len = file.metadata().map_err(LogError::io("stat", path))?.len();
+        report.repairs.push(Repair {
+            file: path.to_path_buf(),
+            position: end,
+            bytes: len.saturating_sub(end),
+            first_offset: first,
+            end_offset: (first < next_base).then_some(next_base),
+            damage: s.damage.clone().unwrap_or(Damage::EndsEarly { next_base }),
+        });
+    }
+    file.set_len(end).map_err(LogError::io("truncate", path))?;
+    if first < next_base {
+        // The offsets up to the next segment have no record left: one marker stands for them.
+        let mut m = vec![0u8; RECORD_HEADER];
+        encode_marker(&mut m, first, s.last_ts);
+        file.write_all_at(&m, end)
+            .map_err(LogError::io("write", path))?;
+        end += RECORD_HEADER as u64;
+    }
+    debug_assert_eq!(file.metadata().map(|m| m.len()).ok(), Some(end));
+    file.sync_all().map_err(LogError::io("fsync", path))
 }
 
 /// The cheap checks that let a sealed segment skip the scan.
 fn index_matches(f: &IndexFile, buf: &MapBuf, len: u64, base: u64, next_base: u64) -> bool {
-    if f.base != base || f.data_len != len || base.saturating_add(f.count) > next_base {
+    let next = base.saturating_add(f.count);
+    if f.base != base || f.data_len != len || next > next_base {
         return false;
     }
     // SAFETY: read-only mapping of a sealed segment that nothing writes; `len` is its length.
     let data = unsafe { buf.slice(0, len as usize) };
-    let first = check_record(data, 0, base, 0);
-    let last = check_record(data, f.last_pos as usize, base + f.count - 1, f.last_ts);
+    let first = check_record(data, 0, base..base + 1, 0);
+    let last = check_record(data, f.last_pos as usize, base..next, f.last_ts);
     matches!((first, last), (Ok(a), Ok(b))
         if a.timestamp == f.first_ts && b.timestamp == f.last_ts
+            && (b.is_marker() || b.offset == next - 1)
             && f.last_pos as usize + b.size == len as usize)
 }

@@ -7,7 +7,7 @@
 //! visible_pos` and its file is truncated to `write_pos`.
 
 use crate::buf::{MapBuf, View};
-use crate::format::{check_record, encode, parse_header, Damage, Header};
+use crate::format::{check_record, encode, parse_header, resync, Damage, Header};
 use crate::index::{IndexFile, SparseIndex};
 use crate::{LogError, Record};
 use bytes::Bytes;
@@ -72,7 +72,10 @@ pub struct Segment {
     buf: Arc<MapBuf>,
     cap: usize,
     pub write_pos: usize,
+    /// Offsets spanned: the next offset less the base.
     pub count: u64,
+    /// Offsets its loss markers stand for (no record holds them).
+    pub lost: u64,
     pub visible_pos: usize,
     pub visible_count: u64,
     synced_pos: usize,
@@ -201,7 +204,10 @@ const POPULATE_STEP: usize = 1 << 20;
 /// State recovered for an existing segment.
 pub struct Recovered {
     pub base: u64,
+    /// Offsets spanned.
     pub count: u64,
+    /// Offsets loss markers stand for.
+    pub lost: u64,
     pub end: usize,
     pub first_ts: u64,
     pub last_ts: u64,
@@ -216,6 +222,7 @@ impl Segment {
             Recovered {
                 base,
                 count: 0,
+                lost: 0,
                 end: 0,
                 first_ts: 0,
                 last_ts: 0,
@@ -237,6 +244,7 @@ impl Segment {
             cap,
             write_pos: r.end,
             count: r.count,
+            lost: r.lost,
             visible_pos: r.end,
             visible_count: r.count,
             synced_pos: r.end,
@@ -414,6 +422,7 @@ impl Segment {
         IndexFile {
             base: self.base,
             count: self.count,
+            lost: self.lost,
             data_len: self.write_pos as u64,
             first_ts: self.first_ts,
             last_ts: self.last_ts,
@@ -449,64 +458,116 @@ impl Segment {
         unsafe { self.buf.slice(0, self.write_pos) }
     }
 
-    /// The header of the record at `pos`, which must have `offset`. Segments trusted at open
-    /// on their index alone also get their CRC checked, so damage inside them is refused
-    /// rather than served.
-    fn header(&self, data: &[u8], pos: usize, offset: u64) -> Result<Header, LogError> {
+    /// What the walk finds at `pos`, where offset `at` belongs: the record, or the offsets
+    /// from `at` that have none (a loss marker, or damage found now). Segments trusted at
+    /// open on their index alone also get their CRC checked, so damage inside them is
+    /// refused rather than served; the walk then finds the next valid record to go on from.
+    fn step(&self, data: &[u8], pos: usize, at: u64) -> Step {
         let checked = if self.check_reads {
-            check_record(data, pos, offset, 0)
+            check_record(data, pos, at..at + 1, 0)
         } else {
-            parse_header(data, pos).and_then(|h| match h.offset == offset {
+            parse_header(data, pos).and_then(|h| match h.offset == at {
                 true => Ok(h),
                 false => Err(Damage::WrongOffset {
-                    expected: offset,
+                    expected: at,
                     found: h.offset,
                 }),
             })
         };
-        checked.map_err(|damage| LogError::Corrupt {
-            base: self.base,
-            pos,
-            offset,
-            damage,
-            resume: self.next_offset(),
-        })
+        let end = self.next_offset();
+        match checked {
+            Ok(h) if !h.is_marker() => Step::Record(h),
+            Ok(h) => {
+                let next_pos = pos + h.size;
+                let upto = if next_pos < data.len() {
+                    parse_header(data, next_pos).map_or(end, |n| n.offset.clamp(at + 1, end))
+                } else {
+                    end
+                };
+                Step::Lost(Gap {
+                    pos,
+                    next_pos,
+                    first: at,
+                    end: upto,
+                    damage: None,
+                })
+            }
+            Err(damage) => {
+                let (next_pos, upto) = resync(data, pos + 1, at + 1..end, 0)
+                    .map_or((data.len(), end), |(p, h)| (p, h.offset));
+                Step::Lost(Gap {
+                    pos,
+                    next_pos,
+                    first: at,
+                    end: upto,
+                    damage: Some(damage),
+                })
+            }
+        }
+    }
+
+    /// The error for a reader asking for `offset` inside `gap`.
+    fn lost(&self, offset: u64, gap: Gap) -> LogError {
+        match gap.damage {
+            Some(damage) => LogError::Corrupt {
+                base: self.base,
+                pos: gap.pos,
+                offset,
+                damage,
+                resume: gap.end,
+            },
+            None => LogError::Lost {
+                offset,
+                first: gap.first,
+                resume: gap.end,
+            },
+        }
     }
 
     /// Position of the record with `offset` (`base <= offset < next_offset()`).
     fn position_of(&self, offset: u64) -> Result<usize, LogError> {
         let rel = offset - self.base;
         let start = self.index.floor_offset(rel).unwrap_or_default();
-        let (mut pos, mut at) = (start.pos as usize, u64::from(start.rel));
+        let (mut pos, mut at) = (start.pos as usize, self.base + u64::from(start.rel));
         let data = self.data();
-        while at < rel {
-            pos += self.header(data, pos, self.base + at)?.size;
-            at += 1;
+        while at < offset {
+            match self.step(data, pos, at) {
+                Step::Record(h) => {
+                    pos += h.size;
+                    at += 1;
+                }
+                Step::Lost(gap) if offset < gap.end => return Err(self.lost(offset, gap)),
+                Step::Lost(gap) => (pos, at) = (gap.next_pos, gap.end),
+            }
         }
         Ok(pos)
     }
 
-    /// The first appended offset whose timestamp is >= `ts`, if any.
+    /// The first appended offset whose timestamp is >= `ts`, if any (offsets without a
+    /// record are passed over).
     pub fn offset_for_time(&self, ts: u64) -> Result<Option<u64>, LogError> {
         if self.count == 0 || self.last_ts < ts {
             return Ok(None);
         }
         let start = self.index.floor_time(ts).unwrap_or_default();
-        let (mut pos, mut rel) = (start.pos as usize, u64::from(start.rel));
+        let (mut pos, mut at) = (start.pos as usize, self.base + u64::from(start.rel));
         let data = self.data();
-        while rel < self.count {
-            let h = self.header(data, pos, self.base + rel)?;
-            if h.timestamp >= ts {
-                return Ok(Some(self.base + rel));
+        while at < self.next_offset() {
+            match self.step(data, pos, at) {
+                Step::Record(h) if h.timestamp >= ts => return Ok(Some(at)),
+                Step::Record(h) => {
+                    pos += h.size;
+                    at += 1;
+                }
+                Step::Lost(gap) => (pos, at) = (gap.next_pos, gap.end),
             }
-            pos += h.size;
-            rel += 1;
         }
         Ok(None)
     }
 
     /// Appends visible records from `from` to `out` under the limits; returns false once a limit
-    /// stopped it (so the caller does not continue into the next segment).
+    /// stopped it, or an offset without a record after some were taken (so the caller does
+    /// not continue into the next segment, and the next read reports it).
     pub fn read_into(
         &self,
         from: u64,
@@ -517,25 +578,26 @@ impl Segment {
         if from >= end_offset {
             return Ok(true);
         }
-        let start = match self.position_of(from.max(self.base)) {
+        let from = from.max(self.base);
+        let start = match self.position_of(from) {
             Ok(pos) => pos,
             Err(_) if limits.taken > 0 => return Ok(false),
             Err(e) => return Err(e),
         };
         let view = Bytes::from_owner(View::new(self.buf.clone(), start, self.visible_pos));
-        let data = &view[..];
-        let (mut pos, mut offset) = (0usize, from.max(self.base));
+        let data = self.data();
+        let (mut pos, mut offset) = (start, from);
         while offset < end_offset {
-            let h = match self.header(data, pos, offset) {
-                Ok(h) => h,
-                // Serve what came before the damage; the next read reports it.
-                Err(_) if limits.taken > 0 => return Ok(false),
-                Err(e) => return Err(e),
+            let h = match self.step(data, pos, offset) {
+                Step::Record(h) => h,
+                Step::Lost(_) if limits.taken > 0 => return Ok(false),
+                Step::Lost(gap) => return Err(self.lost(offset, gap)),
             };
             if !limits.take(h.size) {
                 return Ok(false);
             }
-            let t = pos + crate::format::RECORD_HEADER;
+            let r = pos - start;
+            let t = r + crate::format::RECORD_HEADER;
             let hd = t + h.topic_len;
             let p = hd + h.headers_len;
             out.push(Record {
@@ -543,13 +605,31 @@ impl Segment {
                 timestamp: h.timestamp,
                 topic: view.slice(t..hd),
                 headers: view.slice(hd..p),
-                payload: view.slice(p..pos + h.size),
+                payload: view.slice(p..r + h.size),
             });
             pos += h.size;
             offset += 1;
         }
         Ok(true)
     }
+}
+
+/// One step of a walk through a segment.
+enum Step {
+    /// A record holding the offset asked for.
+    Record(Header),
+    /// Offsets with no record.
+    Lost(Gap),
+}
+
+/// Offsets `[first, end)` without a record, from byte `pos` to `next_pos`: a loss marker
+/// (`damage` none), or damage met by a read.
+struct Gap {
+    pos: usize,
+    next_pos: usize,
+    first: u64,
+    end: u64,
+    damage: Option<Damage>,
 }
 
 /// Remaining read limits: record count and bytes, with "at least one record".

@@ -29,7 +29,7 @@ pub struct StreamReport {
     pub dir: PathBuf,
     /// Segments in offset order, as found.
     pub segments: Vec<SegmentReport>,
-    /// Offsets missing between segments, `[from, to)` (a note: the data present is valid).
+    /// Offsets missing between segments, `[from, to)`: a segment file is gone.
     pub gaps: Vec<(u64, u64)>,
     /// Leftover temporary files.
     pub temp_files: Vec<PathBuf>,
@@ -48,8 +48,15 @@ pub struct SegmentReport {
     pub base_offset: u64,
     /// Whether it is the active (last) segment.
     pub active: bool,
-    /// Valid records from the start.
+    /// Intact records.
     pub records: u64,
+    /// The offset after the segment's last: its base plus the offsets it spans.
+    pub next_offset: u64,
+    /// Damaged stretches inside the data, with valid records after them: recovery would
+    /// mark them lost.
+    pub lost: Vec<LostRange>,
+    /// Offsets marked lost by an earlier recovery, `[from, to)` (a note: reported then).
+    pub marked: Vec<(u64, u64)>,
     /// Bytes of valid records.
     pub valid_bytes: u64,
     /// File length.
@@ -66,6 +73,21 @@ pub struct SegmentReport {
     pub padding_bytes: u64,
     /// State of `BASE.idx`.
     pub index: IndexStatus,
+}
+
+/// A damaged stretch inside a segment's data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LostRange {
+    /// First damaged byte.
+    pub position: u64,
+    /// Damaged bytes.
+    pub bytes: u64,
+    /// First offset whose record is damaged.
+    pub first_offset: u64,
+    /// The next intact record's offset.
+    pub end_offset: u64,
+    /// What is wrong.
+    pub damage: Damage,
 }
 
 /// State of a segment's index file.
@@ -88,22 +110,25 @@ impl SegmentReport {
     /// True when the segment needs no repair.
     pub fn is_ok(&self) -> bool {
         self.damage.is_none()
+            && self.lost.is_empty()
             && self.padding_bytes == 0
-            && (self.active || self.records > 0)
+            && (self.active || self.next_offset > self.base_offset)
             && matches!(self.index, IndexStatus::Ok | IndexStatus::NotExpected)
     }
 }
 
 impl StreamReport {
-    /// True when every segment is fine and there are no leftover files (gaps are notes).
+    /// True when every segment is fine, none is missing and there are no leftover files.
     pub fn is_ok(&self) -> bool {
-        self.temp_files.is_empty() && self.segments.iter().all(SegmentReport::is_ok)
+        self.temp_files.is_empty()
+            && self.gaps.is_empty()
+            && self.segments.iter().all(SegmentReport::is_ok)
     }
 
     /// True when the stream is fine as it is now (after repair, if repair ran).
     pub fn is_ok_now(&self) -> bool {
         match &self.after_repair {
-            Some(after) => after.iter().all(SegmentReport::is_ok),
+            Some(after) => gaps(after).is_empty() && after.iter().all(SegmentReport::is_ok),
             None => self.is_ok(),
         }
     }
@@ -131,9 +156,11 @@ impl VerifyReport {
 }
 
 /// Checks a data directory (a directory of stream directories, or one stream directory):
-/// every record of every segment (length, CRC, consecutive offsets, monotone timestamps) and
-/// every index file. With `repair`, streams with problems are opened through recovery (which
-/// cuts torn or corrupt tails, rebuilds indexes and deletes empty segments) and checked again.
+/// every record of every segment (length, CRC, consecutive offsets, monotone timestamps),
+/// every index file, and that no segment is missing. With `repair`, streams with problems
+/// are opened through recovery (which marks damaged records lost and keeps the rest, cuts
+/// torn tails and rebuilds indexes) after each missing segment is replaced by one that
+/// marks its offsets lost, and checked again.
 ///
 /// # Errors
 /// `Io` when the directory or a file cannot be read, or repair cannot write.
@@ -171,25 +198,27 @@ fn stream_dirs(dir: &Path) -> Result<Vec<PathBuf>, LogError> {
 fn check_stream(dir: &Path) -> Result<StreamReport, LogError> {
     let (bases, temp_files) = list_segments(dir)?;
     let mut segments = Vec::with_capacity(bases.len());
-    let mut gaps = Vec::new();
-    let mut prev_next: Option<u64> = None;
     for (i, &base) in bases.iter().enumerate() {
         let next_base = bases.get(i + 1).copied();
-        let seg = check_segment(dir, base, next_base)?;
-        if let Some(p) = prev_next.filter(|&p| p < base) {
-            gaps.push((p, base));
-        }
-        prev_next = Some(base + seg.records);
-        segments.push(seg);
+        segments.push(check_segment(dir, base, next_base)?);
     }
     Ok(StreamReport {
         dir: dir.to_path_buf(),
+        gaps: gaps(&segments),
         segments,
-        gaps,
         temp_files,
         repair: None,
         after_repair: None,
     })
+}
+
+/// Offsets between one segment's end and the next one's base.
+fn gaps(segments: &[SegmentReport]) -> Vec<(u64, u64)> {
+    segments
+        .windows(2)
+        .filter(|w| w[0].next_offset < w[1].base_offset)
+        .map(|w| (w[0].next_offset, w[1].base_offset))
+        .collect()
 }
 
 fn check_segment(dir: &Path, base: u64, next_base: Option<u64>) -> Result<SegmentReport, LogError> {
@@ -213,10 +242,13 @@ fn check_segment(dir: &Path, base: u64, next_base: Option<u64>) -> Result<Segmen
             Ok(f) if f.data_len != data.len() as u64 => {
                 IndexStatus::Invalid("data length differs from the file length".into())
             }
+            // Damaged records cannot say what the index should hold; repair rebuilds it.
+            Ok(_) if !s.lost.is_empty() || s.damage.is_some() => IndexStatus::Ok,
             Ok(f) => {
                 let expected = IndexFile {
                     base,
                     count: s.count,
+                    lost: s.marked_offsets(),
                     data_len: s.end as u64,
                     first_ts: s.first_ts,
                     last_ts: s.last_ts,
@@ -236,7 +268,20 @@ fn check_segment(dir: &Path, base: u64, next_base: Option<u64>) -> Result<Segmen
         file,
         base_offset: base,
         active,
-        records: s.count,
+        records: s.records(),
+        next_offset: base + s.count,
+        lost: s
+            .lost
+            .iter()
+            .map(|l| LostRange {
+                position: l.pos as u64,
+                bytes: (l.end_pos - l.pos) as u64,
+                first_offset: l.first,
+                end_offset: l.end,
+                damage: l.damage.clone(),
+            })
+            .collect(),
+        marked: s.marked.iter().map(|m| (m.first, m.end)).collect(),
         valid_bytes: s.end as u64,
         file_bytes: data.len() as u64,
         first_timestamp: has.then_some(s.first_ts),
@@ -252,13 +297,28 @@ fn check_segment(dir: &Path, base: u64, next_base: Option<u64>) -> Result<Segmen
     })
 }
 
-/// Deletes index files recovery would otherwise trust, and leftover temporary files.
+/// Deletes the index files of damaged segments (so recovery scans them rather than trust
+/// them), and puts a segment holding one loss marker in the place of each missing one.
 fn repair_stream(dir: &Path, report: &StreamReport) -> Result<(), LogError> {
     for seg in &report.segments {
-        if matches!(seg.index, IndexStatus::Invalid(_)) {
-            let idx = idx_path(dir, seg.base_offset);
+        let damaged = seg.damage.is_some() || !seg.lost.is_empty();
+        let idx = idx_path(dir, seg.base_offset);
+        if matches!(seg.index, IndexStatus::Invalid(_)) || (damaged && idx.exists()) {
             fs::remove_file(&idx).map_err(LogError::io("remove", &idx))?;
         }
+    }
+    for &(from, _) in &report.gaps {
+        let ts = report
+            .segments
+            .iter()
+            .take_while(|s| s.base_offset < from)
+            .filter_map(|s| s.last_timestamp)
+            .last()
+            .unwrap_or(0);
+        let mut m = vec![0u8; crate::format::RECORD_HEADER];
+        crate::format::encode_marker(&mut m, from, ts);
+        let path = log_path(dir, from);
+        fs::write(&path, &m).map_err(LogError::io("write", &path))?;
     }
     Ok(())
 }
@@ -287,15 +347,28 @@ impl fmt::Display for SegmentReport {
             name.unwrap_or_default(),
             if self.active { "(active)" } else { "(sealed)" },
             self.base_offset,
-            self.base_offset + self.records,
+            self.next_offset,
             self.valid_bytes,
             self.file_bytes
         )?;
+        if self.next_offset - self.base_offset != self.records {
+            write!(f, " ({} intact records)", self.records)?;
+        }
         match &self.index {
             IndexStatus::Ok | IndexStatus::NotExpected => {}
             IndexStatus::Missing => write!(f, "; index missing")?,
             IndexStatus::Unexpected => write!(f, "; stale index on the active segment")?,
             IndexStatus::Invalid(r) => write!(f, "; index invalid: {r}")?,
+        }
+        for l in &self.lost {
+            write!(
+                f,
+                "; DAMAGED at byte {}: {} (offsets {}..{}, {} bytes; the records after it are intact)",
+                l.position, l.damage, l.first_offset, l.end_offset, l.bytes
+            )?;
+        }
+        for (a, b) in &self.marked {
+            write!(f, "; offsets {a}..{b} marked lost earlier")?;
         }
         if let Some(d) = &self.damage {
             write!(
@@ -311,7 +384,7 @@ impl fmt::Display for SegmentReport {
                 self.padding_bytes
             )?;
         }
-        if !self.active && self.records == 0 {
+        if !self.active && self.next_offset == self.base_offset {
             write!(f, "; empty sealed segment")?;
         }
         Ok(())
@@ -331,7 +404,10 @@ impl fmt::Display for StreamReport {
             write!(f, "\n  {s}")?;
         }
         for (a, b) in &self.gaps {
-            write!(f, "\n  note: offsets {a}..{b} missing between segments")?;
+            write!(
+                f,
+                "\n  MISSING: offsets {a}..{b} (the segment file that held them is gone)"
+            )?;
         }
         for t in &self.temp_files {
             write!(f, "\n  leftover temporary file {}", t.display())?;

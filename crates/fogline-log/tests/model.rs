@@ -36,7 +36,7 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (-500i64..2000, 0usize..20, 0usize..10, prop_oneof![0usize..100, 0usize..700])
+        6 => (-500i64..2000, 1usize..20, 0usize..10, prop_oneof![0usize..100, 0usize..700])
             .prop_map(|(dt, topic, headers, payload)| Op::Append { dt, topic, headers, payload }),
         2 => Just(Op::Commit),
         2 => (0u64..200, 0usize..20, 0usize..3000)
@@ -219,7 +219,7 @@ fn run(storage: Storage, segment: usize, retention_bytes: Option<u64>, ops: Vec<
                 if storage != Storage::Memory {
                     drop(log);
                     let (l, report) = Log::open(opts.clone()).unwrap();
-                    assert!(report.truncations.is_empty(), "step {step}: {report}");
+                    assert!(report.repairs.is_empty(), "step {step}: {report}");
                     log = l;
                     // Appended records were written into the shared mapping: all survive.
                     m.committed = m.next();

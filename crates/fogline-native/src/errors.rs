@@ -6,6 +6,7 @@ use fogline_wire::ErrorCode;
 /// The stable wire code for a broker error (the HTTP admin API reports the same codes).
 pub fn broker_code(e: &BrokerError) -> ErrorCode {
     match e {
+        BrokerError::Storage { source, .. } if source.resume().is_some() => ErrorCode::DataLost,
         BrokerError::Storage { .. } | BrokerError::Io { .. } => ErrorCode::StorageFailed,
         BrokerError::UnknownStream(_) => ErrorCode::UnknownStream,
         BrokerError::StreamExists(_) => ErrorCode::Duplicate,

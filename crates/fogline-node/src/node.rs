@@ -93,7 +93,7 @@ impl Node {
             source: e.into(),
         })?;
         for (stream, report) in reports {
-            tracing::info!(stream, %report, "stream opened");
+            log_recovery(&stream, &report);
         }
         board.set("broker", ComponentState::Running, None);
         let info = NodeInfo {
@@ -313,4 +313,40 @@ fn node_id(config: &Config) -> String {
         tracing::warn!(path = %path.display(), error = %e, "cannot keep the node's id; a new one is made at the next start");
     }
     id
+}
+
+/// Logs a stream's recovery: one line when it opened clean, and one warning for each
+/// stretch of records that damage cost, or that a missing segment file took.
+fn log_recovery(stream: &str, report: &fogline_broker::RecoveryReport) {
+    for r in &report.repairs {
+        match r.end_offset {
+            Some(end) => tracing::warn!(
+                stream,
+                first_offset = r.first_offset,
+                end_offset = end,
+                file = %r.file.display(),
+                position = r.position,
+                damage = %r.damage,
+                "records lost to damage were dropped; the records after them are kept"
+            ),
+            None => tracing::warn!(
+                stream,
+                from_offset = r.first_offset,
+                file = %r.file.display(),
+                position = r.position,
+                bytes = r.bytes,
+                damage = %r.damage,
+                "the active segment's damaged tail was cut (a write torn by a crash?)"
+            ),
+        }
+    }
+    for (first, end) in &report.gaps {
+        tracing::warn!(
+            stream,
+            first_offset = first,
+            end_offset = end,
+            "records missing: a segment file is gone (`fogline log verify --repair` marks them lost)"
+        );
+    }
+    tracing::info!(stream, %report, "stream opened");
 }

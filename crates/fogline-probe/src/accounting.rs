@@ -17,31 +17,65 @@ pub enum Arrival {
     Reordered,
     /// Seen before.
     Duplicate,
+    /// Too far from every number seen so far to be one of this producer's (a message that
+    /// only looked like a probe's): counted as unexpected, not tracked.
+    Foreign,
 }
 
+/// Words (of 64 numbers) a tracker's window may span beyond two per distinct number seen:
+/// room for 1 Mi numbers of reordering or loss at the start, 128 KiB.
+const WINDOW_SLACK: u64 = 1 << 14;
+
+/// Producer ids beyond this are not tracked (ids are dense from 0).
+const MAX_PRODUCERS: u32 = 1 << 16;
+
 /// The arrivals of one producer's stream at one subscriber.
+///
+/// A bitset over a window of sequence numbers that starts at the first one seen (so a
+/// subscriber that joins late does not pay for the numbers before it). The window grows
+/// only in proportion to the distinct numbers seen: a number far outside it is foreign, so
+/// arbitrary payloads read as probe headers cannot make it allocate without bound.
 #[derive(Debug, Default, Clone)]
 pub struct SeqTracker {
     seen: Vec<u64>,
+    /// The first word of the window.
+    base: u64,
     unique: u64,
     duplicates: u64,
     reordered: u64,
+    foreign: u64,
     highest: Option<u64>,
 }
 
 impl SeqTracker {
     /// Records the arrival of `seq`.
     pub fn record(&mut self, seq: u64) -> Arrival {
-        let word = (seq / 64) as usize;
-        let bit = 1u64 << (seq % 64);
-        if word >= self.seen.len() {
-            self.seen.resize(word + 1, 0);
+        let word = seq / 64;
+        if self.seen.is_empty() {
+            self.base = word;
         }
-        if self.seen[word] & bit != 0 {
+        let end = self.base + self.seen.len() as u64;
+        if word < self.base || word >= end {
+            let span = end.max(word + 1) - self.base.min(word);
+            if span > WINDOW_SLACK + 2 * self.unique {
+                self.foreign += 1;
+                return Arrival::Foreign;
+            }
+            if word < self.base {
+                let more = (self.base - word) as usize;
+                self.seen.splice(0..0, std::iter::repeat_n(0, more));
+                self.base = word;
+            } else {
+                self.seen.resize((word + 1 - self.base) as usize, 0);
+            }
+        }
+        let i = (word - self.base) as usize;
+        let bit = 1u64 << (seq % 64);
+        if self.seen[i] & bit != 0 {
             self.duplicates += 1;
             return Arrival::Duplicate;
         }
-        self.seen[word] |= bit;
+        self.seen[i] |= bit;
         self.unique += 1;
         match self.highest {
             Some(h) if seq < h => {
@@ -62,7 +96,7 @@ impl SeqTracker {
 
     /// Distinct sequence numbers received that are below `sent` (the ones that were expected).
     pub fn unique_below(&self, sent: u64) -> u64 {
-        let full = (sent / 64) as usize;
+        let full = (sent / 64).saturating_sub(self.base) as usize;
         let mut n: u64 = self
             .seen
             .iter()
@@ -70,7 +104,7 @@ impl SeqTracker {
             .map(|w| u64::from(w.count_ones()))
             .sum();
         let rem = sent % 64;
-        if rem > 0 {
+        if rem > 0 && sent / 64 >= self.base {
             if let Some(w) = self.seen.get(full) {
                 n += u64::from((w & ((1u64 << rem) - 1)).count_ones());
             }
@@ -106,6 +140,10 @@ pub struct SubscriberLedger {
 impl SubscriberLedger {
     /// Records one arrival from `producer`.
     pub fn record(&mut self, producer: u32, seq: u64) -> Arrival {
+        if producer >= MAX_PRODUCERS {
+            self.unexpected += 1;
+            return Arrival::Foreign;
+        }
         let i = producer as usize;
         if i >= self.trackers.len() {
             self.trackers.resize_with(i + 1, SeqTracker::default);
@@ -134,13 +172,13 @@ impl SubscriberLedger {
                 total.lost += sent - got;
                 total.duplicates += t.duplicates;
                 total.reordered += t.reordered;
-                unexpected += t.unique - got;
+                unexpected += t.unique - got + t.foreign;
             } else {
                 total.lost += sent;
             }
         }
         for t in self.trackers.iter().skip(sent_by_producer.len()) {
-            unexpected += t.unique;
+            unexpected += t.unique + t.foreign;
             total.duplicates += t.duplicates;
         }
         total.unexpected += unexpected;
@@ -261,6 +299,36 @@ mod tests {
         assert_eq!(d.duplicates, dup);
         assert_eq!(d.received + d.lost, d.expected);
         assert!(d.reordered > 0);
+    }
+
+    #[test]
+    fn a_late_joiner_tracks_from_where_it_joined() {
+        let mut t = SeqTracker::default();
+        let start = 1u64 << 40;
+        for s in (start..start + 1000).rev() {
+            t.record(s);
+        }
+        assert_eq!((t.unique, t.foreign), (1000, 0));
+        assert!(t.seen.len() < 20, "{} words", t.seen.len());
+        assert_eq!(t.unique_below(start + 500), 500);
+        assert_eq!(t.unique_below(start), 0);
+        assert_eq!(t.unique_below(3), 0);
+    }
+
+    /// `fogline sub` reads any payload of 20 bytes or more as a probe header: text made it
+    /// allocate a bitset of petabytes and abort.
+    #[test]
+    fn numbers_far_from_the_window_are_foreign_and_cost_nothing() {
+        let mut l = SubscriberLedger::default();
+        let text = b"000001-000001-000001-000001-";
+        for k in 0..1000u64 {
+            let seq = u64::from_le_bytes(text[4..12].try_into().unwrap()) ^ (k << 50);
+            l.record(0, seq);
+        }
+        assert_eq!(l.record(u32::MAX, 1), Arrival::Foreign);
+        assert!(l.trackers.len() == 1 && l.trackers[0].seen.len() <= 1);
+        let d = settle(&[l], &[0]);
+        assert_eq!(d.unexpected, 1001);
     }
 
     #[test]

@@ -71,10 +71,21 @@ impl Encoder {
         self.buf.put_u32_le(producer);
         self.buf.put_u64_le(seq);
         self.buf.put_u64_le(0);
-        self.buf.put_bytes(0x5a, self.size - HEADER_LEN);
+        self.buf.put_bytes(PADDING, self.size - HEADER_LEN);
         self.buf[12..HEADER_LEN].copy_from_slice(&now().to_le_bytes());
         self.buf.split().freeze()
     }
+}
+
+/// The padding byte after the header.
+pub const PADDING: u8 = 0x5a;
+
+/// Reads the header of a message that looks like one of ours: exactly a header, or a header
+/// followed by [`PADDING`] only. Other payloads (text, sensor data) are `None`, so a tool
+/// that counts probe messages does not mistake them for ones with absurd numbers.
+pub fn decode_strict(msg: &[u8]) -> Option<Header> {
+    let h = decode(msg)?;
+    msg[HEADER_LEN..].iter().all(|&b| b == PADDING).then_some(h)
 }
 
 /// Reads the header of a received message; `None` if it is too short to be one of ours.
@@ -105,6 +116,22 @@ mod tests {
         assert_eq!(m.len(), 256);
         assert_eq!(decode(&m), Some(h));
         assert!(m[HEADER_LEN..].iter().all(|&b| b == 0x5a));
+    }
+
+    #[test]
+    fn strict_decoding_wants_our_padding() {
+        let m = Encoder::new(64).encode(Header {
+            producer: 1,
+            seq: 2,
+            sent_ns: 3,
+        });
+        assert_eq!(decode_strict(&m).map(|h| h.seq), Some(2));
+        assert_eq!(decode_strict(&m[..HEADER_LEN]).map(|h| h.seq), Some(2));
+        let mut other = m.to_vec();
+        other[40] = b'x';
+        assert_eq!(decode_strict(&other), None);
+        assert!(decode(&other).is_some());
+        assert_eq!(decode_strict(b"short"), None);
     }
 
     /// The send time is read after the padding is written, not before.

@@ -102,6 +102,9 @@ pub enum ErrorCode {
     /// 21: no such resource: a path or method the HTTP admin API does not serve (not sent
     /// on the native protocol, whose unknown frames are `UnknownFrame`).
     NotFound,
+    /// 22: the records at the offsets a consumer reached were damaged, or lost to damage
+    /// found earlier: the message names the offsets; the consumer has moved past them.
+    DataLost,
     /// A code this build does not know, kept as received.
     Other(u16),
 }
@@ -131,6 +134,7 @@ impl ErrorCode {
             ErrorCode::EmptyRequest => 19,
             ErrorCode::Invalid => 20,
             ErrorCode::NotFound => 21,
+            ErrorCode::DataLost => 22,
             ErrorCode::Other(code) => code,
         }
     }
@@ -159,6 +163,7 @@ impl ErrorCode {
             19 => ErrorCode::EmptyRequest,
             20 => ErrorCode::Invalid,
             21 => ErrorCode::NotFound,
+            22 => ErrorCode::DataLost,
             other => ErrorCode::Other(other),
         }
     }
@@ -188,6 +193,7 @@ impl ErrorCode {
             ErrorCode::EmptyRequest => "EmptyRequest",
             ErrorCode::Invalid => "Invalid",
             ErrorCode::NotFound => "NotFound",
+            ErrorCode::DataLost => "DataLost",
             ErrorCode::Other(_) => "Other",
         }
     }
@@ -217,8 +223,9 @@ mod tests {
         assert_eq!(ErrorCode::TooMany.as_u16(), 18);
         assert_eq!(ErrorCode::Invalid.as_u16(), 20);
         assert_eq!(ErrorCode::NotFound.as_u16(), 21);
-        assert_eq!(ErrorCode::from_u16(22), ErrorCode::Other(22));
-        for n in 1..=21 {
+        assert_eq!(ErrorCode::DataLost.as_u16(), 22);
+        assert_eq!(ErrorCode::from_u16(23), ErrorCode::Other(23));
+        for n in 1..=22 {
             let code = ErrorCode::from_u16(n);
             assert_ne!(code.name(), "Other", "{n}");
             assert_eq!(format!("{code:?}"), code.name());

@@ -7,11 +7,13 @@ use clap::Subcommand;
 /// Offline log tools (do not run against a directory a server has open).
 #[derive(Subcommand, Debug)]
 pub enum LogCommand {
-    /// Check every record of every segment under DIR (a data directory or one stream's directory).
+    /// Check every record of every segment under DIR (a data directory or one stream's
+    /// directory), and that no segment file is missing; exits 1 on problems.
     Verify {
         /// The directory.
         dir: PathBuf,
-        /// Truncate torn or corrupt tails and rebuild indexes.
+        /// Mark damaged records lost (keeping every intact one), cut torn tails, rebuild
+        /// indexes, and mark the offsets of a missing segment file lost.
         #[arg(long)]
         repair: bool,
         /// Print the report as JSON.

@@ -3,8 +3,10 @@
 use std::time::Duration;
 
 use clap::Args;
-use fogline_client::{Client, ClientOptions, ConsumerOptions, StartPosition, SubscribeOptions};
-use fogline_probe::accounting::{Delivery, SubscriberLedger};
+use fogline_client::{
+    Client, ClientError, ClientOptions, ConsumerOptions, ErrorCode, StartPosition, SubscribeOptions,
+};
+use fogline_probe::accounting::{Arrival, Delivery, SubscriberLedger};
 use fogline_probe::latency::LatencyRecorder;
 
 /// Receive records.
@@ -51,6 +53,7 @@ struct Tally {
     received: u64,
     ledger: SubscriberLedger,
     highest: Option<u64>,
+    lowest: Option<u64>,
     latency: LatencyRecorder,
     first: Option<std::time::Instant>,
     last: Option<std::time::Instant>,
@@ -62,13 +65,17 @@ impl Tally {
         let now = std::time::Instant::now();
         self.first.get_or_insert(now);
         self.last = Some(now);
-        let Some(h) = fogline_probe::payload::decode(payload) else {
+        // Only `fogline pub`'s own messages are counted for gaps and latency.
+        let Some(h) = fogline_probe::payload::decode_strict(payload) else {
             return;
         };
         if h.producer == fogline_probe::payload::WARMUP_PRODUCER {
             return;
         }
-        self.ledger.record(0, h.seq);
+        if self.ledger.record(0, h.seq) == Arrival::Foreign {
+            return;
+        }
+        self.lowest = Some(self.lowest.map_or(h.seq, |x| x.min(h.seq)));
         self.highest = Some(self.highest.map_or(h.seq, |x| x.max(h.seq)));
         let now = fogline_probe::clock::now_ns();
         if now >= h.sent_ns {
@@ -77,10 +84,15 @@ impl Tally {
     }
 
     fn summary(&self) -> serde_json::Value {
-        // Gaps: numbers below the highest seen that never came.
         let mut d = Delivery::default();
         self.ledger
             .settle(&[self.highest.map_or(0, |h| h + 1)], &mut d);
+        // Gaps: numbers between the lowest and the highest seen that never came (a
+        // subscriber that joined late does not count the ones before it).
+        let gaps = match (self.lowest, self.highest) {
+            (Some(lo), Some(hi)) => (hi - lo + 1).saturating_sub(self.ledger.unique()),
+            _ => 0,
+        };
         let lat = self.latency.summary();
         let secs = match (self.first, self.last) {
             (Some(a), Some(b)) => (b - a).as_secs_f64(),
@@ -91,7 +103,7 @@ impl Tally {
             "seconds": secs,
             "records_per_s": if secs > 0.0 { self.received as f64 / secs } else { 0.0 },
             "duplicates": d.duplicates,
-            "gaps": d.lost,
+            "gaps": gaps,
             "out_of_order": d.reordered,
             "latency_us": { "p50": lat.p50_us, "p99": lat.p99_us, "max": lat.max_us },
         })
@@ -136,9 +148,20 @@ async fn subscribe(args: SubArgs) -> anyhow::Result<()> {
             let mut consumer = client.consumer(stream, copts).await?;
             while tally.received < limit {
                 let want = (limit - tally.received).min(1024) as u32;
-                let got = consumer
+                let got = match consumer
                     .fetch(want, idle.min(Duration::from_secs(3600)))
-                    .await?;
+                    .await
+                {
+                    // Damaged or lost records: the consumer has moved past them.
+                    Err(ClientError::Server {
+                        code: ErrorCode::DataLost,
+                        message,
+                    }) => {
+                        eprintln!("warning: {message}");
+                        continue;
+                    }
+                    other => other?,
+                };
                 if got.is_empty() {
                     break;
                 }

@@ -16,6 +16,9 @@ pub struct Served {
     pub mqtt: String,
     /// The admin API's address (`HOST:PORT`), when it serves one.
     pub http: Option<String>,
+    /// Every line the server wrote to stderr (warnings and errors: it runs with
+    /// `FOGLINE_LOG=warn`), as it arrives.
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Served {
@@ -66,11 +69,13 @@ where
     // The banner: a "serving" line, then one line per listener; the first line after it
     // that is not a listener ends it.
     let mut in_banner = false;
+    let mut banner = Vec::new();
     loop {
         let line = lines
             .next()
             .expect("server prints its addresses")
             .expect("readable stderr");
+        banner.push(line.clone());
         if line.contains(") serving (storage ") {
             in_banner = true;
             continue;
@@ -97,11 +102,18 @@ where
         }
     }
     // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
+    let log = std::sync::Arc::new(std::sync::Mutex::new(banner));
+    let keep = log.clone();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            keep.lock().unwrap().push(line);
+        }
+    });
     Served {
         child,
         native: native.expect("native address"),
         mqtt: mqtt.unwrap_or_default(),
         http,
+        log,
     }
 }
