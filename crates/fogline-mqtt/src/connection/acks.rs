@@ -37,7 +37,8 @@ impl Conn {
     }
 
     /// Delivers a durable message and sends its PUBACK [MQTT-4.3.2-2] or PUBREC
-    /// [MQTT-4.3.3-8], or refuses it.
+    /// [MQTT-4.3.3-8], or refuses it (3.1.1: by ending the connection, `Err`; the messages
+    /// after it are then delivered unacknowledged, see `Conn::refused`).
     ///
     /// The acknowledgement also promises that durable sessions will get the message: each
     /// journals it as the broker routes it there, also while it waits in their queues, and
@@ -53,6 +54,35 @@ impl Conn {
         stored: Result<Stored, BrokerError>,
         handoff: Handoff,
     ) -> Result<(), End> {
+        let reason = match self.settle(pkid, qos, stored, handoff).await {
+            Ok(reason) => reason,
+            Err(end) => {
+                self.refused = true;
+                return Err(end);
+            }
+        };
+        if self.refused {
+            return Ok(());
+        }
+        let mut ack = Ack::ok(pkid);
+        ack.reason = reason;
+        if qos == QoS::AtLeastOnce {
+            self.send(&Packet::PubAck(ack));
+        } else {
+            self.send(&Packet::PubRec(ack));
+        }
+        Ok(())
+    }
+
+    /// Delivers a message (unless it could not be stored) and gives its PUBACK or PUBREC
+    /// reason code; `Err` when a 3.1.1 connection must end instead.
+    async fn settle(
+        &mut self,
+        pkid: u16,
+        qos: QoS,
+        stored: Result<Stored, BrokerError>,
+        handoff: Handoff,
+    ) -> Result<u8, End> {
         let failures = self.shared.journal_failures();
         let mut reason = match stored {
             // Durable sessions journal it as it is routed to them (`SubSink::persist`).
@@ -85,14 +115,7 @@ impl Conn {
                 st.qos2_in.remove(&pkid);
             }
         }
-        let mut ack = Ack::ok(pkid);
-        ack.reason = reason;
-        if qos == QoS::AtLeastOnce {
-            self.send(&Packet::PubAck(ack));
-        } else {
-            self.send(&Packet::PubRec(ack));
-        }
-        Ok(())
+        Ok(reason)
     }
 }
 

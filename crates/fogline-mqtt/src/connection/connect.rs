@@ -90,7 +90,7 @@ async fn serve_halves<R, W>(
         conn.enable_direct(w);
     }
     let end = conn.run(&mut rd, &mut wr, &mut buf).await;
-    conn.finish(&mut wr, end).await;
+    conn.finish(&mut rd, &mut wr, &mut buf, end).await;
 }
 
 fn max_packet(shared: &Shared) -> usize {
@@ -297,6 +297,7 @@ async fn handshake<W: AsyncWrite + Unpin>(
         direct: false,
         acks: Default::default(),
         held_back: false,
+        refused: false,
     };
     if let Some((msg, delay)) = will {
         conn.will = Some(msg);

@@ -1,8 +1,9 @@
 //! One MQTT network connection, served by a single task: it decodes
 //! packets and applies them, moves the session's messages to the socket
 //! (within the client's receive maximum) and enforces the keep-alive.
-//! Protocol errors cost this connection only: an MQTT 5 client is told the
-//! reason in a DISCONNECT, then the socket closes [MQTT-4.13.1-1].
+//! Protocol errors cost this connection only: the answers owed for the valid
+//! packets before the bad one go out first, then an MQTT 5 client is told the
+//! reason in a DISCONNECT, then the socket closes [MQTT-4.13.1-1] (see `finish`).
 
 mod acks;
 mod connect;
@@ -33,6 +34,9 @@ pub(crate) use connect::{serve, serve_tcp};
 const OUT_LIMIT: usize = 1 << 20;
 /// Read buffer growth step.
 const READ_CHUNK: usize = 64 * 1024;
+/// How long an ending connection may take to write what it owes and close: a client that
+/// stopped reading (or sending) cannot hold it longer.
+const CLOSING_LIMIT: Duration = Duration::from_secs(1);
 
 /// Why a connection ends.
 #[derive(Debug)]
@@ -89,6 +93,10 @@ pub(crate) struct Conn {
     /// after [`RESYNC_BACKOFF`], not only at its next wake (which, with keep-alive 0 and no
     /// traffic, may never come).
     held_back: bool,
+    /// A 3.1.1 message was refused by ending the connection (3.1.1 has no refusal code): the
+    /// ones after it are still delivered, as they are stored, but not acknowledged, as their
+    /// PUBACKs or PUBRECs would overtake the one it never gets (see `acks`: in order).
+    refused: bool,
 }
 
 impl Conn {
@@ -104,14 +112,16 @@ impl Conn {
     }
 
     /// Serves the connection until it ends. Stored QoS 1 and 2 messages still waiting for
-    /// durability are then delivered all the same (their answers go nowhere).
+    /// durability are then delivered all the same, and their PUBACKs and PUBRECs join the
+    /// answers still unwritten in `out`, which `finish` writes before it closes.
     async fn run<R, W>(&mut self, rd: &mut R, wr: &mut W, buf: &mut BytesMut) -> End
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
         let end = self.serve_packets(rd, wr, buf).await;
-        // A refusal (3.1.1) ends `drain_acks` after answering one message: go on to the rest.
+        // A refusal (3.1.1) ends `drain_acks` after answering one message: go on to the rest
+        // (delivered, not acknowledged: see `refused`).
         while !self.acks.is_empty() {
             let _ = self.drain_acks().await;
         }
@@ -308,14 +318,21 @@ impl Conn {
         }
     }
 
-    /// Sends the final DISCONNECT (MQTT 5) and lets go of the session.
-    async fn finish<W: AsyncWrite + Unpin>(mut self, wr: &mut W, end: End) {
+    /// Ends the connection. Unless the socket was lost, what the connection owes goes out
+    /// first, in order: the rest of a partial direct write, the answers in `out` (to every
+    /// packet handled before the end, including the messages `run` answered once durable),
+    /// then the DISCONNECT with the reason (MQTT 5). Then the socket closes, and the session
+    /// is let go. All within [`CLOSING_LIMIT`].
+    async fn finish<R, W>(mut self, rd: &mut R, wr: &mut W, buf: &mut BytesMut, end: End)
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
         tracing::debug!(client = %self.session.client_id, ?end, "MQTT connection ends");
-        let mut spill = BytesMut::new();
+        let deadline = Instant::now() + CLOSING_LIMIT;
         if self.direct {
-            self.out.clear();
+            // The rest of a partial direct write goes first: its head is on the wire.
             self.take_back_with(true);
-            spill = std::mem::take(&mut self.out);
         }
         let reason = match &end {
             End::Error { reason, text } => Some((*reason, text.as_str())),
@@ -323,18 +340,19 @@ impl Conn {
             _ => None,
         };
         if let (Some((reason, text)), Version::V5) = (reason, self.version) {
-            self.out.clear();
+            let answers = self.out.len();
             self.send(&Packet::Disconnect(Disconnect::with_reason(reason, text)));
-            if self.out.len() > self.client_max_packet {
+            if self.out.len() - answers > self.client_max_packet {
                 // No reason string past the client's Maximum Packet Size [MQTT-3.14.2-3].
-                self.out.clear();
+                self.out.truncate(answers);
                 self.send(&Packet::Disconnect(Disconnect::with_reason(reason, "")));
             }
-            // The rest of a partial direct write goes first: its head is on the wire.
-            spill.extend_from_slice(&self.out);
-            let _ = tokio::time::timeout(Duration::from_secs(1), wr.write_all(&spill)).await;
         }
-        let _ = tokio::time::timeout(Duration::from_secs(1), wr.shutdown()).await;
+        let lost = matches!(end, End::Lost);
+        if !lost {
+            let _ = tokio::time::timeout_at(deadline, wr.write_all(&self.out)).await;
+        }
+        let _ = tokio::time::timeout_at(deadline, wr.shutdown()).await;
         let will = match end {
             End::Client { will: false } => None, // [MQTT-3.1.2-10]
             _ => self.will.take(),
@@ -344,5 +362,25 @@ impl Conn {
             delay: self.will_delay,
         });
         self.shared.detach(&self.session, self.conn_id, will);
+        if !lost {
+            // Closing a TCP socket with bytes of the client unread resets the connection, and a
+            // reset discards what the client has not received yet: the answers just written.
+            // So what the client still sends is read and dropped until it closes too.
+            let _ = tokio::time::timeout_at(deadline, discard_input(rd, buf)).await;
+        }
+    }
+}
+
+/// Reads and drops what the client sends until it closes the connection.
+async fn discard_input<R: AsyncRead + Unpin>(rd: &mut R, buf: &mut BytesMut) {
+    loop {
+        buf.clear();
+        if buf.capacity() < READ_CHUNK {
+            buf.reserve(READ_CHUNK);
+        }
+        match rd.read_buf(buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
     }
 }
