@@ -71,6 +71,18 @@ impl MqttServer {
         Ok(MqttServer { shared, tcp, ws })
     }
 
+    /// Reads under the node's `budget` for read buffers, and closes a connection whose packet
+    /// does not arrive whole within `frame_timeout` of its first byte (see
+    /// `fogline_net::intake`). Without this the server has a budget of its own.
+    pub fn with_intake(
+        self,
+        budget: Arc<fogline_net::intake::ReadBudget>,
+        frame_timeout: std::time::Duration,
+    ) -> Self {
+        *self.shared.intake.lock() = (budget, frame_timeout);
+        self
+    }
+
     /// The bound MQTT addresses (`HOST:PORT` with the real port, or `unix:PATH`).
     pub fn local_addrs(&self) -> Vec<String> {
         self.tcp.iter().map(Listener::local_addr).collect()

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fogline_broker::{Batch, Broker, BrokerError, Handoff, Stored, SubscribeOptions};
+use fogline_net::intake::{Intake, ReadBudget};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -51,7 +52,15 @@ pub(crate) struct Shared {
     stale: Mutex<HashMap<String, u64>>,
     /// Ids marked stale so far.
     stale_marks: AtomicU64,
+    /// The node's budget for read buffers and the packet time limit (see
+    /// `fogline_net::intake`).
+    pub intake: Mutex<(Arc<ReadBudget>, Duration)>,
 }
+
+/// The read budget an MQTT server has when the node gives none: 64 MiB.
+pub const DEFAULT_READ_BUDGET: usize = 64 << 20;
+/// The packet time limit an MQTT server has when the node gives none.
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why [`Shared::attach`] refused a connection.
 #[derive(Debug, PartialEq, Eq)]
@@ -96,11 +105,18 @@ impl Shared {
             journal_error_logged: Mutex::new(None),
             stale: Mutex::new(HashMap::new()),
             stale_marks: AtomicU64::new(0),
+            intake: Mutex::new((ReadBudget::new(DEFAULT_READ_BUDGET), DEFAULT_FRAME_TIMEOUT)),
         });
         if let Some(r) = recovered {
             shared.restore(r);
         }
         shared
+    }
+
+    /// A new connection's side of the read budget, with buffers of `base` bytes.
+    pub fn intake(&self, base: usize) -> Intake {
+        let (budget, timeout) = self.intake.lock().clone();
+        Intake::new(budget, base, timeout)
     }
 
     /// Sessions (connected and offline) and retained messages.

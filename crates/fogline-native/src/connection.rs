@@ -30,6 +30,7 @@ use crate::consumers::{self, ConsumerSlot};
 use crate::direct::{Direct, Sink};
 use crate::errors::broker_code;
 use crate::outbuf::{OutBuf, SHARE_MIN};
+use fogline_net::intake::{Intake, ReadBudget};
 use fogline_net::StallLimit;
 
 /// Bytes read from the socket at a time (more for a large frame).
@@ -48,6 +49,8 @@ pub(crate) struct Limits {
     pub max_pending_replies: usize,
     pub write_stall: std::time::Duration,
     pub hello_timeout: std::time::Duration,
+    /// A frame must arrive whole within this once its first byte has.
+    pub frame_timeout: std::time::Duration,
 }
 
 /// State shared by a connection's reader, writer and consumer tasks.
@@ -72,12 +75,21 @@ pub(crate) struct Conn {
     pub admin_slots: Arc<tokio::sync::Semaphore>,
     /// The socket as publishers' tasks may write to it (TCP only).
     pub direct: Option<Direct>,
+    /// The node's budget for read buffers (see `fogline_net::intake`).
+    budget: Arc<ReadBudget>,
 }
 
 impl Conn {
-    fn new(broker: Broker, peer: String, limits: Limits, direct: Option<Direct>) -> Arc<Conn> {
+    fn new(
+        broker: Broker,
+        peer: String,
+        limits: Limits,
+        budget: Arc<ReadBudget>,
+        direct: Option<Direct>,
+    ) -> Arc<Conn> {
         let client = broker.register_client(Protocol::Native, peer);
         Arc::new(Conn {
+            budget,
             origin: client.id(),
             client,
             broker,
@@ -165,19 +177,30 @@ impl Conn {
 
 /// Serves one connection until either side closes it. Dropping the future
 /// (server shutdown) closes the connection just the same.
-pub(crate) async fn serve<S>(socket: S, peer: String, broker: Broker, limits: Limits)
-where
+pub(crate) async fn serve<S>(
+    socket: S,
+    peer: String,
+    broker: Broker,
+    limits: Limits,
+    budget: Arc<ReadBudget>,
+) where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     let (rd, wr) = tokio::io::split(socket);
-    serve_halves(rd, wr, Conn::new(broker, peer, limits, None)).await;
+    serve_halves(rd, wr, Conn::new(broker, peer, limits, budget, None)).await;
 }
 
 /// [`serve`] for TCP, whose socket publishers' tasks may write to directly.
-pub(crate) async fn serve_tcp(socket: TcpStream, peer: String, broker: Broker, limits: Limits) {
+pub(crate) async fn serve_tcp(
+    socket: TcpStream,
+    peer: String,
+    broker: Broker,
+    limits: Limits,
+    budget: Arc<ReadBudget>,
+) {
     let (rd, wr) = socket.into_split();
     let wr = Arc::new(WriteHalf::from(wr));
-    let conn = Conn::new(broker, peer, limits, Some(Direct::new(wr.clone())));
+    let conn = Conn::new(broker, peer, limits, budget, Some(Direct::new(wr.clone())));
     // A publisher's segment is acknowledged after its forwards, not before (see PeekRead).
     serve_halves(PeekRead::new(rd), SharedWrite(wr), conn).await;
 }
@@ -246,13 +269,16 @@ async fn read_frames<R: AsyncRead + Unpin>(
     conn: &Arc<Conn>,
     waiting: &mut Acks,
 ) -> std::io::Result<()> {
-    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let budget = conn.budget.clone();
+    let mut intake = Intake::new(budget.clone(), READ_CHUNK, conn.limits.frame_timeout);
+    let mut buf = intake.buffer();
     // Holds the large buffer while a small read's bytes are decoded from their own.
     let mut spare = BytesMut::new();
     let mut greeted = false;
     // A connection must say Hello in time: a silent one would hold its slot forever.
     let mut hello = Some(Box::pin(tokio::time::sleep(conn.limits.hello_timeout)));
     loop {
+        let mut took = false;
         loop {
             if waiting.is_full() {
                 waiting.oldest_ready().await;
@@ -260,6 +286,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
             }
             match fogline_wire::decode(&mut buf, conn.limits.max_frame) {
                 Ok(Some(frame)) => {
+                    took = true;
                     // With more of the client's frames already here, let the writers batch.
                     let handoff = if buf.is_empty() {
                         Handoff::Direct
@@ -284,7 +311,18 @@ async fn read_frames<R: AsyncRead + Unpin>(
             hello = None;
         }
         fogline_wire::readbuf::restore(&mut buf, &mut spare);
-        fogline_wire::reserve_read(&mut buf, READ_CHUNK);
+        intake.settle(&mut buf, took);
+        // Registered only when needed (the wait costs a lock), then room is asked again so a
+        // release in between is not missed. decode has checked the announced length.
+        let freed = budget.room_freed();
+        tokio::pin!(freed);
+        let need = announced(&buf);
+        let mut room = intake.make_room(&mut buf, need);
+        if !room {
+            freed.as_mut().enable();
+            room = intake.make_room(&mut buf, need);
+        }
+        let deadline = intake.deadline();
         let closed = conn.closed.notified();
         tokio::pin!(closed);
         closed.as_mut().enable();
@@ -292,12 +330,28 @@ async fn read_frames<R: AsyncRead + Unpin>(
             return Ok(());
         }
         tokio::select! {
-            n = rd.read_buf(&mut buf) => {
+            n = rd.read_buf(&mut buf), if room => {
                 if n? == 0 {
                     return Ok(());
                 }
                 // Frames queued for a slow subscriber then hold their own bytes, not 64 KiB.
                 fogline_wire::readbuf::compact(&mut buf, &mut spare);
+            }
+            // Room in the node's read budget came back: try again.
+            () = &mut freed, if !room => {}
+            () = until(deadline) => {
+                intake.expire();
+                tracing::info!(
+                    origin = conn.origin,
+                    pending = buf.len(),
+                    "a frame did not arrive whole in time; closing the connection"
+                );
+                let why = if room { "did not arrive whole" } else { "found no room in the server's read budget" };
+                conn.fail(
+                    ErrorCode::FrameTimeout,
+                    &format!("a frame {why} within {:?}", intake.timeout()),
+                );
+                return Ok(());
             }
             () = waiting.oldest_ready() => acks::answer_ready(conn, waiting).await,
             _ = closed => return Ok(()),
@@ -306,6 +360,22 @@ async fn read_frames<R: AsyncRead + Unpin>(
                 return Ok(());
             }
         }
+    }
+}
+
+/// The whole size of the frame `buf` starts with, as its length prefix says (0 before the
+/// prefix is here).
+fn announced(buf: &[u8]) -> usize {
+    buf.get(..4).map_or(0, |p| {
+        4 + u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize
+    })
+}
+
+/// Waits until `deadline`, or forever when there is none.
+async fn until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
     }
 }
 

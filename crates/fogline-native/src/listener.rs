@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use fogline_broker::Broker;
+use fogline_net::intake::ReadBudget;
 use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
 use tokio::sync::{watch, Semaphore};
 
@@ -18,7 +21,14 @@ pub struct NativeServer {
     broker: Broker,
     listeners: Vec<Listener>,
     config: NativeConfig,
+    budget: Arc<ReadBudget>,
+    frame_timeout: Duration,
 }
+
+/// The read budget a server has when none is given: 64 MiB.
+pub const DEFAULT_READ_BUDGET: usize = 64 << 20;
+/// The frame time limit a server has when none is given.
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl NativeServer {
     /// Binds every address of `config.listen`.
@@ -31,7 +41,18 @@ impl NativeServer {
             broker,
             listeners,
             config,
+            budget: ReadBudget::new(DEFAULT_READ_BUDGET),
+            frame_timeout: DEFAULT_FRAME_TIMEOUT,
         })
+    }
+
+    /// Reads under the node's `budget` for read buffers, and closes a connection whose frame
+    /// does not arrive whole within `frame_timeout` of its first byte (see
+    /// `fogline_net::intake`). Without this the server has a budget of its own.
+    pub fn with_intake(mut self, budget: Arc<ReadBudget>, frame_timeout: Duration) -> Self {
+        self.budget = budget;
+        self.frame_timeout = frame_timeout;
+        self
     }
 
     /// The bound addresses, TCP ones with their real port (`HOST:PORT` or `unix:PATH`).
@@ -47,6 +68,7 @@ impl NativeServer {
             max_pending_replies: self.config.max_pending_replies.as_u64() as usize,
             write_stall: self.config.write_stall,
             hello_timeout: self.config.hello_timeout,
+            frame_timeout: self.frame_timeout,
         };
         let opts = AcceptOptions {
             limit: Some(Arc::new(Semaphore::new(self.config.max_connections.max(1)))),
@@ -55,16 +77,21 @@ impl NativeServer {
         let mut loops = tokio::task::JoinSet::new();
         for l in self.listeners {
             let broker = self.broker.clone();
+            let budget = self.budget.clone();
             loops.spawn(accept_loop(
                 l,
                 opts.clone(),
                 stop.clone(),
                 move |conn, peer| {
-                    let broker = broker.clone();
+                    let (broker, budget) = (broker.clone(), budget.clone());
                     async move {
                         match conn {
-                            Conn::Tcp(s) => connection::serve_tcp(s, peer, broker, limits).await,
-                            Conn::Unix(s) => connection::serve(s, peer, broker, limits).await,
+                            Conn::Tcp(s) => {
+                                connection::serve_tcp(s, peer, broker, limits, budget).await
+                            }
+                            Conn::Unix(s) => {
+                                connection::serve(s, peer, broker, limits, budget).await
+                            }
                         }
                     }
                 },

@@ -11,6 +11,7 @@
 //! [`StallLimit`] a write half that gives up on a peer that takes no bytes for too long.
 //! [`transport`] is the layer every listener of a node accepts through.
 
+pub mod intake;
 mod peek;
 mod stall;
 pub mod transport;

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use fogline_admin::{Endpoint, NodeInfo};
 use fogline_broker::Broker;
+use fogline_net::intake::ReadBudget;
 use parking_lot::Mutex;
 use prometheus_client::registry::Registry;
 use tokio::sync::watch;
@@ -40,6 +41,8 @@ pub struct Context {
     pub metrics: Arc<Mutex<Registry>>,
     /// The components' health, for the admin API.
     pub health: Arc<Board>,
+    /// The budget every listener's connections read under (`[node] read_buffer_budget`).
+    pub read_budget: Arc<ReadBudget>,
 }
 
 /// A started component.

@@ -6,6 +6,9 @@
 //! at every level); command-line flags override what the file says.
 
 use std::path::Path;
+use std::time::Duration;
+
+use bytesize::ByteSize;
 
 use fogline_admin::AdminConfig;
 use fogline_broker::BrokerConfig;
@@ -48,11 +51,27 @@ pub struct Config {
 }
 
 /// The `[node]` section.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NodeSection {
     /// The node's id; empty: generated once and kept in the data directory.
     pub id: String,
+    /// Most bytes all connections (native and MQTT) together may hold of frames they are
+    /// still receiving, beyond each one's 64 KiB read buffer.
+    pub read_buffer_budget: ByteSize,
+    /// A frame (an MQTT packet) must arrive whole within this once its first byte has.
+    #[serde(with = "humantime_serde")]
+    pub frame_timeout: Duration,
+}
+
+impl Default for NodeSection {
+    fn default() -> Self {
+        NodeSection {
+            id: String::new(),
+            read_buffer_budget: ByteSize::mib(64),
+            frame_timeout: Duration::from_secs(30),
+        }
+    }
 }
 
 /// A configuration file that could not be used.

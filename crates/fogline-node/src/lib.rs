@@ -20,6 +20,7 @@ mod component;
 mod components;
 mod config;
 mod health;
+mod intake_metrics;
 mod node;
 
 pub use component::{BoxError, BoxFuture, Component, Context, StartFn, Started};

@@ -102,6 +102,8 @@ impl Node {
             data_dir: config.broker.data_dir.clone(),
             storage: config.broker.storage,
         };
+        let read_budget =
+            fogline_net::intake::ReadBudget::new(config.node.read_buffer_budget.as_u64() as usize);
         let mut registry = Registry::default();
         fogline_admin::metrics::register(
             &mut registry,
@@ -110,6 +112,9 @@ impl Node {
             started_at_us,
             board.clone(),
         );
+        registry.register_collector(Box::new(crate::intake_metrics::IntakeCollector(
+            read_budget.clone(),
+        )));
         let metrics = Arc::new(Mutex::new(registry));
         let (done_tx, done) = mpsc::unbounded_channel();
         let mut node = Node {
@@ -128,6 +133,7 @@ impl Node {
                 stop: stopped,
                 metrics: metrics.clone(),
                 health: node.board.clone(),
+                read_budget: read_budget.clone(),
             };
             match (component.start)(&config, &ctx).await {
                 Ok(Some(started)) => {

@@ -105,6 +105,9 @@ pub enum ErrorCode {
     /// 22: the records at the offsets a consumer reached were damaged, or lost to damage
     /// found earlier: the message names the offsets; the consumer has moved past them.
     DataLost,
+    /// 23: a frame did not arrive whole within the server's frame time limit once its first
+    /// byte had (or found no room in the server's read budget in that time).
+    FrameTimeout,
     /// A code this build does not know, kept as received.
     Other(u16),
 }
@@ -135,6 +138,7 @@ impl ErrorCode {
             ErrorCode::Invalid => 20,
             ErrorCode::NotFound => 21,
             ErrorCode::DataLost => 22,
+            ErrorCode::FrameTimeout => 23,
             ErrorCode::Other(code) => code,
         }
     }
@@ -164,6 +168,7 @@ impl ErrorCode {
             20 => ErrorCode::Invalid,
             21 => ErrorCode::NotFound,
             22 => ErrorCode::DataLost,
+            23 => ErrorCode::FrameTimeout,
             other => ErrorCode::Other(other),
         }
     }
@@ -194,6 +199,7 @@ impl ErrorCode {
             ErrorCode::Invalid => "Invalid",
             ErrorCode::NotFound => "NotFound",
             ErrorCode::DataLost => "DataLost",
+            ErrorCode::FrameTimeout => "FrameTimeout",
             ErrorCode::Other(_) => "Other",
         }
     }
@@ -224,8 +230,9 @@ mod tests {
         assert_eq!(ErrorCode::Invalid.as_u16(), 20);
         assert_eq!(ErrorCode::NotFound.as_u16(), 21);
         assert_eq!(ErrorCode::DataLost.as_u16(), 22);
-        assert_eq!(ErrorCode::from_u16(23), ErrorCode::Other(23));
-        for n in 1..=22 {
+        assert_eq!(ErrorCode::FrameTimeout.as_u16(), 23);
+        assert_eq!(ErrorCode::from_u16(24), ErrorCode::Other(24));
+        for n in 1..=23 {
             let code = ErrorCode::from_u16(n);
             assert_ne!(code.name(), "Other", "{n}");
             assert_eq!(format!("{code:?}"), code.name());

@@ -53,6 +53,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::UnsupportedVersion => StatusCode::BAD_REQUEST,
         ErrorCode::TooMany => StatusCode::TOO_MANY_REQUESTS,
         ErrorCode::ServerShutdown => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::FrameTimeout => StatusCode::REQUEST_TIMEOUT,
         ErrorCode::DataLost => StatusCode::GONE,
         ErrorCode::StorageFailed
         | ErrorCode::Internal

@@ -103,6 +103,15 @@ impl Packet {
     }
 }
 
+/// The whole size of the packet `buf` starts with, as its fixed header says (0 until the
+/// remaining length is all here, or when it is malformed: `decode` reports that).
+pub fn announced(buf: &[u8]) -> usize {
+    match buf.get(1..).map(read_varint) {
+        Some(Ok(Some((len, n)))) => 1 + n + len as usize,
+        _ => 0,
+    }
+}
+
 /// Takes one whole packet off the front of `buf`.
 ///
 /// `version` is the connection's protocol level (CONNECT carries its own).

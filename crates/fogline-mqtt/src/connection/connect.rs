@@ -11,6 +11,8 @@ use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use fogline_net::intake::Intake;
+
 use super::{Conn, READ_CHUNK};
 use crate::codec::{self, CodecError, ConnAck, Connect, Packet, Properties, Version};
 use crate::message::Message;
@@ -54,11 +56,12 @@ async fn serve_halves<R, W>(
     // A client that stops reading would otherwise hold this task in a write forever (its
     // keep-alive is checked only between writes).
     let mut wr = fogline_net::StallLimit::new(wr, shared.config.write_stall);
-    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let mut intake = shared.intake(READ_CHUNK);
+    let mut buf = intake.buffer();
     let max_packet = max_packet(&shared);
     let first = tokio::time::timeout(
         shared.config.connect_timeout,
-        read_first(&mut rd, &mut buf, max_packet),
+        read_first(&mut rd, &mut buf, max_packet, &mut intake),
     )
     .await;
     let connect = match first {
@@ -89,7 +92,10 @@ async fn serve_halves<R, W>(
     if let Some(w) = direct {
         conn.enable_direct(w);
     }
-    let end = conn.run(&mut rd, &mut wr, &mut buf).await;
+    let end = conn.run(&mut rd, &mut wr, &mut buf, &mut intake).await;
+    // What is left unread is only discarded now: a grown buffer's room goes back first.
+    buf.clear();
+    intake.settle(&mut buf, true);
     conn.finish(&mut rd, &mut wr, &mut buf, end).await;
 }
 
@@ -97,14 +103,28 @@ fn max_packet(shared: &Shared) -> usize {
     (shared.config.max_packet_size.as_u64() as usize).min(codec::VARINT_MAX as usize + 5)
 }
 
+/// Reads the first packet (the caller bounds the time it may take), its buffer under the
+/// node's read budget.
 async fn read_first<R: AsyncRead + Unpin>(
     rd: &mut R,
     buf: &mut BytesMut,
     max_packet: usize,
+    intake: &mut Intake,
 ) -> Result<Packet, CodecError> {
     loop {
         if let Some(p) = codec::decode(buf, Version::V4, max_packet)? {
             return Ok(p);
+        }
+        let budget = intake.budget();
+        let freed = budget.room_freed();
+        tokio::pin!(freed);
+        let need = codec::announced(buf);
+        if !intake.make_room(buf, need) {
+            freed.as_mut().enable();
+            if !intake.make_room(buf, need) {
+                freed.await;
+                continue;
+            }
         }
         match rd.read_buf(buf).await {
             Ok(n) if n > 0 => {}

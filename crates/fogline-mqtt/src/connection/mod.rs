@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use fogline_broker::{AckQueue, ClientHandle, DirectSocket, Handoff, WriteHalf};
+use fogline_net::intake::Intake;
 use fogline_net::yield_to_woken;
 use fogline_wire::Str;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -114,12 +115,18 @@ impl Conn {
     /// Serves the connection until it ends. Stored QoS 1 and 2 messages still waiting for
     /// durability are then delivered all the same, and their PUBACKs and PUBRECs join the
     /// answers still unwritten in `out`, which `finish` writes before it closes.
-    async fn run<R, W>(&mut self, rd: &mut R, wr: &mut W, buf: &mut BytesMut) -> End
+    async fn run<R, W>(
+        &mut self,
+        rd: &mut R,
+        wr: &mut W,
+        buf: &mut BytesMut,
+        intake: &mut Intake,
+    ) -> End
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
-        let end = self.serve_packets(rd, wr, buf).await;
+        let end = self.serve_packets(rd, wr, buf, intake).await;
         // A refusal (3.1.1) ends `drain_acks` after answering one message: go on to the rest
         // (delivered, not acknowledged: see `refused`).
         while !self.acks.is_empty() {
@@ -128,7 +135,13 @@ impl Conn {
         end
     }
 
-    async fn serve_packets<R, W>(&mut self, rd: &mut R, wr: &mut W, buf: &mut BytesMut) -> End
+    async fn serve_packets<R, W>(
+        &mut self,
+        rd: &mut R,
+        wr: &mut W,
+        buf: &mut BytesMut,
+        intake: &mut Intake,
+    ) -> End
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
@@ -158,6 +171,7 @@ impl Conn {
         tokio::pin!(woken);
         // Holds the large buffer while a small read's bytes are decoded from their own.
         let mut spare = BytesMut::new();
+        let budget = intake.budget();
         loop {
             if self.direct {
                 self.take_back();
@@ -235,20 +249,44 @@ impl Conn {
                 last_rx = Instant::now();
             }
             fogline_wire::readbuf::restore(buf, &mut spare);
-            if buf.capacity() - buf.len() < READ_CHUNK / 4 {
-                buf.reserve(READ_CHUNK);
+            intake.settle(buf, received);
+            // Registered only when needed (the wait costs a lock), then room is asked again
+            // so a release in between is not missed.
+            let freed = budget.room_freed();
+            tokio::pin!(freed);
+            let need = codec::announced(buf);
+            let mut room = intake.make_room(buf, need);
+            if !room {
+                freed.as_mut().enable();
+                room = intake.make_room(buf, need);
             }
+            let deadline = intake.deadline();
             if self.direct && !more && !idle {
                 self.set_idle_in(&mut session.state.lock());
             }
             tokio::select! {
                 biased;
                 () = kicked.as_mut() => return End::TakenOver,
-                n = rd.read_buf(buf) => match n {
+                n = rd.read_buf(buf), if room => match n {
                     Ok(0) | Err(_) => return End::Lost,
                     // A retained or queued message then holds its own bytes, not 64 KiB.
                     Ok(_) => fogline_wire::readbuf::compact(buf, &mut spare),
                 },
+                // Room in the node's read budget came back: try again.
+                () = &mut freed, if !room => {}
+                // 0x97 quota exceeded: the packet took too long (or found no room).
+                () = until(deadline) => {
+                    intake.expire();
+                    tracing::info!(
+                        client = %self.session.client_id,
+                        pending = buf.len(),
+                        "a packet did not arrive whole in time; closing the connection"
+                    );
+                    return End::error(
+                        0x97,
+                        format!("a packet did not arrive whole within {:?}", intake.timeout()),
+                    );
+                }
                 () = woken.as_mut() => woken.set(session.waker.notified()),
                 () = self.acks.oldest_ready() => {
                     if let Err(end) = self.answer_ready().await {
@@ -382,5 +420,13 @@ async fn discard_input<R: AsyncRead + Unpin>(rd: &mut R, buf: &mut BytesMut) {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }
+    }
+}
+
+/// Waits until `deadline`, or forever when there is none.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
     }
 }

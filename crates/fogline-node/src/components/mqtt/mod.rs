@@ -26,7 +26,9 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     if cfg.mqtt.listen.is_empty() && cfg.mqtt.ws_listen.is_empty() {
         return Ok(None);
     }
-    let server = MqttServer::bind(cfg.mqtt.clone(), ctx.broker.clone()).await?;
+    let server = MqttServer::bind(cfg.mqtt.clone(), ctx.broker.clone())
+        .await?
+        .with_intake(ctx.read_budget.clone(), cfg.node.frame_timeout);
     let mut eps = endpoints("mqtt", server.local_addrs());
     eps.extend(endpoints("mqtt-ws", server.ws_addrs()));
     ctx.metrics

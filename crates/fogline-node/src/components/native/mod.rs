@@ -21,7 +21,9 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     if cfg.native.listen.is_empty() {
         return Ok(None);
     }
-    let server = NativeServer::bind(cfg.native.clone(), ctx.broker.clone()).await?;
+    let server = NativeServer::bind(cfg.native.clone(), ctx.broker.clone())
+        .await?
+        .with_intake(ctx.read_budget.clone(), cfg.node.frame_timeout);
     let endpoints = endpoints("native", server.local_addrs());
     let stop = ctx.stop.clone();
     Ok(Some(Started {
