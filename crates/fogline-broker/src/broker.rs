@@ -527,10 +527,7 @@ impl Broker {
     fn try_offer(&self, sub: &Subscription, batch: &Arc<Batch>) -> Push {
         let push = sub.queue.push(batch);
         if push == Push::Disconnected {
-            self.inner
-                .stats
-                .slow_consumers
-                .fetch_add(1, Ordering::Relaxed);
+            self.inner.stats.add_slow_consumer(&SlowSub(sub));
         }
         push
     }
@@ -540,17 +537,23 @@ impl Broker {
     /// waits one block timeout in all however many full queues it meets (one client with
     /// many stuck subscriptions cannot hold a publisher for one timeout each), and a wait
     /// woken by room another publisher then took does not start over.
+    ///
+    /// Nor does a wait outlast the queue's own stall: a queue whose subscriber has taken
+    /// nothing for a block timeout while records waited is stuck, and is cut off without a
+    /// wait (see `SubQueue::push`). So each stuck subscriber costs its publishers one block timeout in
+    /// all, however many publishers and batches meet it, and stuck subscribers found one
+    /// after another do not add up.
     async fn offer(&self, sub: &Subscription, batch: &Arc<Batch>, started: tokio::time::Instant) {
         let deadline = started + sub.queue.limits().block_timeout;
         while self.try_offer(sub, batch) == Push::Full {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let until = sub
+                .queue
+                .stuck_deadline()
+                .map_or(deadline, |s| s.min(deadline));
+            let left = until.saturating_duration_since(tokio::time::Instant::now());
             if !sub.queue.wait_for_space(batch, left).await {
-                tracing::warn!(sub = sub.id, filter = %sub.filter, "slow consumer: blocked past the timeout, disconnecting");
                 sub.queue.close(CloseReason::SlowConsumer);
-                self.inner
-                    .stats
-                    .slow_consumers
-                    .fetch_add(1, Ordering::Relaxed);
+                self.inner.stats.add_slow_consumer(&SlowSub(sub));
                 return;
             }
         }
@@ -765,5 +768,20 @@ impl Stored {
     /// The batch's size in bytes (see [`Batch::weight`]).
     pub fn weight(&self) -> usize {
         self.batch.weight()
+    }
+}
+
+/// A subscription as the slow-consumer warning names it.
+struct SlowSub<'a>(&'a Subscription);
+
+impl std::fmt::Display for SlowSub<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0;
+        let policy = match s.queue.limits().policy {
+            crate::config::SlowConsumerPolicy::Block => "block: stuck past the block timeout",
+            crate::config::SlowConsumerPolicy::Disconnect => "disconnect: its queue was full",
+            crate::config::SlowConsumerPolicy::DropOldest => "drop-oldest",
+        };
+        write!(f, "subscription {} to {:?} ({policy})", s.id, s.filter)
     }
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use crate::batch::Batch;
 use crate::config::SlowConsumerPolicy;
@@ -64,6 +65,11 @@ struct State {
     /// Publishers inside `wait_for_space`: a drain wakes them only when there are any
     /// (counted under this lock, so a wake-up is never missed).
     space_waiters: usize,
+    /// Told when the queue is closed as a slow consumer (see [`SubQueue::on_cut_off`]).
+    cut_off: Option<Arc<Notify>>,
+    /// Since when the subscriber has taken nothing while records waited: set when a batch
+    /// enters an empty queue and by a drain that leaves records behind.
+    waiting_since: Option<Instant>,
 }
 
 /// Un-counts a waiting publisher however its wait ends (including being dropped).
@@ -136,6 +142,13 @@ impl SubQueue {
         let fits = |st: &State| self.fits(st, count, weight);
         if !fits(&st) {
             match self.limits.policy {
+                // Known stuck: it has taken nothing for a whole block timeout while records
+                // waited, so no publisher waits for it again.
+                SlowConsumerPolicy::Block if self.stuck(&st) => {
+                    drop(st);
+                    self.close(CloseReason::SlowConsumer);
+                    return Push::Disconnected;
+                }
                 SlowConsumerPolicy::Block => return Push::Full,
                 SlowConsumerPolicy::Disconnect => {
                     drop(st);
@@ -157,6 +170,9 @@ impl SubQueue {
                     self.count_dropped(DropReason::QueueFull, st.dropped_total - before);
                 }
             }
+        }
+        if st.high.is_empty() && st.normal.is_empty() {
+            st.waiting_since = Some(Instant::now());
         }
         st.records += count;
         st.bytes += weight;
@@ -190,6 +206,7 @@ impl SubQueue {
             out.push(b);
         }
         st.bytes -= taken;
+        st.waiting_since = (st.records > 0).then(Instant::now);
         let dropped = std::mem::take(&mut st.dropped_unreported);
         let closed = if st.records == 0 { st.closed } else { None };
         let wake = out.len() > before && st.space_waiters > 0;
@@ -203,6 +220,24 @@ impl SubQueue {
     /// True when a high-priority batch is waiting.
     pub fn has_high(&self) -> bool {
         !self.state.lock().high.is_empty()
+    }
+
+    /// When a full queue counts as stuck: a block timeout after the subscriber last took
+    /// something while records waited. `None` when empty.
+    pub fn stuck_deadline(&self) -> Option<Instant> {
+        let st = self.state.lock();
+        st.waiting_since.map(|t| t + self.limits.block_timeout)
+    }
+
+    fn stuck(&self, st: &State) -> bool {
+        st.waiting_since
+            .is_some_and(|t| t.elapsed() >= self.limits.block_timeout)
+    }
+
+    /// Has `notify` told when the queue is closed as a slow consumer, so that its
+    /// connection can end even while a write to it is stuck.
+    pub fn on_cut_off(&self, notify: Arc<Notify>) {
+        self.state.lock().cut_off = Some(notify);
     }
 
     /// True when a batch of `count` records and `weight` bytes may be queued.
@@ -245,11 +280,15 @@ impl SubQueue {
         }
         if reason == CloseReason::SlowConsumer {
             self.count_dropped(DropReason::SlowConsumer, st.records as u64);
+            if let Some(n) = &st.cut_off {
+                n.notify_one();
+            }
         }
         st.high.clear();
         st.normal.clear();
         st.records = 0;
         st.bytes = 0;
+        st.waiting_since = None;
         drop(st);
         self.waker.notify_one();
         self.space.notify_waiters();

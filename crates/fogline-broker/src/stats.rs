@@ -42,6 +42,53 @@ impl DropReason {
     fn index(self) -> usize {
         self as usize
     }
+
+    /// What it means, for the log.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DropReason::QueueFull => {
+                "a subscription's queue was full under the drop-oldest policy: its oldest records were dropped"
+            }
+            DropReason::SlowConsumer => {
+                "a subscriber was cut off as slow: the records its queue held were discarded"
+            }
+            DropReason::SessionFull => {
+                "an MQTT session held max_queued messages: its oldest (or QoS 0) messages were dropped"
+            }
+            DropReason::Expired => "MQTT messages expired before they could be sent",
+        }
+    }
+}
+
+/// Least time between two warnings of one kind: every drop and every disconnect is counted
+/// at once, and reported in the log at most this often, with the count since the last report
+/// (a subscriber losing messages on every publish must not flood the log).
+pub const REPORT_INTERVAL_US: u64 = 10_000_000;
+
+/// Counts events of one kind and warns about them at most every [`REPORT_INTERVAL_US`].
+#[derive(Debug, Default)]
+struct Reporter {
+    /// When the last warning went out (microseconds since the epoch; 0: never).
+    last_us: AtomicU64,
+    /// Events since then.
+    unreported: AtomicU64,
+}
+
+impl Reporter {
+    /// Adds `n` events; returns how many to report now (with this call's), if a report is
+    /// due: the first event ever, or the first after the interval.
+    fn add(&self, n: u64, now_us: u64) -> Option<u64> {
+        self.unreported.fetch_add(n, Relaxed);
+        let last = self.last_us.load(Relaxed);
+        if last != 0 && now_us.saturating_sub(last) < REPORT_INTERVAL_US {
+            return None;
+        }
+        // One reporter wins the interval.
+        self.last_us
+            .compare_exchange(last, now_us.max(1), Relaxed, Relaxed)
+            .ok()?;
+        Some(self.unreported.swap(0, Relaxed))
+    }
 }
 
 /// Broker-wide counters.
@@ -61,13 +108,41 @@ pub struct BrokerStats {
     dropped: [AtomicU64; DropReason::ALL.len()],
     /// Durations of the flushes that make `fsync` streams' records durable.
     pub flushes: Histogram,
+    drop_reports: [Reporter; DropReason::ALL.len()],
+    cut_reports: Reporter,
 }
 
 impl BrokerStats {
-    /// Counts `records` lost for `reason`.
+    /// Counts `records` lost for `reason`, and warns about them (at most every
+    /// [`REPORT_INTERVAL_US`] per reason).
     pub fn add_dropped(&self, reason: DropReason, records: u64) {
-        if records > 0 {
-            self.dropped[reason.index()].fetch_add(records, Relaxed);
+        if records == 0 {
+            return;
+        }
+        self.dropped[reason.index()].fetch_add(records, Relaxed);
+        let now = crate::batch::now_micros();
+        if let Some(n) = self.drop_reports[reason.index()].add(records, now) {
+            tracing::warn!(
+                reason = reason.as_str(),
+                records = n,
+                total = self.dropped(reason),
+                "records dropped since the last report: {}",
+                reason.describe()
+            );
+        }
+    }
+
+    /// Counts a subscriber cut off as slow, and warns about it (at most every
+    /// [`REPORT_INTERVAL_US`]; `who` names the latest).
+    pub fn add_slow_consumer(&self, who: &dyn std::fmt::Display) {
+        let total = self.slow_consumers.fetch_add(1, Relaxed) + 1;
+        if let Some(n) = self.cut_reports.add(1, crate::batch::now_micros()) {
+            tracing::warn!(
+                subscribers = n,
+                total,
+                latest = %who,
+                "subscribers cut off as slow consumers since the last report"
+            );
         }
     }
 
@@ -168,5 +243,16 @@ mod tests {
         assert_eq!(s.dropped(DropReason::QueueFull), 5);
         assert_eq!(s.dropped(DropReason::SlowConsumer), 0);
         assert_eq!(s.dropped(DropReason::Expired), 1);
+    }
+
+    #[test]
+    fn reports_come_at_most_once_per_interval_and_lose_no_count() {
+        let r = Reporter::default();
+        let t0 = 1_000_000_000;
+        assert_eq!(r.add(3, t0), Some(3), "the first event is reported at once");
+        assert_eq!(r.add(2, t0 + 1), None);
+        assert_eq!(r.add(4, t0 + REPORT_INTERVAL_US - 1), None);
+        assert_eq!(r.add(1, t0 + REPORT_INTERVAL_US), Some(7));
+        assert_eq!(r.add(1, t0 + REPORT_INTERVAL_US + 5), None);
     }
 }

@@ -231,6 +231,114 @@ async fn a_batch_waits_one_block_timeout_in_all_however_many_queues_are_full() {
     );
 }
 
+/// Issue 31, finding 6: stuck subscribers met one after another used to hold a publisher
+/// one block timeout each (30 s for three). A subscriber that has taken nothing for a
+/// block timeout while records waited is known to be stuck: nobody waits for it again.
+#[tokio::test(start_paused = true)]
+async fn stuck_subscribers_met_one_after_another_cost_one_block_timeout() {
+    let config = BrokerConfig {
+        storage: StorageMode::Memory,
+        subscriptions: QueueConfig {
+            max_records: 1,
+            policy: SlowConsumerPolicy::Block,
+            block_timeout: Duration::from_secs(10),
+            ..QueueConfig::default()
+        },
+        ..BrokerConfig::default()
+    };
+    let b = Broker::open(config).unwrap().0;
+    // Three clients that stopped reading, each on a topic of its own, each queue full.
+    let subs: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|t| {
+            b.subscribe(t, 1, SubscribeOptions::default(), Arc::new(Notify::new()))
+                .unwrap()
+        })
+        .collect();
+    for t in ["a", "b", "c"] {
+        b.publish(batch(&b, t, &[b"1".to_vec()]), Handoff::Queue)
+            .await
+            .unwrap();
+    }
+    let started = Instant::now();
+    for t in ["a", "b", "c"] {
+        b.publish(batch(&b, t, &[b"2".to_vec()]), Handoff::Queue)
+            .await
+            .unwrap();
+    }
+    assert_eq!(started.elapsed(), Duration::from_secs(10), "not 30 s");
+    assert!(subs.iter().all(|s| s.queue().closed().is_some()));
+
+    // A subscriber that keeps taking records is not stuck, however full its queue.
+    let slow = b
+        .subscribe("d", 1, SubscribeOptions::default(), Arc::new(Notify::new()))
+        .unwrap();
+    b.publish(batch(&b, "d", &[b"1".to_vec()]), Handoff::Queue)
+        .await
+        .unwrap();
+    let reader = {
+        let slow = slow.clone();
+        tokio::spawn(async move {
+            for _ in 0..3 {
+                tokio::time::sleep(Duration::from_secs(8)).await;
+                slow.queue().drain(&mut Vec::new(), usize::MAX);
+            }
+        })
+    };
+    let started = Instant::now();
+    for _ in 0..3 {
+        b.publish(batch(&b, "d", &[b"2".to_vec()]), Handoff::Queue)
+            .await
+            .unwrap();
+    }
+    reader.await.unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(24));
+    assert!(
+        slow.queue().closed().is_none(),
+        "a slow subscriber is not cut off"
+    );
+}
+
+/// A second publisher meeting a stall another one waits on waits only for what is left
+/// of it.
+#[tokio::test(start_paused = true)]
+async fn publishers_share_one_stall() {
+    let config = BrokerConfig {
+        storage: StorageMode::Memory,
+        subscriptions: QueueConfig {
+            max_records: 1,
+            policy: SlowConsumerPolicy::Block,
+            block_timeout: Duration::from_secs(10),
+            ..QueueConfig::default()
+        },
+        ..BrokerConfig::default()
+    };
+    let b = Broker::open(config).unwrap().0;
+    let sub = b
+        .subscribe("t", 1, SubscribeOptions::default(), Arc::new(Notify::new()))
+        .unwrap();
+    b.publish(batch(&b, "t", &[b"1".to_vec()]), Handoff::Queue)
+        .await
+        .unwrap();
+    let t0 = Instant::now();
+    let first = {
+        let b = b.clone();
+        tokio::spawn(async move {
+            b.publish(batch(&b, "t", &[b"2".to_vec()]), Handoff::Queue)
+                .await
+                .unwrap();
+            t0.elapsed()
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    b.publish(batch(&b, "t", &[b"3".to_vec()]), Handoff::Queue)
+        .await
+        .unwrap();
+    assert_eq!(t0.elapsed(), Duration::from_secs(10), "4 s more, not 10");
+    assert_eq!(first.await.unwrap(), Duration::from_secs(10));
+    assert!(sub.queue().closed().is_some());
+}
+
 #[tokio::test]
 async fn long_topics_are_routed_without_the_cache() {
     let b = broker();

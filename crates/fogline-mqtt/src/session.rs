@@ -381,7 +381,8 @@ impl Session {
         }
         st.cut_off |= cut_off;
         if dropped > 0 {
-            tracing::warn!(client = %self.client_id, dropped, "offline session full: oldest messages dropped");
+            // Warned about (rate-limited, for all sessions) where it is counted, below.
+            tracing::debug!(client = %self.client_id, dropped, "session full: oldest messages dropped");
         }
         let stats = shared.broker.stats();
         stats.add_dropped(fogline_broker::DropReason::SessionFull, dropped);

@@ -39,6 +39,9 @@ const READ_CHUNK: usize = 64 * 1024;
 const KEEP_WRITE_BUFFER: usize = 4 << 20;
 /// Bytes of deliveries taken from one subscription per writer pass.
 const DRAIN_BUDGET: usize = 256 * 1024;
+/// How long a write may still take once one of the connection's subscriptions was cut off
+/// as slow, before the connection ends mid-write.
+const CUT_OFF_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// Most live subscriptions on one connection (the writer visits each on every pass).
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
 
@@ -77,6 +80,9 @@ pub(crate) struct Conn {
     pub direct: Option<Direct>,
     /// The node's budget for read buffers (see `fogline_net::intake`).
     budget: Arc<ReadBudget>,
+    /// Told when a publisher cuts one of its subscriptions off as slow: the writer may be
+    /// stuck in a write to this very client, so it must hear of it there.
+    cut_off: Arc<Notify>,
 }
 
 impl Conn {
@@ -90,6 +96,7 @@ impl Conn {
         let client = broker.register_client(Protocol::Native, peer);
         Arc::new(Conn {
             budget,
+            cut_off: Arc::new(Notify::new()),
             origin: client.id(),
             client,
             broker,
@@ -568,6 +575,7 @@ fn subscribe(conn: &Arc<Conn>, sub_id: u32, flags: u8, filter: &str) {
         .subscribe_direct(filter, conn.origin, opts, conn.waker.clone(), sink)
     {
         Ok(sub) => {
+            sub.queue().on_cut_off(conn.cut_off.clone());
             conn.subs.lock().push((sub_id, sub));
             conn.reply(&Frame::SubOk { sub_id });
         }
@@ -665,7 +673,28 @@ async fn write_passes<W: AsyncWrite + Unpin>(wr: W, conn: &Conn) {
             }
         }
         if !out.is_empty() {
-            if let Err(e) = out.write_to(&mut wr).await {
+            let cut = conn.cut_off.notified();
+            tokio::pin!(cut);
+            cut.as_mut().enable();
+            let written = {
+                let write = out.write_to(&mut wr);
+                tokio::pin!(write);
+                tokio::select! {
+                    r = &mut write => r,
+                    // A subscription was cut off as slow while this write waited on the client:
+                    // if the write (with the error that says so) does not finish soon, the client
+                    // is the stuck one, and the connection ends mid-write.
+                    () = &mut cut => match tokio::time::timeout(CUT_OFF_GRACE, &mut write).await {
+                        Ok(r) => r,
+                        Err(_) => {
+                            tracing::warn!(origin = conn.origin, "disconnecting a slow consumer stuck in a write");
+                            conn.close();
+                            return;
+                        }
+                    },
+                }
+            };
+            if let Err(e) = written {
                 tracing::debug!(origin = conn.origin, error = %e, "write failed");
                 conn.close();
                 return;

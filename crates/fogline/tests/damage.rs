@@ -92,6 +92,10 @@ async fn a_damaged_record_costs_only_itself() {
         "one warning for the active segment: {warnings:#?}"
     );
     assert!(lost[0].contains("end_offset"), "{}", lost[0]);
+    assert!(
+        warnings.iter().all(|l| !l.contains('\x1b')),
+        "a log written to a pipe has no colour codes: {warnings:#?}"
+    );
 
     // A reader from the start gets every intact record and is told about each damaged one.
     let out = fogline(&[
