@@ -261,6 +261,18 @@ impl NodeCollector {
                 )
             }),
         )?;
+        family(
+            e,
+            "fogline_stream_storage_full",
+            "1 while a stream refuses records because its disk is full (reads go on)",
+            Gauge,
+            streams.iter().map(|s| {
+                (
+                    [("stream", s.name().to_string())],
+                    if s.storage_full() { 1.0 } else { 0.0 },
+                )
+            }),
+        )?;
         let mut m = e.encode_descriptor(
             "fogline_fsync_duration_seconds",
             "How long the flushes that make fsync streams' records durable took",

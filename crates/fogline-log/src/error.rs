@@ -74,6 +74,19 @@ pub enum LogError {
 }
 
 impl LogError {
+    /// True when the file system is out of space (or of the user's quota).
+    pub fn is_storage_full(&self) -> bool {
+        match self {
+            LogError::Io { source, .. } => {
+                matches!(
+                    source.kind(),
+                    io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+                ) || matches!(source.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
+            }
+            _ => false,
+        }
+    }
+
     /// Where reading can go on when this error says some offsets hold no intact record
     /// (`Corrupt` or `Lost`).
     pub fn resume(&self) -> Option<u64> {

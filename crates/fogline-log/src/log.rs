@@ -4,7 +4,7 @@ use crate::buf::MapBuf;
 use crate::format::{encoded_len, RECORD_HEADER};
 use crate::recovery::{open_dir, OpenParams, RecoveryReport};
 use crate::remover::Remover;
-use crate::segment::{create_file, Backing, Limits, Segment, Spare, SyncJob};
+use crate::segment::{create_fitting, Backing, Limits, Segment, Spare, SyncJob};
 use crate::{LogError, LogOptions, Record, Storage};
 use serde::Serialize;
 use std::fmt;
@@ -234,7 +234,9 @@ impl Log {
                     Segment::new(base, buf, cap, memory_backing())
                 }
             },
-            (storage, Some(dir)) => create_file(dir, base, cap, *storage == Storage::Fsync)?,
+            (storage, Some(dir)) => {
+                create_fitting(dir, base, cap, size, *storage == Storage::Fsync)?
+            }
         };
         if reuse {
             self.segments.pop();
@@ -456,6 +458,13 @@ impl Log {
         self.remover
             .as_ref()
             .map_or_else(Vec::new, Remover::take_errors)
+    }
+
+    /// True once a flush of a segment still held failed: what was appended before it is not
+    /// known durable (the log takes appends still, but an `fsync` stream must not acknowledge
+    /// them). A full disk alone never sets it.
+    pub fn flush_failed(&self) -> bool {
+        self.segments.iter().any(Segment::flush_failed)
     }
 
     /// Counters: records, bytes, segments, offsets and timestamps.

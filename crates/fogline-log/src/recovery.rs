@@ -196,10 +196,11 @@ pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport, File), 
         }
     }
     if segments.is_empty() {
-        segments.push(crate::segment::create_file(
+        segments.push(crate::segment::create_fitting(
             dir,
             0,
             p.segment_bytes,
+            0,
             p.fsync,
         )?);
     }
@@ -296,8 +297,12 @@ fn open_active(
         .map_err(LogError::io("open", &path))?;
     let len = file.metadata().map_err(LogError::io("stat", &path))?.len();
     let max = u32::MAX as u64;
-    let cap = len.clamp(p.segment_bytes as u64, max);
-    preallocate(&file, cap).map_err(LogError::io("preallocate", &path))?;
+    let cap = grow_active(
+        &file,
+        &path,
+        len.min(max),
+        (p.segment_bytes as u64).min(max),
+    )?;
     let buf = MapBuf::file_rw(&file).map_err(LogError::io("mmap", &path))?;
     let cap = cap as usize;
     // SAFETY: the mapping is new and not shared yet; nothing else reads or writes it.
@@ -349,6 +354,32 @@ fn open_active(
         dir_unsynced: false,
     };
     Ok(Segment::recovered(recovered(base, &s), buf, cap, backing))
+}
+
+/// Grows the active segment's file to `want` bytes, or as far as the disk allows (halving
+/// the growth down to `MIN_SEGMENT`): a full disk must not keep the log from opening, and
+/// the first append that does not fit rolls to a new segment then. Returns the size made.
+fn grow_active(file: &File, path: &Path, len: u64, want: u64) -> Result<u64, LogError> {
+    let min = crate::segment::MIN_SEGMENT as u64;
+    let mut size = want.max(len);
+    loop {
+        match preallocate(file, size) {
+            Ok(()) => return Ok(size),
+            Err(e) => {
+                let full = LogError::io("preallocate", path)(e);
+                if !full.is_storage_full() {
+                    return Err(full);
+                }
+                if size <= len.max(min) {
+                    // No room to grow at all: keep what the file has (its data, and zeros
+                    // after it that an earlier start reserved), if anything.
+                    file.set_len(len).map_err(LogError::io("truncate", path))?;
+                    return if len > 0 { Ok(len) } else { Err(full) };
+                }
+                size = (size / 2).max(len.max(min));
+            }
+        }
+    }
 }
 
 /// Opens a sealed segment read-only, scanning it when its index is missing or does not

@@ -111,6 +111,14 @@ pub(crate) struct Fence {
 }
 
 impl Fence {
+    /// True once a flush failed.
+    fn has_failed(&self) -> bool {
+        self.failed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
     /// Runs `flush` unless a flush already failed; a failure is remembered.
     fn flush(
         &self,
@@ -259,6 +267,11 @@ impl Segment {
             populate_off: false,
             dirty: 0,
         }
+    }
+
+    /// True once a flush of this segment failed: what it held is not known durable.
+    pub fn flush_failed(&self) -> bool {
+        self.fence.has_failed()
     }
 
     /// Verify the CRC of every record read (for segments not scanned at open).
@@ -684,6 +697,32 @@ fn prepare_file(path: &Path, cap: usize, fsync: bool) -> Result<File, LogError> 
         file.sync_all().map_err(LogError::io("fsync", path))?;
     }
     Ok(file)
+}
+
+/// The least a segment file is made with when the disk has no room for a full one.
+pub const MIN_SEGMENT: usize = 64 << 10;
+
+/// [`create_file`], with a smaller file when the disk has no room for `cap` bytes: halves
+/// the size down to `min` (at least [`MIN_SEGMENT`]), so the disk fills up to its last
+/// megabytes rather than failing a whole segment size before it is full.
+///
+/// # Errors
+/// As [`create_file`]; the last error when not even `min` bytes fit.
+pub fn create_fitting(
+    dir: &Path,
+    base: u64,
+    cap: usize,
+    min: usize,
+    fsync: bool,
+) -> Result<Segment, LogError> {
+    let min = min.max(MIN_SEGMENT).min(cap);
+    let mut size = cap;
+    loop {
+        match create_file(dir, base, size, fsync) {
+            Err(e) if e.is_storage_full() && size > min => size = (size / 2).max(min),
+            other => return other,
+        }
+    }
 }
 
 /// Creates `BASE.log` for a new active segment of `cap` bytes. The file is prepared and

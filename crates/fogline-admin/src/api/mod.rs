@@ -1,6 +1,7 @@
 //! The routes of the admin API (`openapi.json` describes them; a test keeps the two equal).
 //!
-//! - `GET /healthz`: 200 when every component runs, else 503, with each one's state.
+//! - `GET /healthz`: 200 when every component runs, else 503, with each one's state; status
+//!   `degraded` (still 200) with `warnings` while a stream's disk is full.
 //! - `GET /api/v1/node`: version, uptime, storage, memory, data directory, components.
 //! - `/api/v1/streams` (`streams`): list, create, describe, change, purge, delete.
 //! - `/api/v1/consumers`, `/api/v1/streams/{name}/consumers[/{consumer}]` (`consumers`).
@@ -88,14 +89,33 @@ async fn not_allowed(method: Method, uri: Uri) -> ApiError {
 async fn healthz(State(s): State<AdminState>) -> Response {
     let components = s.components.components();
     let ok = components.iter().all(|c| c.state.is_healthy());
+    // Conditions that leave the node serving, but not all of it: still 200.
+    let warnings: Vec<String> = s
+        .broker
+        .streams()
+        .iter()
+        .filter(|st| st.storage_full())
+        .map(|st| {
+            format!(
+                "stream {}: disk full, records are refused until there is room (reads go on)",
+                st.name()
+            )
+        })
+        .collect();
     let status = if ok {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
+    let word = match (ok, warnings.is_empty()) {
+        (false, _) => "unavailable",
+        (true, false) => "degraded",
+        (true, true) => "ok",
+    };
     let body = serde_json::json!({
-        "status": if ok { "ok" } else { "unavailable" },
+        "status": word,
         "components": components,
+        "warnings": warnings,
     });
     (status, Json(body)).into_response()
 }

@@ -67,6 +67,8 @@ pub struct Stream {
     retired: AtomicBool,
     /// Set by a failed flush: the stream then takes no more records (see [`Stream::durable_until`]).
     broken: Mutex<Option<String>>,
+    /// Set while appends fail for want of disk space; the next append that fits clears it.
+    full: AtomicBool,
     /// Test hook: the next flush fails ([`Stream::fail_next_flush`]).
     fail_next: AtomicBool,
     /// Test hook: flushes wait while it is true ([`Stream::hold_flushes`]).
@@ -140,6 +142,7 @@ impl Stream {
                 storage_errors: AtomicU64::new(0),
                 retired: AtomicBool::new(false),
                 broken: Mutex::new(None),
+                full: AtomicBool::new(false),
                 fail_next: AtomicBool::new(false),
                 hold: tokio::sync::watch::Sender::new(false),
             },
@@ -202,7 +205,14 @@ impl Stream {
             records.content_len(),
         );
         if let Err(e) = log.reserve(need) {
-            return Err(self.log_failed(e));
+            return Err(self.log_failed(e, &log));
+        }
+        if self.full.load(Relaxed) {
+            self.full.store(false, Relaxed);
+            tracing::info!(
+                stream = self.name,
+                "disk space is back: the stream takes records again"
+            );
         }
         Ok(log)
     }
@@ -225,7 +235,7 @@ impl Stream {
             };
             if let Err(e) = log.append(ts, topic, rec.headers, rec.payload) {
                 // Only a record the log refuses (too large) gets here: none of them rolls.
-                return Err(self.log_failed(e));
+                return Err(self.log_failed(e, &log));
             }
         }
         let next = log.next_offset();
@@ -243,14 +253,27 @@ impl Stream {
     }
 
     /// The error for a failed append or reserve.
-    fn log_failed(&self, e: fogline_log::LogError) -> BrokerError {
-        if self.group_commit {
-            // A roll's flush may have failed, or have taken an error meant for a
-            // concurrent flush (Linux reports a writeback error once): what was
-            // appended before is no longer known durable.
+    fn log_failed(&self, e: fogline_log::LogError, log: &Log) -> BrokerError {
+        if self.group_commit && log.flush_failed() {
+            // A roll's flush failed, or took an error meant for a concurrent flush (Linux
+            // reports a writeback error once): what was appended before is no longer known
+            // durable. A roll that only found the disk full leaves that intact, and the
+            // stream takes records again once there is room.
             *self.broken.lock() = Some(e.to_string());
         }
+        if e.is_storage_full() && !self.full.swap(true, Relaxed) {
+            tracing::warn!(
+                stream = self.name,
+                error = %e,
+                "disk full: the stream refuses records until there is room (reads go on)"
+            );
+        }
         self.storage_err(e)
+    }
+
+    /// True while appends fail for want of disk space.
+    pub fn storage_full(&self) -> bool {
+        self.full.load(Relaxed)
     }
 
     /// Reads up to `max_records` records from offset `from` (or the first retained one).

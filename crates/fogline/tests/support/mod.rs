@@ -37,7 +37,7 @@ impl Drop for Served {
     }
 }
 
-/// Runs `fogline serve --storage mmap` on ephemeral native, MQTT and HTTP ports
+/// Runs `fogline serve` (mmap storage unless `extra` names another) on ephemeral native, MQTT and HTTP ports
 /// (later `extra` arguments may name others), and waits until it has printed its
 /// addresses.
 pub fn serve<I, S>(extra: I) -> Served
@@ -45,11 +45,33 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fogline"))
+    serve_via(&[], extra)
+}
+
+/// [`serve`] run through `wrapper`, a command that is given the fogline binary and its
+/// arguments to run (as `unshare -m sh -c '...; exec "$0" "$@"'` does).
+pub fn serve_via<I, S>(wrapper: &[&OsStr], extra: I) -> Served
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let bin = OsStr::new(env!("CARGO_BIN_EXE_fogline"));
+    let (program, before): (&OsStr, Vec<&OsStr>) = match wrapper.split_first() {
+        Some((p, rest)) => (p, rest.iter().copied().chain([bin]).collect()),
+        None => (bin, Vec::new()),
+    };
+    let extra: Vec<std::ffi::OsString> = extra.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    // mmap storage unless the caller names another.
+    let storage = if extra.iter().any(|a| a == "--storage") {
+        vec![]
+    } else {
+        vec!["--storage", "mmap"]
+    };
+    let mut child = Command::new(program)
+        .args(before)
+        .arg("serve")
+        .args(storage)
         .args([
-            "serve",
-            "--storage",
-            "mmap",
             "--listen",
             "127.0.0.1:0",
             "--mqtt",
