@@ -10,10 +10,21 @@
 //!   appended since the previous commit before making them visible. Fsync policy: every commit
 //!   (one per acknowledged batch) is durable before it returns; creating a segment fsyncs the
 //!   preallocated file and the directory; sealing fsyncs the truncated file, the index file and
-//!   the directory. A record acknowledged after `commit` survives power loss. For group
-//!   commit, [`Log::sync_job`] hands out the same flush to run on another thread while appends
-//!   go on; [`Log::finish_sync`] then makes what it flushed visible (the broker's streams do
-//!   this, so one `msync` serves every batch appended before it began).
+//!   the directory; retention fsyncs the directory after deleting a segment's files; opening
+//!   fsyncs the active segment and the directory, since after a `kill -9` they may hold
+//!   records and segment files that are only in the page cache, which the log then serves.
+//!   A record acknowledged after `commit` survives power loss. For group commit,
+//!   [`Log::sync_job`] hands out the same flush to run on another thread while appends go on;
+//!   [`Log::finish_sync`] then makes what it flushed visible (the broker's streams do this, so
+//!   one `msync` serves every batch appended before it began).
+//!
+//!   `tests/power_cut` checks this. Every durability point (the `durability` module) tells a
+//!   hook the test installs what became durable; at each one the test builds the disks a power
+//!   cut there may leave (exactly what was synced, all of the page cache, or random pages and
+//!   directory entries of it) and opens them: every record made visible before the cut must
+//!   be there and intact, every record served must be the one appended at its offset, and the
+//!   log must verify and take appends. Its seeded workload rolls, seals, purges, applies
+//!   retention, and restarts after power cuts and kills in the middle of any of it.
 //!
 //! # Appending and reading
 //!
@@ -86,9 +97,10 @@
 //! active segment's tail is zeroed, a sealed segment's becomes a marker up to the next base).
 //! Records read from a segment trusted on its index have their CRC checked on every read, so
 //! damage inside it is refused (`LogError::Corrupt`, which says where reading goes on), never
-//! served; a marked offset reads as `LogError::Lost`. Temporary files are deleted. Nothing is
-//! refused: every repair is listed in the [`RecoveryReport`]. [`verify`] checks every record
-//! of every segment and every index entry.
+//! served; a marked offset reads as `LogError::Lost`. Temporary files are deleted. With `fsync`
+//! storage the active segment (with its repairs) and the directory are synced before the log
+//! is returned. Nothing is refused: every repair is listed in the [`RecoveryReport`].
+//! [`verify`] checks every record of every segment and every index entry.
 //!
 //! One log per stream directory: `Log::open` takes an exclusive `flock` on `DIR/.lock` (held
 //! until the log is dropped, released by the kernel if the process dies) and fails with
@@ -97,6 +109,7 @@
 #![deny(missing_docs)]
 
 mod buf;
+mod durability;
 mod error;
 mod format;
 mod index;
@@ -108,6 +121,8 @@ mod scan;
 mod segment;
 mod verify;
 
+#[doc(hidden)]
+pub use durability::{set_sync_hook, Synced};
 pub use error::LogError;
 pub use format::{records_len, Damage};
 pub use log::{now_micros, Log, LogStats, RetentionReport};

@@ -12,14 +12,18 @@
 //! for the offsets up to the next segment; the active segment's tail (a write torn by a
 //! crash, as a rule) is zeroed to the end of the file, so stale bytes can never be misread
 //! as records later, and its offsets are given out again. Every repair is reported.
+//!
+//! With `fsync` storage, opening syncs the active segment and the directory whatever it
+//! found: after a `kill -9` the page cache may hold records that were appended but never
+//! committed, and a segment renamed into place whose directory entry was never synced. The
+//! log serves both from then on, so both must be durable first (`tests/power_cut`).
 
 use crate::buf::MapBuf;
+use crate::durability::{sync_dir, sync_file};
 use crate::format::{check_record, encode_marker, Damage, RECORD_HEADER};
 use crate::index::IndexFile;
 use crate::scan::{scan, Scan};
-use crate::segment::{
-    idx_path, log_path, preallocate, sync_dir, write_index, Backing, Recovered, Segment,
-};
+use crate::segment::{idx_path, log_path, preallocate, write_index, Backing, Recovered, Segment};
 use crate::LogError;
 use serde::Serialize;
 use std::fmt;
@@ -209,7 +213,10 @@ pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport, File), 
             report.gaps.push((w[0].next_offset(), w[1].base));
         }
     }
-    if p.fsync && !report.is_clean() {
+    if p.fsync {
+        // The entries found must be durable before any record in them is served: a process
+        // killed between renaming a new segment into place and syncing the directory leaves
+        // a segment that is in the page cache only, and a clean-looking directory.
         sync_dir(dir)?;
     }
     report.segments = segments.len();
@@ -319,7 +326,6 @@ fn open_active(
             damage,
         });
     }
-    let mut dirty = Vec::new();
     for l in &s.lost {
         // SAFETY: as above; the stretch is inside the mapping.
         encode_marker(
@@ -327,17 +333,17 @@ fn open_active(
             l.first,
             l.timestamp,
         );
-        dirty.push((l.pos, l.end_pos));
     }
     if s.dirty_end > s.end {
         // SAFETY: as above; the range is inside the mapping.
         unsafe { buf.slice_mut(s.end, s.dirty_end) }.fill(0);
-        dirty.push((s.end, s.dirty_end));
     }
     if p.fsync {
-        for (a, b) in dirty {
-            buf.flush(a, b).map_err(LogError::io("msync", &path))?;
-        }
+        // Every record the log serves must be durable: also those found only in the page
+        // cache (appended, never committed, by a process that was killed), which a power cut
+        // could still take away after readers had them and their offsets were given out
+        // again. One fsync covers them, the repairs above and the file's size.
+        sync_file(&file, &path)?;
     }
     if !s.lost.is_empty() {
         // SAFETY: as above.
@@ -513,7 +519,7 @@ fn mark_sealed(
         end += RECORD_HEADER as u64;
     }
     debug_assert_eq!(file.metadata().map(|m| m.len()).ok(), Some(end));
-    file.sync_all().map_err(LogError::io("fsync", path))
+    sync_file(&file, path)
 }
 
 /// The cheap checks that let a sealed segment skip the scan.

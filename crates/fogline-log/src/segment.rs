@@ -7,6 +7,7 @@
 //! visible_pos` and its file is truncated to `write_pos`.
 
 use crate::buf::{MapBuf, View};
+use crate::durability::{sync_dir, sync_file, sync_range};
 use crate::format::{check_record, encode, parse_header, resync, Damage, Header};
 use crate::index::{IndexFile, SparseIndex};
 use crate::{LogError, Record};
@@ -26,13 +27,6 @@ pub fn idx_path(dir: &Path, base: u64) -> PathBuf {
     dir.join(format!("{base:020}.idx"))
 }
 
-/// fsync of a directory, so created, renamed or removed entries are durable.
-pub fn sync_dir(dir: &Path) -> Result<(), LogError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(LogError::io("fsync directory", dir))
-}
-
 /// Writes `BASE.idx` atomically (temporary file + rename).
 pub fn write_index(dir: &Path, f: &IndexFile, fsync: bool) -> Result<(), LogError> {
     let path = idx_path(dir, f.base);
@@ -41,7 +35,7 @@ pub fn write_index(dir: &Path, f: &IndexFile, fsync: bool) -> Result<(), LogErro
     file.write_all(&f.encode())
         .map_err(LogError::io("write", &tmp))?;
     if fsync {
-        file.sync_all().map_err(LogError::io("fsync", &tmp))?;
+        sync_file(&file, &tmp)?;
     }
     fs::rename(&tmp, &path).map_err(LogError::io("rename", &path))?;
     if fsync {
@@ -167,9 +161,7 @@ impl SyncJob {
             if let Some(dir) = &self.dir {
                 sync_dir(dir)?;
             }
-            self.buf
-                .flush(self.start, self.end)
-                .map_err(LogError::io("msync", &self.path))
+            sync_range(&self.buf, &self.path, self.start, self.end)
         })
     }
 
@@ -361,9 +353,8 @@ impl Segment {
         if self.backing.fsync && self.write_pos > self.synced_pos {
             let path = self.log_file().unwrap_or_default();
             let (buf, start, end) = (&self.buf, self.synced_pos, self.write_pos);
-            self.fence.flush(&path, || {
-                buf.flush(start, end).map_err(LogError::io("msync", &path))
-            })?;
+            self.fence
+                .flush(&path, || sync_range(buf, &path, start, end))?;
         }
         self.synced_pos = self.write_pos;
         self.visible_pos = self.write_pos;
@@ -418,9 +409,7 @@ impl Segment {
                 .map_err(LogError::io("truncate", &path))?;
             if self.backing.fsync {
                 // The file shares the mapping's writeback-error cursor (see `Fence`).
-                self.fence.flush(&path, || {
-                    file.sync_all().map_err(LogError::io("fsync", &path))
-                })?;
+                self.fence.flush(&path, || sync_file(file, &path))?;
             }
             if self.count > 0 {
                 write_index(&dir, &self.index_file(), self.backing.fsync)?;
@@ -694,7 +683,7 @@ fn prepare_file(path: &Path, cap: usize, fsync: bool) -> Result<File, LogError> 
         .map_err(LogError::io("create", path))?;
     preallocate(&file, cap as u64).map_err(LogError::io("preallocate", path))?;
     if fsync {
-        file.sync_all().map_err(LogError::io("fsync", path))?;
+        sync_file(&file, path)?;
     }
     Ok(file)
 }
