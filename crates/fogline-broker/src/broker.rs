@@ -5,7 +5,9 @@
 //! shared-subscription groups and streams, and is valid while the broker's
 //! generation (bumped under the subscription write lock on every change, and
 //! by every change to the set of streams or their subjects) is the one it was
-//! computed under.
+//! computed under. After every such change the cache is emptied: a stale route
+//! left in it until its topic came again would keep what it names alive (an
+//! ended subscription, its connection's session, a deleted stream).
 //!
 //! Managing streams and consumers at runtime is in `manage`, the catalog that keeps
 //! the set of streams across restarts in `catalog`.
@@ -577,11 +579,28 @@ impl Broker {
             return route;
         }
         let mut cache = self.inner.routes.lock();
+        // Read under the cache's lock: a change bumps the generation before it empties the
+        // cache, so a route computed before the change is either emptied with the cache or
+        // seen stale here, and never stays behind holding what the change ended.
+        if route.generation != self.inner.generation.load(Ordering::Acquire) {
+            return route;
+        }
         if cache.len() >= ROUTE_CACHE_MAX {
             cache.clear();
         }
         cache.insert(topic.to_string(), route.clone());
         route
+    }
+
+    /// Empties the route cache after a change that bumped the generation (see the module
+    /// header): every cached route is stale, and one kept until its topic is published
+    /// again would hold on to the subscriptions and streams it names. Call it after the
+    /// bump, and after letting go of the subscriptions' lock.
+    pub(crate) fn drop_routes(&self) {
+        let mut cache = self.inner.routes.lock();
+        if !cache.is_empty() {
+            cache.clear();
+        }
     }
 
     fn compute_route(&self, topic: &str) -> Route {
@@ -680,17 +699,23 @@ impl Broker {
         subs.trie.insert(filter, sub.id);
         subs.by_id.insert(sub.id, sub.clone());
         self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        drop(subs);
+        self.drop_routes();
         Ok(sub)
     }
 
     /// Ends a subscription and closes its queue.
     pub fn unsubscribe(&self, sub: &Subscription) {
         let mut subs = self.inner.subs.write();
-        if subs.by_id.remove(&sub.id).is_some() {
+        let removed = subs.by_id.remove(&sub.id).is_some();
+        if removed {
             subs.trie.remove(&sub.filter, sub.id);
             self.inner.generation.fetch_add(1, Ordering::AcqRel);
         }
         drop(subs);
+        if removed {
+            self.drop_routes();
+        }
         sub.queue.close(CloseReason::Unsubscribed);
     }
 

@@ -170,6 +170,7 @@ impl Broker {
             &self.inner.config,
         );
         self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        self.drop_routes();
         // The new limits take effect now, not at the next retention tick.
         stream.enforce_retention(crate::batch::now_micros());
         tracing::info!(stream = %name, "stream changed");
@@ -295,6 +296,8 @@ impl Broker {
         // After the new list is in place: a route computed from the old one carries an
         // older generation (see `compute_route`).
         self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        // A deleted stream's routes go with it, not when their topics come again.
+        self.drop_routes();
     }
 
     /// Renames a deleted stream's directory into the trash; returns its new path.

@@ -356,3 +356,44 @@ async fn long_topics_are_routed_without_the_cache() {
     assert_eq!(b.cached_routes(), 1);
     assert_eq!(sub.queue().len(), 2, "both were delivered");
 }
+
+/// A cached route does not outlive the subscriptions it names (issue 31, item 2): left in
+/// the cache until its topic came again, a client's own topic kept the ended subscription
+/// alive, and with it its queue and its MQTT session's allocation, for every client that
+/// ever left.
+#[tokio::test]
+async fn the_route_cache_lets_ended_subscriptions_go() {
+    let b = broker();
+    let subs: Vec<_> = (0..100)
+        .map(|i| {
+            let filter = format!("client/{i}");
+            b.subscribe(
+                &filter,
+                1,
+                SubscribeOptions::default(),
+                Arc::new(Notify::new()),
+            )
+            .unwrap()
+        })
+        .collect();
+    for i in 0..100 {
+        let topic = format!("client/{i}");
+        b.publish(batch(&b, &topic, &[b"x".to_vec()]), Handoff::Queue)
+            .await
+            .unwrap();
+    }
+    assert_eq!(b.cached_routes(), 100);
+    assert!(subs.iter().all(|s| s.queue().len() == 1));
+    for s in &subs {
+        b.unsubscribe(s);
+    }
+    assert_eq!(b.cached_routes(), 0, "no route names an ended subscription");
+    for s in &subs {
+        assert_eq!(Arc::strong_count(s), 1, "only its holder keeps it");
+    }
+    // Routes are cached again for the topics published next.
+    b.publish(batch(&b, "client/0", &[b"y".to_vec()]), Handoff::Queue)
+        .await
+        .unwrap();
+    assert_eq!(b.cached_routes(), 1);
+}
