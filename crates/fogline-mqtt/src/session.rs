@@ -25,6 +25,9 @@ use crate::shared::Shared;
 use crate::store::entry::{Entry, SubRecord};
 use crate::store::StoreError;
 
+/// Words of the packet-id bitmap: one bit for each of the 65,536 ids.
+const PKID_WORDS: usize = 1 << 10;
+
 /// Bytes taken from one subscription queue per pump.
 const DRAIN_BUDGET: usize = 256 * 1024;
 
@@ -120,6 +123,9 @@ pub(crate) struct State {
     /// How many of `inflight` wait to be sent again (`Outgoing::resend`).
     pub resends: usize,
     pub qos2_in: HashSet<u16>,
+    /// Packet ids in use, one bit each: empty until the first is taken, as most sessions
+    /// (QoS 0 subscribers) never take one. 8 KiB in every session made churn of thousands of
+    /// such clients cost tens of megabytes more at their peak (issue 31, item 2).
     used: Vec<u64>,
     next_pkid: u16,
     pub next_seq: u64,
@@ -149,7 +155,7 @@ impl State {
             inflight: VecDeque::new(),
             resends: 0,
             qos2_in: HashSet::new(),
-            used: vec![0; 1024],
+            used: Vec::new(),
             next_pkid: 0,
             next_seq: 1,
             expiry,
@@ -175,10 +181,18 @@ impl State {
     }
 
     pub fn pkid_used(&self, id: u16) -> bool {
-        self.used[usize::from(id / 64)] & (1 << (id % 64)) != 0
+        self.used
+            .get(usize::from(id / 64))
+            .is_some_and(|w| w & (1 << (id % 64)) != 0)
     }
 
     pub fn mark_pkid(&mut self, id: u16, used: bool) {
+        if self.used.is_empty() {
+            if !used {
+                return;
+            }
+            self.used = vec![0; PKID_WORDS];
+        }
         let w = &mut self.used[usize::from(id / 64)];
         if used {
             *w |= 1 << (id % 64);
@@ -715,4 +729,28 @@ fn take_persisted(
 /// Frames a MsgDel entry: message `seq` of `client` is gone.
 fn frame_del(client: &str, seq: u64, out: &mut Vec<u8>) {
     Entry::MsgDel { client, seq }.frame_into(out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packet-id bitmap is allocated by the first id taken, not by every session.
+    #[test]
+    fn packet_ids_cost_nothing_until_one_is_taken() {
+        let mut st = State::new(0);
+        assert!(!st.pkid_used(1));
+        st.mark_pkid(7, false);
+        assert_eq!(st.used.capacity(), 0, "freeing an id allocates nothing");
+        let a = st.alloc_pkid();
+        let b = st.alloc_pkid();
+        assert_eq!((a, b), (1, 2));
+        assert!(st.pkid_used(1) && st.pkid_used(2) && !st.pkid_used(3));
+        st.mark_pkid(1, false);
+        assert!(!st.pkid_used(1));
+        // Ids wrap around past those in use, and 0 is never one.
+        st.mark_pkid(u16::MAX, true);
+        st.next_pkid = u16::MAX - 1;
+        assert_eq!(st.alloc_pkid(), 1);
+    }
 }
