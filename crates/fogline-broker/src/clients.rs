@@ -201,6 +201,8 @@ pub struct Clients {
     closed: [Traffic; Protocol::ALL.len()],
     /// Connections accepted so far, per protocol.
     accepted: [AtomicU64; Protocol::ALL.len()],
+    /// Connections ended so far, all protocols.
+    ended: AtomicU64,
 }
 
 fn slot(p: Protocol) -> usize {
@@ -237,6 +239,7 @@ impl Clients {
         let mut live = self.live.lock();
         live.remove(&client.id);
         self.closed[slot(client.protocol)].add(&client.traffic.snapshot());
+        self.ended.fetch_add(1, Relaxed);
     }
 
     /// Every live connection.
@@ -274,6 +277,12 @@ impl Clients {
         self.accepted[slot(protocol)].load(Relaxed)
     }
 
+    /// Connections of any protocol that have ended since the node started (what the node's
+    /// memory task watches: freed memory is worth handing back after many of them).
+    pub fn ended(&self) -> u64 {
+        self.ended.load(Relaxed)
+    }
+
     /// Everything `protocol`'s connections moved since the node started, closed ones too.
     pub fn traffic(&self, protocol: Protocol) -> TrafficSnapshot {
         let live = self.live.lock();
@@ -300,7 +309,9 @@ mod tests {
         b.set_name("sensor-1");
         assert_eq!(clients.count(Protocol::Native), 1);
         assert_eq!(clients.list()[1].name.as_deref(), Some("sensor-1"));
+        assert_eq!(clients.ended(), 0);
         drop(a);
+        assert_eq!(clients.ended(), 1);
         assert_eq!(clients.count(Protocol::Native), 0);
         let t = clients.traffic(Protocol::Native);
         assert_eq!((t.records_in, t.bytes_in, t.records_out), (10, 100, 3));

@@ -14,6 +14,8 @@
 //! - `component`: what a component is ([`Component`], [`Context`], [`Started`]).
 //! - `components/`: one folder per component.
 //! - `node`: [`Node`], start order, stop order, failures. `health`: the components' states.
+//! - `memory`: the task that hands freed heap memory back to the system after connections
+//!   end.
 #![deny(missing_docs)]
 
 mod component;
@@ -21,6 +23,7 @@ mod components;
 mod config;
 mod health;
 mod intake_metrics;
+mod memory;
 mod node;
 
 pub use component::{BoxError, BoxFuture, Component, Context, StartFn, Started};

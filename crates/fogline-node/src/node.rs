@@ -5,7 +5,8 @@
 //! (in reverse) and the node reports which failed and why. Stop (a shutdown signal, or a
 //! component that ended on its own): components are told to stop in reverse order, each
 //! waited for before the next is told (the admin API first, the listeners after it), then
-//! the broker's retention task ends and every durable consumer position reaches the disk.
+//! the broker's retention task and the memory task (`memory`) end and every durable
+//! consumer position reaches the disk.
 //! Nothing acknowledged is lost on the way: a record is acknowledged only once stored.
 
 use std::future::Future;
@@ -67,6 +68,8 @@ pub struct Node {
     /// Each component's result as its task ends, with its index in `running`.
     done: mpsc::UnboundedReceiver<(usize, Result<(), BoxError>)>,
     retention: (watch::Sender<bool>, JoinHandle<()>),
+    /// Hands freed memory back after connections end (glibc only; see `memory`).
+    memory: Option<(watch::Sender<bool>, JoinHandle<()>)>,
 }
 
 impl Node {
@@ -119,6 +122,7 @@ impl Node {
         let (done_tx, done) = mpsc::unbounded_channel();
         let mut node = Node {
             retention: retention(broker.clone()),
+            memory: crate::memory::spawn(broker.clone()),
             broker,
             info,
             board,
@@ -259,6 +263,10 @@ impl Node {
         self.retention.0.send_replace(true);
         // Not aborted: a retention pass under way on a blocking thread holds the broker.
         let _ = (&mut self.retention.1).await;
+        if let Some((stop, task)) = &mut self.memory {
+            stop.send_replace(true);
+            let _ = task.await;
+        }
         let broker = self.broker.clone();
         let _ = tokio::task::spawn_blocking(move || broker.sync_positions()).await;
         self.board.set("broker", ComponentState::Stopped, None);

@@ -28,6 +28,8 @@ pub struct TestServer {
     /// The WebSocket port when `mqtt.ws_listen` was set.
     pub ws_port: Option<u16>,
     pub broker: fogline_broker::Broker,
+    /// The MQTT sessions and retained messages.
+    pub sessions: fogline_mqtt::MqttStats,
     pub dir: tempfile::TempDir,
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
@@ -59,6 +61,7 @@ impl TestServer {
             .ws_addrs()
             .first()
             .map(|a| a.parse::<std::net::SocketAddr>().expect("TCP").port());
+        let sessions = server.stats();
         let (tx, rx) = oneshot::channel();
         let task = tokio::spawn(server.run_until(async {
             let _ = rx.await;
@@ -68,6 +71,7 @@ impl TestServer {
             port: addr.port(),
             ws_port,
             broker,
+            sessions,
             dir,
             stop: Some(tx),
             task: Some(task),
