@@ -21,8 +21,22 @@ async fn a_run_disturbed_by_other_work_is_measured_again() {
     cell.straggler_timeout = Duration::from_millis(200);
     let scenario = common::scenario("quiet-test", vec![cell], 1, System::Memory);
     let mut opts = common::options(dir.path(), System::Memory);
+    // The limit sits above what already runs on the machine (a build, a fuzzer), so the test
+    // measures the one disturbance it makes, not whether the machine was idle. A machine so
+    // busy that a spinning process cannot add most of a core cannot tell it apart.
+    let background = {
+        let w = quiet::Watch::start(None).unwrap();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        w.finish().unwrap().other_cpu_percent
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    if background + 60.0 > 100.0 * cores {
+        eprintln!("skipped: {background:.0} % of a core already busy on {cores} cores");
+        return;
+    }
+    let limit = background + 40.0;
     opts.quiet = Some(quiet::Limits {
-        other_cpu_percent: 50.0,
+        other_cpu_percent: limit,
         // Steal is another guest's doing: a test cannot rely on there being none.
         steal_percent: f64::INFINITY,
     });
@@ -38,6 +52,6 @@ async fn a_run_disturbed_by_other_work_is_measured_again() {
     assert_eq!(report.results.len(), 1, "{:?}", report.skipped);
     let noise = report.results[0].noise.expect("noise is recorded");
     assert!(noise.redone >= 1, "{noise:?}");
-    assert!(noise.other_cpu_percent < 50.0, "{noise:?}");
+    assert!(noise.other_cpu_percent < limit, "{noise:?}");
     assert_eq!(report.results[0].delivery.lost, 0);
 }
