@@ -167,6 +167,19 @@ async fn stalled_frames_cost_only_the_budget_and_are_closed() {
         metric(&text, "fogline_frame_timeouts_total"),
         (2 * ATTACKERS) as f64
     );
+    // And the memory goes back to the system (the node trims after connections end).
+    let mut now = rss_anon_kib(pid);
+    for _ in 0..300 {
+        if now < start + (16 << 10) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        now = rss_anon_kib(pid);
+    }
+    assert!(
+        now < start + (16 << 10),
+        "RssAnon {now} KiB after the connections closed (started at {start} KiB, peaked at {peak} KiB)"
+    );
 }
 
 /// A plain HTTP GET over TCP (the test needs no HTTP client crate).
