@@ -1,0 +1,18 @@
+//! eKuiper's SQL dialect for fogline's rules: `CREATE STREAM` source definitions and
+//! `SELECT` rules with windows, parsed, planned and run over records. No networking and no
+//! threads: the rules component of the node feeds it records and timers and sends what it
+//! emits.
+//!
+//! - `value`: [`Value`] and [`Row`], to and from JSON. `error`: [`SqlError`].
+//! - `ast`: the syntax tree; `parse`: text to tree.
+//! - `func`: scalar functions; `agg`: aggregates; `eval`: expressions over a row.
+//! - `window`: the window kinds; `decode`: payloads to rows by a stream's format and schema.
+//! - `plan`: a `SELECT` compiled against its stream, run record by record and tick by tick.
+#![deny(missing_docs)]
+
+pub mod ast;
+pub mod error;
+pub mod value;
+
+pub use error::SqlError;
+pub use value::{Row, Value};
