@@ -4,7 +4,8 @@
 //! emits.
 //!
 //! - `value`: [`Value`] and [`Row`], to and from JSON. `error`: [`SqlError`].
-//! - `ast`: the syntax tree; `parse`: text to tree.
+//! - `ast`: the syntax tree; `parse`: text to tree ([`parse()`] for a statement,
+//!   [`parse_expr`] for an expression), over `lex`, the tokens.
 //! - `func`: scalar functions; `agg`: aggregates; `eval`: expressions over a row.
 //! - `window`: the window kinds; `decode`: payloads to rows by a stream's format and schema.
 //! - `plan`: a `SELECT` compiled against its stream, run record by record and tick by tick.
@@ -12,7 +13,10 @@
 
 pub mod ast;
 pub mod error;
+mod lex;
+pub mod parse;
 pub mod value;
 
 pub use error::SqlError;
+pub use parse::{parse, parse_expr};
 pub use value::{Row, Value};

@@ -1,0 +1,1 @@
+//! eKuiper's documented examples.
