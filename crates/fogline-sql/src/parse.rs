@@ -85,13 +85,33 @@ const RESERVED: &[&str] = &[
 pub(crate) struct Parser {
     toks: Vec<Token>,
     pos: usize,
+    /// A bound on the depth of the node being built, kept under [`MAX_DEPTH`] so that
+    /// neither this recursive parser nor whatever walks (or drops) the tree runs out of
+    /// stack. Children are parsed one level deeper than their parent.
+    depth: usize,
+    /// The deepest `depth` reached since the innermost chain began: the first operand of a
+    /// left-deep chain (`a AND b AND c`) is as deep as that, so the chain grows from it.
+    peak: usize,
+    /// How many `expr` calls (and NOTs, minus signs, field types) are on the stack: this
+    /// parser's own recursion, bounded by [`MAX_NESTING`].
+    nesting: usize,
 }
+
+/// The deepest tree accepted, counting every node (`a AND b AND c` is 3 deep).
+pub(crate) const MAX_DEPTH: usize = 500;
+
+/// The most parentheses, calls, CASEs, NOTs, minus signs or field types one inside
+/// another: each costs this parser a few stack frames (large ones in debug builds).
+pub(crate) const MAX_NESTING: usize = 64;
 
 impl Parser {
     fn new(text: &str) -> Result<Self, SqlError> {
         Ok(Parser {
             toks: lex(text)?,
             pos: 0,
+            depth: 0,
+            peak: 0,
+            nesting: 0,
         })
     }
 
@@ -179,6 +199,46 @@ impl Parser {
             Tok::Ident(w) | Tok::Quoted(w) => Ok(w),
             _ => unreachable!("checked by is_ident_at"),
         }
+    }
+
+    /// One level deeper, within [`MAX_DEPTH`].
+    fn deeper(&mut self) -> Result<(), SqlError> {
+        self.depth += 1;
+        self.peak = self.peak.max(self.depth);
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(format!("expression more than {MAX_DEPTH} levels deep")));
+        }
+        Ok(())
+    }
+
+    /// Into one more level of recursion, within [`MAX_NESTING`]; `leave` when back.
+    fn enter(&mut self) -> Result<(), SqlError> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(self.error(format!("nested more than {MAX_NESTING} levels deep")));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.nesting -= 1;
+    }
+
+    /// Before the first operand of a left-deep chain; returns what `chain_end` restores.
+    fn chain_start(&mut self) -> (usize, usize) {
+        let saved = (self.depth, self.peak);
+        self.peak = self.depth;
+        saved
+    }
+
+    /// After the first operand: the chain grows from as deep as it went.
+    fn chain_first_done(&mut self) {
+        self.depth = self.peak;
+    }
+
+    fn chain_end(&mut self, (depth, peak): (usize, usize)) {
+        self.depth = depth;
+        self.peak = self.peak.max(peak);
     }
 
     fn end(&self) -> Result<(), SqlError> {

@@ -44,33 +44,55 @@ fn binary(op: BinaryOp, l: Expr, r: Expr) -> Expr {
 impl Parser {
     /// One expression.
     pub(super) fn expr(&mut self) -> Result<Expr, SqlError> {
+        let start = self.depth;
+        self.enter()?;
+        self.deeper()?;
+        let chain = self.chain_start();
         let mut left = self.and()?;
+        self.chain_first_done();
         while self.eat_kw("OR") {
+            self.deeper()?;
             left = binary(BinaryOp::Or, left, self.and()?);
         }
+        self.chain_end(chain);
+        self.depth = start;
+        self.leave();
         Ok(left)
     }
 
     fn and(&mut self) -> Result<Expr, SqlError> {
+        let chain = self.chain_start();
         let mut left = self.not()?;
+        self.chain_first_done();
         while self.eat_kw("AND") {
+            self.deeper()?;
             left = binary(BinaryOp::And, left, self.not()?);
         }
+        self.chain_end(chain);
         Ok(left)
     }
 
     fn not(&mut self) -> Result<Expr, SqlError> {
-        if self.eat_kw("NOT") {
-            return Ok(Expr::Unary(UnaryOp::Not, Box::new(self.not()?)));
+        if !self.eat_kw("NOT") {
+            return self.comparison();
         }
-        self.comparison()
+        let start = self.depth;
+        self.enter()?;
+        self.deeper()?;
+        let e = Expr::Unary(UnaryOp::Not, Box::new(self.not()?));
+        self.depth = start;
+        self.leave();
+        Ok(e)
     }
 
     /// Comparisons and predicates, left to right: `a = b = c` is `(a = b) = c`.
     fn comparison(&mut self) -> Result<Expr, SqlError> {
+        let chain = self.chain_start();
         let mut left = self.binary(1)?;
+        self.chain_first_done();
         loop {
             if let Some(op) = comparison_op(&self.peek().tok) {
+                self.deeper()?;
                 self.bump();
                 left = binary(op, left, self.binary(1)?);
                 continue;
@@ -79,41 +101,54 @@ impl Parser {
                 && ["IN", "LIKE", "BETWEEN"]
                     .iter()
                     .any(|kw| self.is_kw_at(1, kw));
+            if !negated
+                && !["IN", "LIKE", "BETWEEN", "IS"]
+                    .iter()
+                    .any(|kw| self.is_kw(kw))
+            {
+                self.chain_end(chain);
+                return Ok(left);
+            }
+            self.deeper()?;
             if negated {
                 self.bump();
             }
-            let expr = Box::new(left);
-            left = if self.eat_kw("IN") {
-                Expr::In {
-                    expr,
-                    list: self.in_list()?,
-                    negated,
-                }
-            } else if self.eat_kw("LIKE") {
-                Expr::Like {
-                    expr,
-                    pattern: Box::new(self.binary(1)?),
-                    negated,
-                }
-            } else if self.eat_kw("BETWEEN") {
-                // The bounds stop before AND: `a BETWEEN 1 AND 2 AND b` is `(..) AND b`.
-                let low = Box::new(self.binary(1)?);
-                self.expect_kw("AND")?;
-                let high = Box::new(self.binary(1)?);
-                Expr::Between {
-                    expr,
-                    low,
-                    high,
-                    negated,
-                }
-            } else if self.eat_kw("IS") {
-                let negated = self.eat_kw("NOT");
-                self.expect_kw("NULL")?;
-                Expr::IsNull { expr, negated }
-            } else {
-                return Ok(*expr);
-            };
+            left = self.predicate(left, negated)?;
         }
+    }
+
+    /// After `x [NOT]`, at IN, LIKE, BETWEEN or IS.
+    fn predicate(&mut self, left: Expr, negated: bool) -> Result<Expr, SqlError> {
+        let expr = Box::new(left);
+        Ok(if self.eat_kw("IN") {
+            Expr::In {
+                expr,
+                list: self.in_list()?,
+                negated,
+            }
+        } else if self.eat_kw("LIKE") {
+            Expr::Like {
+                expr,
+                pattern: Box::new(self.binary(1)?),
+                negated,
+            }
+        } else if self.eat_kw("BETWEEN") {
+            // The bounds stop before AND: `a BETWEEN 1 AND 2 AND b` is `(..) AND b`.
+            let low = Box::new(self.binary(1)?);
+            self.expect_kw("AND")?;
+            let high = Box::new(self.binary(1)?);
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated,
+            }
+        } else {
+            self.expect_kw("IS")?;
+            let negated = self.eat_kw("NOT");
+            self.expect_kw("NULL")?;
+            Expr::IsNull { expr, negated }
+        })
     }
 
     /// `(a, b, ...)` after IN. eKuiper's `x IN array_expr` (no parentheses) has no place in
@@ -135,15 +170,19 @@ impl Parser {
 
     /// Binary operators binding at least as tight as `min`.
     fn binary(&mut self, min: u8) -> Result<Expr, SqlError> {
+        let chain = self.chain_start();
         let mut left = self.unary()?;
+        self.chain_first_done();
         while let Some((prec, op)) = binary_op(&self.peek().tok) {
             if prec < min {
                 break;
             }
+            self.deeper()?;
             self.bump();
             let right = self.binary(prec + 1)?;
             left = binary(op, left, right);
         }
+        self.chain_end(chain);
         Ok(left)
     }
 
@@ -168,7 +207,13 @@ impl Parser {
                 return Ok(Expr::Literal(Value::Float(-f)));
             }
         }
-        Ok(Expr::Unary(UnaryOp::Neg, Box::new(self.unary()?)))
+        let start = self.depth;
+        self.enter()?;
+        self.deeper()?;
+        let e = Expr::Unary(UnaryOp::Neg, Box::new(self.unary()?));
+        self.depth = start;
+        self.leave();
+        Ok(e)
     }
 
     fn is_postfix_at(&self, ahead: usize) -> bool {
@@ -182,8 +227,13 @@ impl Parser {
 
     /// A primary followed by `->name`, `.name`, `[i]` or `[a:b]`.
     fn postfix(&mut self) -> Result<Expr, SqlError> {
+        let chain = self.chain_start();
         let mut e = self.primary()?;
+        self.chain_first_done();
         loop {
+            if self.is_postfix_at(0) {
+                self.deeper()?;
+            }
             if self.eat_sym("->") || self.eat_sym(".") {
                 if self.is_sym("*") {
                     return Err(self.error("projections over '*' are not supported"));
@@ -192,6 +242,7 @@ impl Parser {
             } else if self.eat_sym("[") {
                 e = self.subscript(e)?;
             } else {
+                self.chain_end(chain);
                 return Ok(e);
             }
         }

@@ -56,6 +56,13 @@ impl Parser {
     }
 
     fn field_type(&mut self) -> Result<FieldType, SqlError> {
+        self.enter()?;
+        let kind = self.field_type_inner();
+        self.leave();
+        kind
+    }
+
+    fn field_type_inner(&mut self) -> Result<FieldType, SqlError> {
         const TYPES: &str =
             "a type (BIGINT, FLOAT, STRING, DATETIME, BOOLEAN, BYTEA, ARRAY or STRUCT)";
         let Tok::Ident(word) = &self.peek().tok else {

@@ -1,6 +1,7 @@
 //! Errors: positions, messages, and what is refused; no input panics.
 
 use super::*;
+use crate::ast::Expr;
 
 #[test]
 fn error_positions() {
@@ -198,4 +199,105 @@ proptest::proptest! {
         let _ = parse(&text);
         let _ = parse_expr(&text);
     }
+}
+
+/// The depth of a tree, without recursion.
+fn tree_depth(e: &Expr) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(e, 1)];
+    while let Some((e, d)) = todo.pop() {
+        deepest = deepest.max(d);
+        let mut kids: Vec<&Expr> = Vec::new();
+        match e {
+            Expr::Literal(_) | Expr::Field { .. } | Expr::Wildcard { .. } => {}
+            Expr::Arrow(x, _) | Expr::Unary(_, x) => kids.push(x),
+            Expr::Index(x, y) | Expr::Binary(_, x, y) => kids.extend([&**x, &**y]),
+            Expr::Slice(x, a, b) => {
+                kids.push(x);
+                kids.extend(a.iter().chain(b).map(|b| &**b));
+            }
+            Expr::Between {
+                expr, low, high, ..
+            } => kids.extend([&**expr, &**low, &**high]),
+            Expr::In { expr, list, .. } => {
+                kids.push(expr);
+                kids.extend(list);
+            }
+            Expr::Like { expr, pattern, .. } => kids.extend([&**expr, &**pattern]),
+            Expr::IsNull { expr, .. } => kids.push(expr),
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                kids.extend(operand.iter().chain(otherwise).map(|b| &**b));
+                kids.extend(whens.iter().flat_map(|(w, t)| [w, t]));
+            }
+            Expr::Call(c) => {
+                kids.extend(&c.args);
+                kids.extend(&c.partition_by);
+                kids.extend(c.filter.iter().chain(&c.when).map(|b| &**b));
+            }
+        }
+        todo.extend(kids.into_iter().map(|k| (k, d + 1)));
+    }
+    deepest
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let n = 100_000;
+    let too_deep = [
+        format!("{}a{}", "(".repeat(n), ")".repeat(n)),
+        format!("a{}", " AND a".repeat(n)),
+        format!("a{}", " + a".repeat(n)),
+        format!("a{}", " = a".repeat(n)),
+        format!("a{}", " IS NULL".repeat(n)),
+        format!("{}a", "- ".repeat(n)),
+        format!("{}a", "NOT ".repeat(n)),
+        format!("a{}", "->b".repeat(n)),
+        format!("a{}", "[0]".repeat(n)),
+        format!("{}a{}", "f(".repeat(n), ")".repeat(n)),
+        format!("{}1{}", "CASE WHEN ".repeat(n), " THEN 1 END".repeat(n)),
+    ];
+    for text in &too_deep {
+        let e = parse_expr(text).unwrap_err().to_string();
+        assert!(e.contains("levels deep"), "{e}");
+    }
+    let types = format!("{}BIGINT{}", "ARRAY(".repeat(n), ")".repeat(n));
+    let e = parse(&format!("CREATE STREAM s (a {types}) WITH (KEY=\"a\")")).unwrap_err();
+    assert!(e.to_string().contains("nested more than 64 levels deep"));
+    // Within the bounds, deep trees still parse.
+    let parens = |n| format!("{}a{}", "(".repeat(n), ")".repeat(n));
+    assert!(parse_expr(&parens(63)).is_ok());
+    assert_eq!(
+        parse_expr(&parens(64)).unwrap_err().to_string(),
+        "syntax error at 1:65: nested more than 64 levels deep"
+    );
+    assert_eq!(
+        tree_depth(&parse_expr(&format!("a{}", " AND a".repeat(450))).unwrap()),
+        451
+    );
+}
+
+#[test]
+fn accepted_trees_stay_within_the_bound() {
+    // Chains inside chains: each level's first operand is the deeper one.
+    let mut accepted = 0;
+    for (levels, width) in [(10, 40), (30, 10), (60, 5), (10, 60), (40, 20), (5, 150)] {
+        for op in [" AND a", " + a", "->b", "[0]", " = a", " OR a"] {
+            let mut text = "a".to_string();
+            for _ in 0..levels {
+                text = format!("({text}{})", op.repeat(width));
+            }
+            if let Ok(e) = parse_expr(&text) {
+                assert!(
+                    tree_depth(&e) <= crate::parse::MAX_DEPTH,
+                    "{levels}x{width}{op}"
+                );
+                accepted += 1;
+            }
+        }
+    }
+    assert!(accepted >= 12, "{accepted}");
 }
