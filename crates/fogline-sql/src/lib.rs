@@ -5,13 +5,15 @@
 //!
 //! - `value`: [`Value`] and [`Row`], to and from JSON. `error`: [`SqlError`].
 //! - `ast`: the syntax tree; `parse`: text to tree.
-//! - `func`: scalar functions; `agg`: aggregates; `eval`: expressions over a row.
+//! - `func`: scalar functions, by name (`FUNCTIONS.md` lists eKuiper's and which are here);
+//!   `agg`: aggregates; `eval`: expressions over a row.
 //! - `window`: the window kinds; `decode`: payloads to rows by a stream's format and schema.
 //! - `plan`: a `SELECT` compiled against its stream, run record by record and tick by tick.
 #![deny(missing_docs)]
 
 pub mod ast;
 pub mod error;
+pub mod func;
 pub mod value;
 
 pub use error::SqlError;
