@@ -1,5 +1,123 @@
-//! Placeholder; filled in by a later commit.
+//! Hashing functions (eKuiper: docs/en_US/sqls/functions/hashing_functions.md).
+//!
+//! Each hashes a string's UTF-8 bytes (or a bytea's bytes) and returns lowercase hex, as
+//! eKuiper does. `crc32` is Go's `%x` of the IEEE checksum: no leading zeros.
 
-use super::Scalar;
+use md5::Md5;
+use sha1::Sha1;
+use sha2::{Digest, Sha256, Sha384, Sha512};
 
-pub(super) const FUNCS: &[Scalar] = &[];
+use super::{any_null, bytes, f, Scalar};
+use crate::error::SqlError;
+use crate::value::Value;
+
+type R = Result<Value, SqlError>;
+
+pub(super) const FUNCS: &[Scalar] = &[
+    f("crc32", 1, 1, crc32),
+    f("md5", 1, 1, md5),
+    f("sha1", 1, 1, sha1),
+    f("sha256", 1, 1, sha256),
+    f("sha384", 1, 1, sha384),
+    f("sha512", 1, 1, sha512),
+];
+
+fn hex(digest: &[u8]) -> Value {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(digest.len() * 2);
+    for b in digest {
+        let _ = write!(out, "{b:02x}");
+    }
+    Value::Str(out)
+}
+
+macro_rules! digests {
+    ($($fn:ident $name:literal $hasher:ty;)*) => {$(
+        fn $fn(args: &[Value]) -> R {
+            if any_null(args) {
+                return Ok(Value::Null);
+            }
+            Ok(hex(&<$hasher>::digest(bytes($name, &args[0])?)))
+        }
+    )*};
+}
+
+digests! {
+    md5 "md5" Md5;
+    sha1 "sha1" Sha1;
+    sha256 "sha256" Sha256;
+    sha384 "sha384" Sha384;
+    sha512 "sha512" Sha512;
+}
+
+fn crc32(args: &[Value]) -> R {
+    if any_null(args) {
+        return Ok(Value::Null);
+    }
+    let sum = crc32fast::hash(bytes("crc32", &args[0])?);
+    Ok(Value::Str(format!("{sum:x}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{i, run, s, Want::*, NULL};
+    use super::Value;
+
+    #[test]
+    fn hash_table() {
+        // Known vectors: RFC 1321 (md5), FIPS 180 "abc" (sha*), and crc32 check values.
+        run(vec![
+            (
+                "md5",
+                vec![s("")],
+                Is(s("d41d8cd98f00b204e9800998ecf8427e")),
+            ),
+            (
+                "md5",
+                vec![s("abc")],
+                Is(s("900150983cd24fb0d6963f7d28e17f72")),
+            ),
+            (
+                "sha1",
+                vec![s("abc")],
+                Is(s("a9993e364706816aba3e25717850c26c9cd0d89d")),
+            ),
+            (
+                "sha256",
+                vec![s("abc")],
+                Is(s(
+                    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                )),
+            ),
+            (
+                "sha384",
+                vec![s("abc")],
+                Is(s(concat!(
+                    "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded163",
+                    "1a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7"
+                ))),
+            ),
+            (
+                "sha512",
+                vec![s("abc")],
+                Is(s(concat!(
+                    "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a",
+                    "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
+                ))),
+            ),
+            ("crc32", vec![s("123456789")], Is(s("cbf43926"))),
+            ("crc32", vec![s("")], Is(s("0"))),
+            (
+                "crc32",
+                vec![Value::Bytes(b"123456789".as_slice().into())],
+                Is(s("cbf43926")),
+            ),
+            ("md5", vec![NULL], Is(NULL)),
+            (
+                "sha256",
+                vec![i(1)],
+                Fails("expected a string, found bigint"),
+            ),
+        ]);
+    }
+}

@@ -141,7 +141,6 @@ fn text<'a>(func: &str, v: &'a Value) -> Result<&'a str, SqlError> {
 }
 
 /// A string or a bytea, as bytes (the hash and encoding functions take either).
-#[allow(dead_code)] // used by the hash family, next
 fn bytes<'a>(func: &str, v: &'a Value) -> Result<&'a [u8], SqlError> {
     match v {
         Value::Str(s) => Ok(s.as_bytes()),
