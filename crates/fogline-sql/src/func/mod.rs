@@ -11,6 +11,7 @@ use crate::error::SqlError;
 use crate::value::Value;
 
 mod convert;
+mod datetime;
 mod hash;
 mod math;
 mod other;

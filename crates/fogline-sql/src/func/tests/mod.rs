@@ -83,3 +83,8 @@ fn errors_name_the_function_and_the_types() {
         SqlError::Eval("function abs: expected a number, found string".into())
     );
 }
+
+mod hash;
+mod math;
+mod string;
+mod time;
