@@ -125,10 +125,12 @@ fn num(func: &str, v: &Value) -> Result<f64, SqlError> {
     v.as_f64().ok_or_else(|| expected(func, "a number", v))
 }
 
-/// An integer (floats are refused: eKuiper's strict integer arguments).
+/// An integer: a bigint, or a float with no fraction (eKuiper's strict integer
+/// arguments take `4.0` and refuse `4.5`).
 fn int(func: &str, v: &Value) -> Result<i64, SqlError> {
     match v {
         Value::Int(i) => Ok(*i),
+        Value::Float(x) if x.fract() == 0.0 && x.abs() < 9.2e18 => Ok(*x as i64),
         _ => Err(expected(func, "an integer", v)),
     }
 }

@@ -25,6 +25,7 @@ fn math_table() {
         ("bitor", vec![i(12), i(10)], Is(i(14))),
         ("bitxor", vec![i(12), i(10)], Is(i(6))),
         ("bitnot", vec![i(12)], Is(i(-13))),
+        ("bitand", vec![fl(6.0), i(3)], Is(i(2))),
         (
             "bitand",
             vec![fl(1.5), i(1)],
