@@ -84,6 +84,7 @@ fn errors_name_the_function_and_the_types() {
     );
 }
 
+mod convert;
 mod hash;
 mod math;
 mod string;
