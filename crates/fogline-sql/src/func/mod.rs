@@ -10,10 +10,12 @@ use std::sync::LazyLock;
 use crate::error::SqlError;
 use crate::value::Value;
 
+mod array;
 mod convert;
 mod datetime;
 mod hash;
 mod math;
+mod object;
 mod other;
 mod string;
 mod time;
@@ -52,6 +54,8 @@ static ALL: LazyLock<Vec<Scalar>> = LazyLock::new(|| {
     let mut all: Vec<Scalar> = [
         math::FUNCS,
         string::FUNCS,
+        array::FUNCS,
+        object::FUNCS,
         convert::FUNCS,
         hash::FUNCS,
         time::FUNCS,
