@@ -10,9 +10,21 @@
 //! - `plan`: a `SELECT` compiled against its stream, run record by record and tick by tick.
 #![deny(missing_docs)]
 
+mod agg;
 pub mod ast;
+mod compile;
+mod decode;
 pub mod error;
+mod eval;
+pub mod func;
+mod ops;
+pub mod plan;
+mod project;
+mod snap;
+mod state;
 pub mod value;
+mod window;
 
 pub use error::SqlError;
+pub use plan::{Emit, Extensions, Meta, OperatorStats, Plan, PlanOptions};
 pub use value::{Row, Value};
