@@ -194,7 +194,9 @@ impl AggSpec {
                 let mut out = Vec::new();
                 let mut last_new = false;
                 for (v, r) in vals.iter().zip(&kept) {
-                    last_new = !seen.iter().any(|s| ops::equal(s, v) == Some(true) || *s == v);
+                    last_new = !seen
+                        .iter()
+                        .any(|s| ops::equal(s, v) == Some(true) || *s == v);
                     if last_new {
                         seen.push(v);
                         if all {

@@ -7,6 +7,8 @@
 use crate::value::Value;
 
 /// One statement.
+// Parsed once per rule and rarely moved: boxing `Select` would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Statement {
     /// `CREATE STREAM name (fields) WITH (options)`.

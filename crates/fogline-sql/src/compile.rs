@@ -78,7 +78,10 @@ impl<'a> Compiler<'a> {
             Expr::Literal(v) => CExpr::Lit(v.clone()),
             Expr::Field { stream, name } => {
                 self.check_stream(stream)?;
-                let declared = self.schema.as_ref().is_none_or(|s| s.contains(&name.as_str()));
+                let declared = self
+                    .schema
+                    .as_ref()
+                    .is_none_or(|s| s.contains(&name.as_str()));
                 if self.allow_aliases && stream.is_none() {
                     if let Some((_, a)) = self.aliases.iter().find(|(n, _)| *n == name) {
                         let a: &Expr = a;
@@ -125,7 +128,9 @@ impl<'a> Compiler<'a> {
                 negated,
             } => CExpr::In(
                 self.boxed(expr)?,
-                list.iter().map(|x| self.expr(x)).collect::<Result<_, _>>()?,
+                list.iter()
+                    .map(|x| self.expr(x))
+                    .collect::<Result<_, _>>()?,
                 *negated,
             ),
             Expr::Like {
@@ -212,7 +217,9 @@ impl<'a> Compiler<'a> {
             }
             self.in_agg = true;
             let arg = match &c.args[0] {
-                Expr::Wildcard { stream } if matches!(kind, AggKind::Count | AggKind::Collect | AggKind::MergeAgg) => {
+                Expr::Wildcard { stream }
+                    if matches!(kind, AggKind::Count | AggKind::Collect | AggKind::MergeAgg) =>
+                {
                     self.check_stream(stream)?;
                     self.reads_row |= kind != AggKind::Count;
                     None
@@ -280,7 +287,11 @@ impl<'a> Compiler<'a> {
                 let f = crate::func::scalar(name)
                     .ok_or_else(|| plan_err(format!("unknown function {name}")))?;
                 Self::arity(name, n, f.min_args, f.max_args)?;
-                let args = c.args.iter().map(|a| self.expr(a)).collect::<Result<_, _>>()?;
+                let args = c
+                    .args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Result<_, _>>()?;
                 return Ok(CExpr::Scalar(f, args));
             }
         };
@@ -293,7 +304,10 @@ impl<'a> Compiler<'a> {
             id: self.sites,
             kind,
             arg: self.expr(&c.args[0])?,
-            partition: keys.iter().map(|k| self.expr(k)).collect::<Result<_, _>>()?,
+            partition: keys
+                .iter()
+                .map(|k| self.expr(k))
+                .collect::<Result<_, _>>()?,
             when: c.when.as_deref().map(|w| self.expr(w)).transpose()?,
         };
         self.sites += 1;

@@ -228,7 +228,9 @@ impl<'de> Deserialize<'de> for JsonRows {
                 .into_iter()
                 .map(|v| match v {
                     Value::Object(o) => Ok(o),
-                    v => Err(de::Error::custom(format!("array element {v:?} is not an object"))),
+                    v => Err(de::Error::custom(format!(
+                        "array element {v:?} is not an object"
+                    ))),
                 })
                 .collect::<Result<_, _>>()
                 .map(JsonRows),

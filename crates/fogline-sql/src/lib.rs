@@ -4,7 +4,8 @@
 //! emits.
 //!
 //! - `value`: [`Value`] and [`Row`], to and from JSON. `error`: [`SqlError`].
-//! - `ast`: the syntax tree; `parse`: text to tree.
+//! - `ast`: the syntax tree; `parse`: text to tree ([`parse()`] for a statement,
+//!   [`parse_expr`] for an expression), over `lex`, the tokens.
 //! - `func`: scalar functions; `agg`: aggregates; `eval`: expressions over a row.
 //! - `window`: the window kinds; `decode`: payloads to rows by a stream's format and schema.
 //! - `plan`: a `SELECT` compiled against its stream, run record by record and tick by tick.
@@ -17,7 +18,9 @@ mod decode;
 pub mod error;
 mod eval;
 pub mod func;
+mod lex;
 mod ops;
+pub mod parse;
 pub mod plan;
 mod project;
 mod snap;
@@ -26,5 +29,6 @@ pub mod value;
 mod window;
 
 pub use error::SqlError;
+pub use parse::{parse, parse_expr};
 pub use plan::{Emit, Extensions, Meta, OperatorStats, Plan, PlanOptions};
 pub use value::{Row, Value};

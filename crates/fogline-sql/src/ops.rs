@@ -148,7 +148,9 @@ pub(crate) fn index(a: &[Value], i: i64) -> Result<&Value, SqlError> {
     if (0..n).contains(&j) {
         Ok(&a[j as usize])
     } else {
-        Err(SqlError::Eval(format!("index {i} out of range (length {n})")))
+        Err(SqlError::Eval(format!(
+            "index {i} out of range (length {n})"
+        )))
     }
 }
 

@@ -249,12 +249,16 @@ impl Plan {
             aggs: &[],
         };
         let mut pass = match &core.filter {
-            Some(f) => f.test(&cx, &mut core.states).map_err(|e| core.fail(FILTER, e))?,
+            Some(f) => f
+                .test(&cx, &mut core.states)
+                .map_err(|e| core.fail(FILTER, e))?,
             None => true,
         };
         if pass {
             if let Some(f) = &self.win_filter {
-                pass = f.test(&cx, &mut core.states).map_err(|e| core.fail(FILTER, e))?;
+                pass = f
+                    .test(&cx, &mut core.states)
+                    .map_err(|e| core.fail(FILTER, e))?;
             }
         }
         let t1 = Instant::now();
@@ -273,7 +277,9 @@ impl Plan {
             return Ok(());
         };
         let trigger = match &self.trigger {
-            Some(t) => t.test(&cx, &mut core.states).map_err(|e| core.fail(WINDOW, e))?,
+            Some(t) => t
+                .test(&cx, &mut core.states)
+                .map_err(|e| core.fail(WINDOW, e))?,
             None => true,
         };
         let ts = if self.opts.is_event_time {
@@ -306,7 +312,8 @@ impl Plan {
         };
         w.insert(rec, trigger, &mut fire)?;
         let wm = if self.opts.is_event_time {
-            w.max_seen.saturating_sub(self.opts.late_tolerance_ms as i64)
+            w.max_seen
+                .saturating_sub(self.opts.late_tolerance_ms as i64)
         } else {
             ts
         };
@@ -361,7 +368,9 @@ impl Plan {
         match &mut self.windows {
             Some(w) => crate::snap::load(w, state),
             None if state.is_null() => Ok(()),
-            None => Err(SqlError::Plan("snapshot of a window for a rule without".into())),
+            None => Err(SqlError::Plan(
+                "snapshot of a window for a rule without".into(),
+            )),
         }
     }
 

@@ -74,7 +74,12 @@ impl Core {
     }
 
     /// A record of a rule without a window: its row is moved out when it is all `SELECT *`.
-    pub(crate) fn project_record(&mut self, row: Row, topic: &str, ts: i64) -> Result<Row, SqlError> {
+    pub(crate) fn project_record(
+        &mut self,
+        row: Row,
+        topic: &str,
+        ts: i64,
+    ) -> Result<Row, SqlError> {
         if let [OutField::Wildcard] = self.fields[..] {
             return Ok(row);
         }

@@ -21,7 +21,11 @@ fn enc(v: &Value) -> J {
 }
 
 fn enc_row(r: &Row) -> J {
-    J::Object(r.iter().map(|(k, v)| (k.clone(), enc(v))).collect::<Map<_, _>>())
+    J::Object(
+        r.iter()
+            .map(|(k, v)| (k.clone(), enc(v)))
+            .collect::<Map<_, _>>(),
+    )
 }
 
 fn dec(j: &J) -> Result<Value, SqlError> {

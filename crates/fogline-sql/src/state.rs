@@ -38,11 +38,17 @@ pub(crate) struct Site {
     pub when: Option<CExpr>,
 }
 
+/// A site's detectors: the rule's own (no partition) and one per partition key.
+type Slot = (
+    Option<Box<dyn Detector>>,
+    HashMap<String, Box<dyn Detector>>,
+);
+
 /// Detector state of every call site, and the pattern sets of the node.
 pub(crate) struct States {
     ext: Arc<dyn Extensions>,
     /// Per site: the detector of the rule (no partition) and those of each key.
-    detectors: Vec<(Option<Box<dyn Detector>>, HashMap<String, Box<dyn Detector>>)>,
+    detectors: Vec<Slot>,
     key: String,
 }
 

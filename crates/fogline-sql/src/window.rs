@@ -112,7 +112,11 @@ impl Windows {
             self.buf.push(rec);
             self.since += 1;
             let count = count as usize;
-            let every = if interval == 0 { count as u64 } else { interval };
+            let every = if interval == 0 {
+                count as u64
+            } else {
+                interval
+            };
             if self.buf.len() > count {
                 let extra = self.buf.len() - count;
                 self.buf.drain(..extra);
@@ -184,7 +188,13 @@ impl Windows {
                     let hi = self.buf.partition_point(|r| r.ts <= e);
                     fire(t - len, e, &self.buf[lo..hi])?;
                 }
-                let oldest = self.triggers.iter().map(|x| x.1).min().unwrap_or(wm).min(wm);
+                let oldest = self
+                    .triggers
+                    .iter()
+                    .map(|x| x.1)
+                    .min()
+                    .unwrap_or(wm)
+                    .min(wm);
                 let keep = self.buf.partition_point(|r| r.ts <= oldest - len);
                 self.buf.drain(..keep);
             }

@@ -37,8 +37,18 @@ fn upper(args: &[Value]) -> Result<Value, SqlError> {
 }
 
 static ALL: [Scalar; 2] = [
-    Scalar { name: "abs", min_args: 1, max_args: 1, call: abs },
-    Scalar { name: "upper", min_args: 1, max_args: 1, call: upper },
+    Scalar {
+        name: "abs",
+        min_args: 1,
+        max_args: 1,
+        call: abs,
+    },
+    Scalar {
+        name: "upper",
+        min_args: 1,
+        max_args: 1,
+        call: upper,
+    },
 ];
 
 /// The scalar function of that (lowercase) name.
