@@ -12,13 +12,24 @@
 //! - `plan`: a `SELECT` compiled against its stream, run record by record and tick by tick.
 #![deny(missing_docs)]
 
+mod agg;
 pub mod ast;
+mod compile;
+mod decode;
 pub mod error;
+mod eval;
 pub mod func;
 mod lex;
+mod ops;
 pub mod parse;
+pub mod plan;
+mod project;
+mod snap;
+mod state;
 pub mod value;
+mod window;
 
 pub use error::SqlError;
 pub use parse::{parse, parse_expr};
+pub use plan::{Emit, Extensions, Meta, OperatorStats, Plan, PlanOptions};
 pub use value::{Row, Value};

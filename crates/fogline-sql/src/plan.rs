@@ -1,0 +1,409 @@
+//! A `SELECT` compiled against its stream and run record by record and tick by tick: the
+//! API of the node's rules component.
+//!
+//! The pipeline is eKuiper's: WHERE on each record (for count windows, on the window's
+//! rows: eKuiper does not push it below them), the window's FILTER, the window; on each
+//! emission GROUP BY, aggregates per group, HAVING, projection, ORDER BY and LIMIT over the
+//! window's results. A rule without a window projects each record that passes WHERE.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::ast::{self, WindowKind};
+use crate::compile::{default_name, Compiler};
+use crate::decode::Decoder;
+use crate::error::SqlError;
+use crate::eval::{CExpr, Ctx};
+use crate::project::{Core, OutField, DECODE, FILTER, ORDER, PROJECT, WINDOW};
+use crate::state::States;
+use crate::value::{Row, Value};
+use crate::window::{Rec, Windows};
+
+/// A record's meta: its topic and when the broker received it.
+#[derive(Clone, Debug)]
+pub struct Meta {
+    /// The topic it was published to.
+    pub topic: Arc<str>,
+    /// Broker receive time, ms since the epoch.
+    pub timestamp_ms: i64,
+}
+
+/// One result: a record's row, or a window's rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Emit {
+    /// The output rows.
+    pub rows: Vec<Row>,
+}
+
+/// How a rule runs.
+#[derive(Clone, Debug, Default)]
+pub struct PlanOptions {
+    /// Windows by the stream's `TIMESTAMP` field (else by receive time and the clock).
+    pub is_event_time: bool,
+    /// How far behind the highest event time records may come (event time only).
+    pub late_tolerance_ms: u64,
+}
+
+/// What the node lends to rules: named pattern sets for `match_count` and `matches`.
+pub trait Extensions: Send + Sync {
+    /// The pattern set of that name, if defined.
+    fn pattern_set(&self, name: &str) -> Option<Arc<fogline_match::Matcher>>;
+}
+
+/// Counters of one operator of a rule.
+#[derive(Clone, Debug, Default)]
+pub struct OperatorStats {
+    /// `decode`, `filter`, `window`, `project` or `order`.
+    pub name: &'static str,
+    /// Records (or windows) in.
+    pub records_in: u64,
+    /// Records (or windows) out.
+    pub records_out: u64,
+    /// Errors.
+    pub exceptions: u64,
+    /// The latest error.
+    pub last_exception: Option<String>,
+    /// Time spent, ns.
+    pub process_ns: u64,
+}
+
+/// A compiled rule.
+pub struct Plan {
+    core: Core,
+    windows: Option<Windows>,
+    win_filter: Option<CExpr>,
+    trigger: Option<CExpr>,
+    decoder: Decoder,
+    opts: PlanOptions,
+    ts_field: Option<String>,
+    /// Fields a window keeps of each row (`None`: all of them).
+    keep: Option<Vec<String>>,
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("windowed", &self.windows.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Plan {
+    /// Compiles `select` against `stream`.
+    ///
+    /// # Errors
+    /// [`SqlError::Plan`]: FROM does not name the stream, an unknown function or one with
+    /// the wrong number of arguments, an aggregate or GROUP BY without a window, a field
+    /// not in the stream's schema, a window of zero size.
+    pub fn new(
+        select: &ast::Select,
+        stream: &ast::StreamDef,
+        opts: PlanOptions,
+        ext: Arc<dyn Extensions>,
+    ) -> Result<Plan, SqlError> {
+        if !select.from.eq_ignore_ascii_case(&stream.name) {
+            return Err(SqlError::Plan(format!(
+                "FROM {} does not name the stream {}",
+                select.from, stream.name
+            )));
+        }
+        let windowed = select.window.is_some();
+        if !windowed && !select.group_by.is_empty() {
+            return Err(SqlError::Plan("GROUP BY needs a window".into()));
+        }
+        if let Some(w) = &select.window {
+            check_window(&w.kind)?;
+        }
+        let is_count = matches!(
+            select.window.as_ref().map(|w| &w.kind),
+            Some(WindowKind::Count { .. })
+        );
+        let mut c = Compiler::new(select, stream);
+        let mut fields = Vec::new();
+        let mut unnamed = 0;
+        c.allow_aggs = windowed;
+        for f in &select.fields {
+            if let ast::Expr::Wildcard { .. } = f.expr {
+                c.expr(&f.expr)?;
+                fields.push(OutField::Wildcard);
+                continue;
+            }
+            let name = match &f.alias {
+                Some(a) => a.clone(),
+                None => default_name(&f.expr, &mut unnamed),
+            };
+            fields.push(OutField::Expr(name, c.expr(&f.expr)?));
+        }
+        c.allow_aggs = false;
+        let filter = select.filter.as_ref().map(|e| c.expr(e)).transpose()?;
+        let group_by = select
+            .group_by
+            .iter()
+            .map(|e| c.expr(e))
+            .collect::<Result<_, _>>()?;
+        let (win_filter, trigger) = match &select.window {
+            Some(w) => (
+                w.filter.as_ref().map(|e| c.expr(e)).transpose()?,
+                w.trigger.as_ref().map(|e| c.expr(e)).transpose()?,
+            ),
+            None => (None, None),
+        };
+        c.allow_aggs = windowed;
+        c.allow_aliases = true;
+        let having = select.having.as_ref().map(|e| c.expr(e)).transpose()?;
+        let order_by = select
+            .order_by
+            .iter()
+            .map(|o| Ok((c.expr(&o.expr)?, o.descending)))
+            .collect::<Result<_, SqlError>>()?;
+        let ts_field = stream.options.timestamp.clone();
+        if opts.is_event_time && ts_field.is_none() && windowed {
+            return Err(SqlError::Plan(format!(
+                "event time needs the stream {} to declare a TIMESTAMP field",
+                stream.name
+            )));
+        }
+        let mut keep = (!c.reads_row).then(|| {
+            let mut k = std::mem::take(&mut c.fields_read);
+            k.extend(ts_field.clone());
+            k.sort();
+            k.dedup();
+            k
+        });
+        if !windowed {
+            keep = None;
+        }
+        let names = ["decode", "filter", "window", "project", "order"];
+        let (post_filter, filter) = if is_count {
+            (filter, None)
+        } else {
+            (None, filter)
+        };
+        Ok(Plan {
+            core: Core {
+                fields,
+                filter,
+                post_filter,
+                group_by,
+                having,
+                order_by,
+                limit: select.limit,
+                aggs: c.aggs,
+                states: States::new(ext, c.sites),
+                stats: names.map(|name| OperatorStats {
+                    name,
+                    ..OperatorStats::default()
+                }),
+            },
+            windows: select.window.as_ref().map(|w| Windows::new(w.kind.clone())),
+            win_filter,
+            trigger,
+            decoder: Decoder::new(stream),
+            opts,
+            ts_field,
+            keep,
+        })
+    }
+
+    /// A payload to rows by the stream's format and schema.
+    ///
+    /// # Errors
+    /// [`SqlError::Decode`]: not in the format, or (strict) not fitting the schema.
+    pub fn decode(&self, payload: &[u8]) -> Result<Vec<Row>, SqlError> {
+        self.decoder.decode(payload)
+    }
+
+    /// [`Plan::decode`], counted in the `decode` operator's stats.
+    ///
+    /// # Errors
+    /// As [`Plan::decode`].
+    pub fn decode_counted(&mut self, payload: &[u8]) -> Result<Vec<Row>, SqlError> {
+        let t0 = Instant::now();
+        let r = self.decoder.decode(payload);
+        let s = &mut self.core.stats[DECODE];
+        s.records_in += 1;
+        s.process_ns += t0.elapsed().as_nanos() as u64;
+        match r {
+            Ok(rows) => {
+                s.records_out += rows.len() as u64;
+                Ok(rows)
+            }
+            Err(e) => Err(self.core.fail(DECODE, e)),
+        }
+    }
+
+    /// One record: WHERE, then the window or the projection. Results go to `out`.
+    ///
+    /// # Errors
+    /// [`SqlError::Eval`]: an expression failed on this record (counted in the stats; the
+    /// rule goes on with the next).
+    pub fn push(&mut self, row: Row, meta: &Meta, out: &mut Vec<Emit>) -> Result<(), SqlError> {
+        let t0 = Instant::now();
+        let core = &mut self.core;
+        core.stats[FILTER].records_in += 1;
+        let cx = Ctx {
+            row: &row,
+            topic: &meta.topic,
+            ts: meta.timestamp_ms,
+            window: None,
+            aggs: &[],
+        };
+        let mut pass = match &core.filter {
+            Some(f) => f
+                .test(&cx, &mut core.states)
+                .map_err(|e| core.fail(FILTER, e))?,
+            None => true,
+        };
+        if pass {
+            if let Some(f) = &self.win_filter {
+                pass = f
+                    .test(&cx, &mut core.states)
+                    .map_err(|e| core.fail(FILTER, e))?;
+            }
+        }
+        let t1 = Instant::now();
+        core.stats[FILTER].process_ns += (t1 - t0).as_nanos() as u64;
+        if !pass {
+            return Ok(());
+        }
+        core.stats[FILTER].records_out += 1;
+        let Some(w) = &mut self.windows else {
+            core.stats[PROJECT].records_in += 1;
+            let r = core.project_record(row, &meta.topic, meta.timestamp_ms);
+            core.stats[PROJECT].process_ns += t1.elapsed().as_nanos() as u64;
+            let r = r.map_err(|e| core.fail(PROJECT, e))?;
+            core.stats[PROJECT].records_out += 1;
+            out.push(Emit { rows: vec![r] });
+            return Ok(());
+        };
+        let trigger = match &self.trigger {
+            Some(t) => t
+                .test(&cx, &mut core.states)
+                .map_err(|e| core.fail(WINDOW, e))?,
+            None => true,
+        };
+        let ts = if self.opts.is_event_time {
+            let f = self.ts_field.as_deref().unwrap_or_default();
+            match row.get(f) {
+                Some(Value::Int(t)) => *t,
+                Some(Value::Float(t)) => *t as i64,
+                v => {
+                    let e = SqlError::Eval(format!("event time field {f} is {v:?}"));
+                    return Err(core.fail(WINDOW, e));
+                }
+            }
+        } else {
+            meta.timestamp_ms.max(w.wm)
+        };
+        let mut row = row;
+        if let Some(k) = &self.keep {
+            row.retain(|name, _| k.binary_search(name).is_ok());
+        }
+        let rec = Rec {
+            row,
+            topic: meta.topic.clone(),
+            ts,
+            meta_ts: meta.timestamp_ms,
+        };
+        core.stats[WINDOW].records_in += 1;
+        let mut fire = |s: i64, e: i64, rows: &[Rec]| -> Result<(), SqlError> {
+            core.stats[WINDOW].records_out += 1;
+            core.emit_window(s, e, rows, out)
+        };
+        w.insert(rec, trigger, &mut fire)?;
+        let wm = if self.opts.is_event_time {
+            w.max_seen
+                .saturating_sub(self.opts.late_tolerance_ms as i64)
+        } else {
+            ts
+        };
+        if !matches!(w.kind, WindowKind::Count { .. }) && w.max_seen != i64::MIN {
+            w.advance(wm, &mut fire)?;
+        }
+        core.stats[WINDOW].process_ns += t1.elapsed().as_nanos() as u64;
+        Ok(())
+    }
+
+    /// The clock: in processing time, emits the windows that ended by `now_ms`.
+    ///
+    /// # Errors
+    /// [`SqlError::Eval`]: an expression failed on a window's rows.
+    pub fn tick(&mut self, now_ms: i64, out: &mut Vec<Emit>) -> Result<(), SqlError> {
+        if self.opts.is_event_time {
+            return Ok(());
+        }
+        let Some(w) = &mut self.windows else {
+            return Ok(());
+        };
+        let core = &mut self.core;
+        let mut fire = |s: i64, e: i64, rows: &[Rec]| -> Result<(), SqlError> {
+            core.stats[WINDOW].records_out += 1;
+            core.emit_window(s, e, rows, out)
+        };
+        w.advance(now_ms, &mut fire)
+    }
+
+    /// When [`Plan::tick`] must next be called (`None`: no timer pending).
+    pub fn next_tick(&self) -> Option<i64> {
+        if self.opts.is_event_time {
+            return None;
+        }
+        self.windows.as_ref()?.next_due()
+    }
+
+    /// The window's state, for a checkpoint.
+    pub fn snapshot(&self) -> serde_json::Value {
+        match &self.windows {
+            Some(w) => crate::snap::save(w),
+            None => serde_json::Value::Null,
+        }
+    }
+
+    /// Puts back a [`Plan::snapshot`]. Detector state starts afresh.
+    ///
+    /// # Errors
+    /// [`SqlError::Plan`]: the snapshot is not one of this rule's.
+    pub fn restore(&mut self, state: &serde_json::Value) -> Result<(), SqlError> {
+        self.core.states.clear();
+        match &mut self.windows {
+            Some(w) => crate::snap::load(w, state),
+            None if state.is_null() => Ok(()),
+            None => Err(SqlError::Plan(
+                "snapshot of a window for a rule without".into(),
+            )),
+        }
+    }
+
+    /// True when the rule has a window.
+    pub fn is_windowed(&self) -> bool {
+        self.windows.is_some()
+    }
+
+    /// Counters per operator: decode, filter, window, project, order.
+    pub fn stats(&self) -> Vec<OperatorStats> {
+        let _ = ORDER;
+        self.core.stats.to_vec()
+    }
+
+    /// Records dropped as later than the watermark allows.
+    pub fn late_dropped(&self) -> u64 {
+        self.windows.as_ref().map_or(0, |w| w.late)
+    }
+}
+
+fn check_window(k: &WindowKind) -> Result<(), SqlError> {
+    let bad = match *k {
+        WindowKind::Tumbling { length_ms } => length_ms == 0,
+        WindowKind::Hopping { length_ms, hop_ms } => length_ms == 0 || hop_ms == 0,
+        WindowKind::Sliding { length_ms, .. } => length_ms == 0,
+        WindowKind::Session {
+            max_length_ms,
+            timeout_ms,
+        } => max_length_ms == 0 || timeout_ms == 0,
+        WindowKind::Count { count, interval } => count == 0 || interval > count,
+    };
+    if bad {
+        return Err(SqlError::Plan(format!("invalid window {k:?}")));
+    }
+    Ok(())
+}

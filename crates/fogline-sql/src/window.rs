@@ -1,0 +1,259 @@
+//! The window kinds, driven by a watermark.
+//!
+//! Processing time and event time share one engine: every record has a time and the
+//! watermark says "no record earlier than this will come". In processing time a record's
+//! time is its receive time (never behind the watermark) and the watermark is the latest of
+//! the clock (`tick`) and the records; in event time the time is the record's timestamp
+//! field and the watermark is the highest seen minus the late tolerance. A window emits
+//! once the watermark reaches its end; a record that could only belong to windows already
+//! emitted is late: dropped and counted.
+//!
+//! eKuiper's semantics (docs/en_US/sqls/windows.md): tumbling and hopping windows are
+//! aligned to the epoch, `[start, end)`; a sliding window is `(t - length, t + delay]` for
+//! each triggering record at `t`; a session ends at `timeout` after its last record or at
+//! the next multiple of its maximum length; a count window holds the last `count` records
+//! and emits every `interval` of them once it is full. Windows without records emit
+//! nothing.
+
+use std::sync::Arc;
+
+use crate::ast::WindowKind;
+use crate::error::SqlError;
+use crate::value::Row;
+
+/// A record held by a window.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Rec {
+    /// Its fields.
+    pub row: Row,
+    /// Its topic.
+    pub topic: Arc<str>,
+    /// Its time for windowing (ms).
+    pub ts: i64,
+    /// Its meta timestamp (broker receive time, ms).
+    pub meta_ts: i64,
+}
+
+/// Called for each window emitted: bounds and rows (in time order).
+pub(crate) type Fire<'f> = dyn FnMut(i64, i64, &[Rec]) -> Result<(), SqlError> + 'f;
+
+/// A window's state.
+#[derive(Debug)]
+pub(crate) struct Windows {
+    pub(crate) kind: WindowKind,
+    /// Records, sorted by time (stable: arrival order among equal times).
+    pub(crate) buf: Vec<Rec>,
+    /// No record earlier than this is to come (`i64::MIN` before any).
+    pub(crate) wm: i64,
+    /// Highest record time seen (event time's watermark source).
+    pub(crate) max_seen: i64,
+    /// Session windows: end of the last one emitted.
+    pub(crate) frontier: i64,
+    /// Sliding windows: pending `(end, trigger time)`, sorted.
+    pub(crate) triggers: Vec<(i64, i64)>,
+    /// Count windows: records since the last emission.
+    pub(crate) since: u64,
+    /// Records dropped as late.
+    pub(crate) late: u64,
+}
+
+fn floor_div(a: i64, b: i64) -> i64 {
+    a.div_euclid(b)
+}
+
+impl Windows {
+    pub(crate) fn new(kind: WindowKind) -> Windows {
+        Windows {
+            kind,
+            buf: Vec::new(),
+            wm: i64::MIN,
+            max_seen: i64::MIN,
+            frontier: i64::MIN,
+            triggers: Vec::new(),
+            since: 0,
+            late: 0,
+        }
+    }
+
+    /// (length, hop) of a tumbling or hopping window.
+    fn fixed(&self) -> Option<(i64, i64)> {
+        match self.kind {
+            WindowKind::Tumbling { length_ms } => Some((length_ms as i64, length_ms as i64)),
+            WindowKind::Hopping { length_ms, hop_ms } => Some((length_ms as i64, hop_ms as i64)),
+            _ => None,
+        }
+    }
+
+    /// True when no window still to come can hold a record at `ts`.
+    fn is_late(&self, ts: i64) -> bool {
+        if self.wm == i64::MIN {
+            return false;
+        }
+        match self.kind {
+            WindowKind::Tumbling { .. } | WindowKind::Hopping { .. } => {
+                let (len, hop) = self.fixed().expect("fixed");
+                floor_div(ts, hop) * hop + len <= self.wm
+            }
+            WindowKind::Sliding { .. } => ts < self.wm,
+            WindowKind::Session { .. } => ts < self.frontier,
+            WindowKind::Count { .. } => false,
+        }
+    }
+
+    /// Adds a record (`trigger`: it meets a sliding window's `OVER (WHEN ..)`). False when
+    /// it was late and dropped. Count windows emit here; time windows on [`Windows::advance`].
+    pub(crate) fn insert(
+        &mut self,
+        rec: Rec,
+        trigger: bool,
+        fire: &mut Fire<'_>,
+    ) -> Result<bool, SqlError> {
+        if let WindowKind::Count { count, interval } = self.kind {
+            self.buf.push(rec);
+            self.since += 1;
+            let count = count as usize;
+            let every = if interval == 0 {
+                count as u64
+            } else {
+                interval
+            };
+            if self.buf.len() > count {
+                let extra = self.buf.len() - count;
+                self.buf.drain(..extra);
+            }
+            if self.buf.len() == count && self.since >= every {
+                self.since = 0;
+                let (s, e) = (self.buf[0].ts, self.buf[count - 1].ts);
+                fire(s, e, &self.buf)?;
+                if interval == 0 || interval as usize >= count {
+                    self.buf.clear();
+                }
+            }
+            return Ok(true);
+        }
+        if self.is_late(rec.ts) {
+            self.late += 1;
+            return Ok(false);
+        }
+        let ts = rec.ts;
+        self.max_seen = self.max_seen.max(ts);
+        let at = self.buf.partition_point(|r| r.ts <= ts);
+        self.buf.insert(at, rec);
+        if let (WindowKind::Sliding { delay_ms, .. }, true) = (&self.kind, trigger) {
+            let e = (ts + *delay_ms as i64, ts);
+            let at = self.triggers.partition_point(|x| *x <= e);
+            self.triggers.insert(at, e);
+        }
+        Ok(true)
+    }
+
+    /// Moves the watermark to `wm` (never back) and emits every window ending by then.
+    pub(crate) fn advance(&mut self, wm: i64, fire: &mut Fire<'_>) -> Result<(), SqlError> {
+        if wm <= self.wm {
+            return Ok(());
+        }
+        match self.kind.clone() {
+            WindowKind::Tumbling { .. } | WindowKind::Hopping { .. } => {
+                let (len, hop) = self.fixed().expect("fixed");
+                let mut done = self.wm;
+                while let Some(first) = self.buf.first() {
+                    // The first window not yet emitted that holds the earliest record.
+                    let mut e = (floor_div(first.ts - len, hop) + 1) * hop + len;
+                    if done != i64::MIN && e <= done {
+                        e = (floor_div(done - len, hop) + 1) * hop + len;
+                    }
+                    if e > wm {
+                        break;
+                    }
+                    let lo = self.buf.partition_point(|r| r.ts < e - len);
+                    let hi = self.buf.partition_point(|r| r.ts < e);
+                    if lo < hi {
+                        fire(e - len, e, &self.buf[lo..hi])?;
+                    }
+                    let keep = self
+                        .buf
+                        .partition_point(|r| floor_div(r.ts, hop) * hop + len <= e);
+                    self.buf.drain(..keep);
+                    done = e;
+                }
+            }
+            WindowKind::Sliding { length_ms, .. } => {
+                let len = length_ms as i64;
+                while let Some(&(e, t)) = self.triggers.first() {
+                    if e > wm {
+                        break;
+                    }
+                    self.triggers.remove(0);
+                    let lo = self.buf.partition_point(|r| r.ts <= t - len);
+                    let hi = self.buf.partition_point(|r| r.ts <= e);
+                    fire(t - len, e, &self.buf[lo..hi])?;
+                }
+                let oldest = self
+                    .triggers
+                    .iter()
+                    .map(|x| x.1)
+                    .min()
+                    .unwrap_or(wm)
+                    .min(wm);
+                let keep = self.buf.partition_point(|r| r.ts <= oldest - len);
+                self.buf.drain(..keep);
+            }
+            WindowKind::Session {
+                max_length_ms,
+                timeout_ms,
+            } => {
+                let (max, timeout) = (max_length_ms as i64, timeout_ms as i64);
+                while let Some(first) = self.buf.first() {
+                    let bound = (floor_div(first.ts, max) + 1) * max;
+                    let mut end = (first.ts + timeout).min(bound);
+                    let mut n = 1;
+                    while n < self.buf.len() && self.buf[n].ts < end {
+                        end = (self.buf[n].ts + timeout).min(bound);
+                        n += 1;
+                    }
+                    if end > wm {
+                        break;
+                    }
+                    fire(first.ts, end, &self.buf[..n])?;
+                    self.frontier = end;
+                    self.buf.drain(..n);
+                }
+            }
+            WindowKind::Count { .. } => {}
+        }
+        self.wm = wm;
+        Ok(())
+    }
+
+    /// When the watermark must next reach to emit a window (processing time's timer).
+    pub(crate) fn next_due(&self) -> Option<i64> {
+        let first = self.buf.first()?;
+        match self.kind {
+            WindowKind::Tumbling { .. } | WindowKind::Hopping { .. } => {
+                let (len, hop) = self.fixed().expect("fixed");
+                let mut e = (floor_div(first.ts - len, hop) + 1) * hop + len;
+                if self.wm != i64::MIN && e <= self.wm {
+                    e = (floor_div(self.wm - len, hop) + 1) * hop + len;
+                }
+                Some(e)
+            }
+            WindowKind::Sliding { .. } => self.triggers.first().map(|x| x.0),
+            WindowKind::Session {
+                max_length_ms,
+                timeout_ms,
+            } => {
+                let (max, timeout) = (max_length_ms as i64, timeout_ms as i64);
+                let bound = (floor_div(first.ts, max) + 1) * max;
+                let mut end = (first.ts + timeout).min(bound);
+                for r in &self.buf[1..] {
+                    if r.ts >= end {
+                        break;
+                    }
+                    end = (r.ts + timeout).min(bound);
+                }
+                Some(end)
+            }
+            WindowKind::Count { .. } => None,
+        }
+    }
+}
