@@ -71,6 +71,9 @@ pub struct StreamView {
     pub storage: &'static str,
     /// The topic filters it captures.
     pub subjects: Vec<String>,
+    /// Its `CREATE STREAM` statement (schema and format for SQL rules); `null`: schemaless
+    /// JSON.
+    pub sql: Option<String>,
     /// Retention by size in force; `null`: no limit.
     pub retention_bytes: Option<u64>,
     /// Retention by age in force, seconds; `null`: no limit.
@@ -230,6 +233,7 @@ pub fn stream(s: &Stream) -> StreamView {
         name: s.name().to_string(),
         storage: storage_name(s.storage()),
         subjects: s.subjects().to_vec(),
+        sql: cfg.sql.clone(),
         retention_bytes: bytes,
         retention_age_seconds: age.map(|a| a.as_secs_f64()),
         retention_bytes_default: cfg.retention_bytes.is_none(),

@@ -43,6 +43,8 @@ struct Spec {
     retention_bytes: Option<u64>,
     retention_age_ms: Option<u64>,
     segment_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sql: Option<String>,
 }
 
 impl From<&StreamConfig> for Spec {
@@ -56,6 +58,7 @@ impl From<&StreamConfig> for Spec {
                 .retention_age
                 .map(|a| u64::try_from(a.as_millis()).unwrap_or(u64::MAX)),
             segment_bytes: c.segment_bytes.map(|b| b.as_u64()),
+            sql: c.sql.clone(),
         }
     }
 }
@@ -69,6 +72,7 @@ impl From<&Spec> for StreamConfig {
             retention_bytes: s.retention_bytes.map(ByteSize::b),
             retention_age: s.retention_age_ms.map(Duration::from_millis),
             segment_bytes: s.segment_bytes.map(ByteSize::b),
+            sql: s.sql.clone(),
         }
     }
 }

@@ -103,6 +103,11 @@ pub struct StreamConfig {
     /// Size of one segment file.
     #[serde(default)]
     pub segment_bytes: Option<ByteSize>,
+    /// The `CREATE STREAM` statement that gives the stream a schema and a format for SQL
+    /// rules (one notion of stream: a SQL source is a stream). The broker keeps it and
+    /// does not read it.
+    #[serde(default)]
+    pub sql: Option<String>,
 }
 
 /// Settings of the broker core.
@@ -183,6 +188,7 @@ impl StreamConfig {
             retention_bytes: None,
             retention_age: None,
             segment_bytes: None,
+            sql: None,
         }
     }
 }

@@ -105,6 +105,7 @@ async fn a_batch_refused_by_one_stream_is_in_none() {
         retention_bytes: None,
         retention_age: None,
         segment_bytes: Some(segment),
+        sql: None,
     };
     let config = BrokerConfig {
         storage: StorageMode::Mmap,

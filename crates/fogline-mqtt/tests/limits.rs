@@ -351,6 +351,7 @@ async fn retained_messages_hold_only_their_own_bytes() {
             retention_bytes: None,
             retention_age: None,
             segment_bytes: None,
+            sql: None,
         }];
     })
     .await;

@@ -180,6 +180,7 @@ fn spec_config(spec: StreamSpec) -> Result<StreamConfig, BrokerError> {
         retention_bytes: setting(spec.retention_bytes).map(ByteSize::b),
         retention_age: setting(spec.retention_age_ms).map(Duration::from_millis),
         segment_bytes: segment.map(ByteSize::b),
+        sql: None,
     })
 }
 

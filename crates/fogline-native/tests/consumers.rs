@@ -270,6 +270,7 @@ async fn streams_capture_by_subject_and_list() {
             retention_bytes: None,
             retention_age: None,
             segment_bytes: None,
+            sql: None,
         }];
     })
     .await;

@@ -43,6 +43,8 @@ pub struct Context {
     pub health: Arc<Board>,
     /// The budget every listener's connections read under (`[node] read_buffer_budget`).
     pub read_budget: Arc<ReadBudget>,
+    /// HTTP routes components hand to the admin API (started last, it serves them all).
+    pub routes: Arc<Mutex<Vec<axum::Router>>>,
 }
 
 /// A started component.

@@ -14,6 +14,7 @@ use fogline_admin::AdminConfig;
 use fogline_broker::BrokerConfig;
 use fogline_mqtt::MqttConfig;
 use fogline_native::NativeConfig;
+use fogline_rules::RulesConfig;
 use serde::{Deserialize, Serialize};
 
 const NODE_SECTION: &str = include_str!("node.toml");
@@ -25,6 +26,7 @@ pub fn default_file() -> String {
         fogline_native::DEFAULT_SECTION,
         fogline_broker::config::DEFAULT_SECTION,
         fogline_mqtt::DEFAULT_SECTION,
+        fogline_rules::DEFAULT_SECTION,
         fogline_admin::DEFAULT_SECTION,
     ]
     .map(str::trim_end)
@@ -46,6 +48,8 @@ pub struct Config {
     pub broker: BrokerConfig,
     /// MQTT 3.1.1/5.0 listeners and session limits.
     pub mqtt: MqttConfig,
+    /// SQL rules, triggers and pattern sets.
+    pub rules: RulesConfig,
     /// The HTTP admin API, metrics and dashboard.
     pub admin: AdminConfig,
 }

@@ -119,6 +119,7 @@ impl Node {
             read_budget.clone(),
         )));
         let metrics = Arc::new(Mutex::new(registry));
+        let routes = Arc::new(Mutex::new(Vec::new()));
         let (done_tx, done) = mpsc::unbounded_channel();
         let mut node = Node {
             retention: retention(broker.clone()),
@@ -138,6 +139,7 @@ impl Node {
                 metrics: metrics.clone(),
                 health: node.board.clone(),
                 read_budget: read_budget.clone(),
+                routes: routes.clone(),
             };
             match (component.start)(&config, &ctx).await {
                 Ok(Some(started)) => {

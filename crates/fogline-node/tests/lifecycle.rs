@@ -45,7 +45,7 @@ async fn components_start_in_order_and_stop_in_reverse() {
         .filter(|(_, s)| *s == ComponentState::Stopped)
         .map(|(n, _)| n)
         .collect();
-    assert_eq!(stops, ["admin", "mqtt", "native", "broker"]);
+    assert_eq!(stops, ["admin", "rules", "mqtt", "native", "broker"]);
     // Nothing listens any more.
     assert!(tokio::net::TcpStream::connect(&native).await.is_err());
     // The node keeps its id across restarts.
@@ -103,6 +103,7 @@ async fn components_without_listeners_are_disabled_not_failed() {
     cfg.mqtt.listen.clear();
     cfg.mqtt.ws_listen.clear();
     cfg.admin.listen.clear();
+    cfg.rules.enabled = false;
     let node = Node::start(cfg).await.unwrap();
     use fogline_admin::Components;
     let states: Vec<_> = node
@@ -117,6 +118,7 @@ async fn components_without_listeners_are_disabled_not_failed() {
             ("broker".to_string(), ComponentState::Running),
             ("native".to_string(), ComponentState::Running),
             ("mqtt".to_string(), ComponentState::Disabled),
+            ("rules".to_string(), ComponentState::Disabled),
             ("admin".to_string(), ComponentState::Disabled),
         ]
     );

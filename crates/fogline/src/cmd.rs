@@ -4,7 +4,9 @@ pub mod consumer;
 pub mod demo;
 pub mod log;
 pub mod publish;
+pub mod rule;
 pub mod serve;
+pub mod sql;
 pub mod stream;
 pub mod subscribe;
 

@@ -29,6 +29,14 @@ enum Command {
     /// Inspect and delete the durable consumers of a running node (ls, info, rm).
     #[command(subcommand)]
     Consumer(cmd::consumer::ConsumerCommand),
+    /// Manage the SQL rules of a running node (create, ls, show, status, start, stop, rm).
+    #[command(subcommand)]
+    Rule(cmd::rule::RuleCommand),
+    /// Manage the pattern sets of the matcher operators (add, ls, rm).
+    #[command(subcommand)]
+    Pattern(cmd::rule::PatternCommand),
+    /// Run an ad-hoc SQL query on a running node and print its results live.
+    Sql(cmd::sql::SqlArgs),
     /// Show or check configuration.
     #[command(subcommand)]
     Config(cmd::config::ConfigCommand),
@@ -67,6 +75,9 @@ fn main() -> anyhow::Result<()> {
         Command::Sub(args) => cmd::subscribe::run(args),
         Command::Stream(c) => cmd::stream::run(c),
         Command::Consumer(c) => cmd::consumer::run(c),
+        Command::Rule(c) => cmd::rule::run(c),
+        Command::Pattern(c) => cmd::rule::run_pattern(c),
+        Command::Sql(a) => cmd::sql::run(a),
         Command::Config(c) => cmd::config::run(c),
         Command::Log(c) => cmd::log::run(c),
     }

@@ -2,7 +2,10 @@
 //!
 //! A stream to create (`POST`): `{"name", "subjects": [...], "storage"?: "memory" | "mmap" |
 //! "fsync", "retention_bytes"?, "retention_age_seconds"?, "segment_bytes"?}`; an absent
-//! setting takes the node's default, a retention of 0 means no limit. A change (`PATCH`):
+//! setting takes the node's default, a retention of 0 means no limit. Or, as eKuiper takes
+//! it, `{"sql": "CREATE STREAM demo (...) WITH (DATASOURCE=\"a/+/b\", FORMAT=\"json\")"}`
+//! (with the same optional settings): the stream is named by the statement, captures its
+//! `DATASOURCE` (the stream's name when absent) and keeps the statement as its schema. A change (`PATCH`):
 //! any of `subjects`, `retention_bytes`, `retention_age_seconds` (`null`: back to the node's
 //! default), and `storage` only to state the one it has (a stream's storage cannot change).
 
@@ -36,8 +39,11 @@ pub(super) fn routes() -> Router<AdminState> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NewStream {
+    #[serde(default)]
     name: String,
+    #[serde(default)]
     subjects: Vec<String>,
+    sql: Option<String>,
     storage: Option<StorageMode>,
     retention_bytes: Option<u64>,
     retention_age_seconds: Option<f64>,
@@ -60,7 +66,31 @@ async fn describe(
 }
 
 async fn create(State(s): State<AdminState>, body: Bytes) -> Result<impl IntoResponse, ApiError> {
-    let n: NewStream = json_body(&body)?;
+    let mut n: NewStream = json_body(&body)?;
+    if let Some(sql) = &n.sql {
+        let def = match fogline_sql::parse(sql) {
+            Ok(fogline_sql::ast::Statement::CreateStream(def)) => def,
+            Ok(_) => return Err(ApiError::invalid("sql must be a CREATE STREAM statement")),
+            Err(e) => return Err(ApiError::invalid(format!("sql: {e}"))),
+        };
+        if !n.name.is_empty() && n.name != def.name {
+            return Err(ApiError::invalid(format!(
+                "name {:?} differs from the statement's {:?}",
+                n.name, def.name
+            )));
+        }
+        if !n.subjects.is_empty() {
+            return Err(ApiError::invalid(
+                "subjects come from the statement's DATASOURCE; give one or the other",
+            ));
+        }
+        n.subjects = vec![def.options.datasource.clone().unwrap_or(def.name.clone())];
+        n.name = def.name;
+    } else if n.name.is_empty() {
+        return Err(ApiError::invalid(
+            "a stream needs a name (or a CREATE STREAM sql)",
+        ));
+    }
     if n.segment_bytes == Some(0) {
         return Err(ApiError::invalid("segment_bytes must not be 0"));
     }
@@ -71,6 +101,7 @@ async fn create(State(s): State<AdminState>, body: Bytes) -> Result<impl IntoRes
         retention_bytes: n.retention_bytes.map(ByteSize::b),
         retention_age: n.retention_age_seconds.map(seconds).transpose()?,
         segment_bytes: n.segment_bytes.map(ByteSize::b),
+        sql: n.sql,
     };
     let b = s.broker.clone();
     let stream = blocking(move || Ok(b.create_stream(cfg)?)).await?;

@@ -1,12 +1,19 @@
 //! The components of a node, in start order (the node stops them in reverse): the native
-//! protocol, MQTT, then the admin API, which serves what the others report. The broker is
+//! protocol, MQTT, the rules, then the admin API, which serves what the others report and
+//! the routes they hand it. The broker is
 //! opened before them all and closed after (see `node`).
 
 mod admin;
 mod mqtt;
 mod native;
+mod rules;
 
 use crate::component::Component;
 
 /// Every component, in start order.
-pub(crate) const ALL: &[Component] = &[native::COMPONENT, mqtt::COMPONENT, admin::COMPONENT];
+pub(crate) const ALL: &[Component] = &[
+    native::COMPONENT,
+    mqtt::COMPONENT,
+    rules::COMPONENT,
+    admin::COMPONENT,
+];

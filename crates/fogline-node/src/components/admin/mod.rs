@@ -31,7 +31,8 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         registry: ctx.metrics.clone(),
         events_interval: cfg.admin.events_interval,
     };
-    let server = AdminServer::bind(cfg.admin.clone(), state, Vec::new()).await?;
+    let extra = std::mem::take(&mut *ctx.routes.lock());
+    let server = AdminServer::bind(cfg.admin.clone(), state, extra).await?;
     let eps = endpoints("http", server.local_addrs());
     let stop = ctx.stop.clone();
     Ok(Some(Started {

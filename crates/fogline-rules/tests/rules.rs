@@ -1,0 +1,300 @@
+//! The rules engine on a real broker: records published over the link go through a rule
+//! and its results come back as records.
+
+use std::time::Duration;
+
+use fogline_broker::link::{Link, LinkSubscription};
+use fogline_broker::{Broker, BrokerConfig, StorageMode, StreamConfig, SubscribeOptions};
+use fogline_rules::{RuleSpec, Rules, State};
+
+fn broker(dir: &std::path::Path) -> Broker {
+    let config = BrokerConfig {
+        storage: StorageMode::Mmap,
+        data_dir: dir.to_path_buf(),
+        streams: vec![StreamConfig::new("other", vec!["other/#".into()])],
+        ..BrokerConfig::default()
+    };
+    Broker::open(config).unwrap().0
+}
+
+fn sql_stream(broker: &Broker, sql: &str) {
+    let def = match fogline_sql::parse(sql).unwrap() {
+        fogline_sql::ast::Statement::CreateStream(d) => d,
+        _ => panic!("not a stream"),
+    };
+    let mut cfg = StreamConfig::new(def.name.clone(), vec![def.options.datasource.unwrap()]);
+    cfg.sql = Some(sql.to_string());
+    broker.create_stream(cfg).unwrap();
+}
+
+const DEMO: &str = r#"CREATE STREAM demo (id STRING, temperature FLOAT, ts BIGINT)
+    WITH (DATASOURCE="sensors/+/temp", FORMAT="json", TIMESTAMP="ts")"#;
+
+fn rule(json: serde_json::Value) -> RuleSpec {
+    RuleSpec::from_json(json.to_string().as_bytes()).unwrap()
+}
+
+async fn next_json(sub: &mut LinkSubscription) -> (String, serde_json::Value) {
+    let m = tokio::time::timeout(Duration::from_secs(10), sub.recv())
+        .await
+        .expect("a result within 10 s")
+        .expect("subscription open");
+    (
+        m.topic.to_string(),
+        serde_json::from_slice(&m.payload).unwrap(),
+    )
+}
+
+async fn publish(link: &Link, topic: &str, body: serde_json::Value) {
+    link.publish_acked(topic, body.to_string()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filter_rule_publishes_matching_rows_on_a_templated_topic() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path());
+    sql_stream(&b, DEMO);
+    let rules = Rules::open(b.clone(), Some(dir.path().join(".rules")), None, 100).unwrap();
+    let link = b.link("test");
+    let mut out = link
+        .subscribe("alerts/#", SubscribeOptions::default())
+        .unwrap();
+    rules
+        .create(rule(serde_json::json!({
+            "id": "hot",
+            "sql": "SELECT id, temperature * 2 AS t2 FROM demo WHERE temperature > 50",
+            "actions": [{"publish": {"topic": "alerts/{id}", "sendSingle": true}}]
+        })))
+        .unwrap();
+    for (id, t) in [("a", 20.0), ("b", 60.5), ("c", 51.0)] {
+        publish(
+            &link,
+            &format!("sensors/{id}/temp"),
+            serde_json::json!({"id": id, "temperature": t, "ts": 1}),
+        )
+        .await;
+    }
+    let (topic, v) = next_json(&mut out).await;
+    assert_eq!(topic, "alerts/b");
+    assert_eq!(v, serde_json::json!({"id": "b", "t2": 121.0}));
+    let (topic, v) = next_json(&mut out).await;
+    assert_eq!(topic, "alerts/c");
+    assert_eq!(v["t2"], 102.0);
+    let (status, stats) = rules.status("hot").unwrap();
+    assert_eq!(status.state, State::Running);
+    assert_eq!(
+        stats.records_in.load(std::sync::atomic::Ordering::Relaxed),
+        3
+    );
+    rules.shut_down().await;
+}
+
+/// Event-time tumbling windows: deterministic, each window closes when a record of a later
+/// window arrives (lateTolerance 0).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tumbling_window_average_per_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path());
+    sql_stream(&b, DEMO);
+    let rules = Rules::open(b.clone(), Some(dir.path().join(".rules")), None, 100).unwrap();
+    let link = b.link("test");
+    let mut out = link.subscribe("avg", SubscribeOptions::default()).unwrap();
+    rules
+        .create(rule(serde_json::json!({
+            "id": "avg",
+            "sql": "SELECT id, avg(temperature) AS a, count(*) AS n FROM demo GROUP BY id, TUMBLINGWINDOW(ss, 10) ORDER BY id",
+            "actions": [{"publish": {"topic": "avg"}}],
+            "options": {"isEventTime": true, "lateTolerance": 0}
+        })))
+        .unwrap();
+    let readings = [
+        ("a", 10.0, 1_000),
+        ("b", 1.0, 2_000),
+        ("a", 20.0, 9_999),
+        ("b", 3.0, 10_000),
+    ];
+    for (id, t, ts) in readings {
+        publish(
+            &link,
+            "sensors/x/temp",
+            serde_json::json!({"id": id, "temperature": t, "ts": ts}),
+        )
+        .await;
+    }
+    let (_, v) = next_json(&mut out).await;
+    assert_eq!(
+        v,
+        serde_json::json!([{"id": "a", "a": 15.0, "n": 2}, {"id": "b", "a": 1.0, "n": 1}])
+    );
+    rules.shut_down().await;
+}
+
+/// A qos 1 rule stopped mid-window resumes from its checkpoint: the window that was open
+/// when it stopped is produced whole after the restart, with records from both runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_qos1_rule_resumes_its_window_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path());
+    sql_stream(&b, DEMO);
+    let link = b.link("test");
+    let mut out = link.subscribe("sum", SubscribeOptions::default()).unwrap();
+    let spec = rule(serde_json::json!({
+        "id": "sum",
+        "sql": "SELECT sum(temperature) AS s, count(*) AS n FROM demo GROUP BY TUMBLINGWINDOW(ss, 10)",
+        "actions": [{"publish": {"topic": "sum"}}],
+        "options": {"qos": 1, "isEventTime": true, "lateTolerance": 0, "checkpointInterval": 100000}
+    }));
+    let rules = Rules::open(b.clone(), Some(dir.path().join(".rules")), None, 100).unwrap();
+    rules.create(spec).unwrap();
+    publish(
+        &link,
+        "sensors/x/temp",
+        serde_json::json!({"id": "a", "temperature": 1.0, "ts": 1_000}),
+    )
+    .await;
+    publish(
+        &link,
+        "sensors/x/temp",
+        serde_json::json!({"id": "a", "temperature": 2.0, "ts": 2_000}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    rules.shut_down().await;
+    drop(rules);
+    // Records published while the rule is down are read after it restarts.
+    publish(
+        &link,
+        "sensors/x/temp",
+        serde_json::json!({"id": "a", "temperature": 4.0, "ts": 3_000}),
+    )
+    .await;
+    let rules = Rules::open(b.clone(), Some(dir.path().join(".rules")), None, 100).unwrap();
+    publish(
+        &link,
+        "sensors/x/temp",
+        serde_json::json!({"id": "a", "temperature": 8.0, "ts": 12_000}),
+    )
+    .await;
+    let (_, v) = next_json(&mut out).await;
+    assert_eq!(v, serde_json::json!([{"s": 7.0, "n": 3}]));
+    rules.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_highest_priority_trigger_of_the_conflict_set_fires() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path());
+    sql_stream(&b, DEMO);
+    let rules = Rules::open(b.clone(), None, None, 100).unwrap();
+    let link = b.link("test");
+    let mut out = link.subscribe("t/#", SubscribeOptions::default()).unwrap();
+    rules
+        .create(rule(serde_json::json!({
+            "id": "trig",
+            "sql": "SELECT * FROM demo",
+            "triggers": [
+                {"name": "warm", "priority": 1, "if": "temperature > 30",
+                 "then": {"publish": {"topic": "t/warm"}}},
+                {"name": "hot", "priority": 5, "if": "temperature > 60", "fire": "once",
+                 "then": {"publish": {"topic": "t/hot"}}}
+            ]
+        })))
+        .unwrap();
+    for t in [70.0, 70.0, 40.0, 10.0] {
+        publish(
+            &link,
+            "sensors/x/temp",
+            serde_json::json!({"id": "a", "temperature": t, "ts": 1}),
+        )
+        .await;
+    }
+    // 70: both hold, hot wins; 70 again: hot fired once already, warm wins; 40: warm.
+    let topics: Vec<String> = [
+        next_json(&mut out).await.0,
+        next_json(&mut out).await.0,
+        next_json(&mut out).await.0,
+    ]
+    .into();
+    assert_eq!(topics, ["t/hot", "t/warm", "t/warm"]);
+    assert!(tokio::time::timeout(Duration::from_millis(300), out.recv())
+        .await
+        .is_err());
+    rules.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_persist_with_their_state_and_bad_rules_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path());
+    sql_stream(&b, DEMO);
+    let store = dir.path().join(".rules");
+    let rules = Rules::open(b.clone(), Some(store.clone()), None, 2).unwrap();
+    let mk = |id: &str| {
+        rule(serde_json::json!({"id": id, "sql": "SELECT * FROM demo", "actions": [{"nop": {}}]}))
+    };
+    rules.create(mk("one")).unwrap();
+    rules.create(mk("two")).unwrap();
+    assert!(matches!(
+        rules.create(mk("three")),
+        Err(fogline_rules::RuleError::TooMany(2))
+    ));
+    assert!(matches!(
+        rules.create(mk("one")),
+        Err(fogline_rules::RuleError::Exists(_))
+    ));
+    let bad = rule(serde_json::json!({"id": "bad", "sql": "SELECT * FROM nowhere"}));
+    let e = rules.create(bad).unwrap_err().to_string();
+    assert!(e.contains("unknown stream"), "{e}");
+    let bad = rule(serde_json::json!({"id": "bad", "sql": "SELECT nosuchfn(1) FROM demo"}));
+    assert!(rules.create(bad).is_err());
+    rules.stop("two").await.unwrap();
+    rules.shut_down().await;
+    drop(rules);
+    let rules = Rules::open(b.clone(), Some(store), None, 2).unwrap();
+    let states: Vec<(String, State)> = rules.list().into_iter().map(|s| (s.id, s.state)).collect();
+    assert_eq!(
+        states,
+        [
+            ("one".to_string(), State::Running),
+            ("two".to_string(), State::Stopped)
+        ]
+    );
+    rules.delete("one").await.unwrap();
+    assert!(rules.get("one").is_none());
+    rules.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_matcher_operator_counts_patterns_of_an_uploaded_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path());
+    sql_stream(
+        &b,
+        r#"CREATE STREAM raw () WITH (DATASOURCE="raw", FORMAT="binary")"#,
+    );
+    let rules = Rules::open(b.clone(), None, None, 100).unwrap();
+    rules
+        .patterns()
+        .put(fogline_rules::patterns::PatternSet {
+            name: "bad".into(),
+            patterns: vec!["evil".into(), "EXPLOIT".into()],
+            case_insensitive: true,
+        })
+        .unwrap();
+    let link = b.link("test");
+    let mut out = link.subscribe("hits", SubscribeOptions::default()).unwrap();
+    rules
+        .create(rule(serde_json::json!({
+            "id": "m",
+            "sql": "SELECT match_count(self, 'bad') AS n FROM raw WHERE matches(self, 'bad')",
+            "actions": [{"publish": {"topic": "hits", "sendSingle": true}}]
+        })))
+        .unwrap();
+    link.publish_acked("raw", "nothing here").await.unwrap();
+    link.publish_acked("raw", "an Evil exploit, evil!")
+        .await
+        .unwrap();
+    let (_, v) = next_json(&mut out).await;
+    assert_eq!(v, serde_json::json!({"n": 3}));
+    rules.shut_down().await;
+}

@@ -1,0 +1,270 @@
+//! `fogline rule create|ls|show|status|start|stop|restart|rm` and `fogline pattern
+//! add|ls|rm`: a running node's rules and pattern sets, over its admin API (the same
+//! routes and JSON as eKuiper's REST API).
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use clap::{Args, Subcommand};
+use fogline_rules::sink::request;
+
+/// The admin API to talk to.
+#[derive(Args, Debug, Clone)]
+pub struct Admin {
+    /// The node's admin API (host:port).
+    #[arg(long, default_value = "127.0.0.1:7767", env = "FOGLINE_ADMIN")]
+    pub admin: String,
+    /// Print the JSON answers as they are.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Manage the SQL rules of a running node.
+#[derive(Subcommand, Debug)]
+pub enum RuleCommand {
+    /// Create a rule from eKuiper's JSON: `{"id", "sql", "actions", "options"}`.
+    Create {
+        /// The rule's JSON (or use --file).
+        json: Option<String>,
+        /// A file holding the rule's JSON (`-` reads standard input).
+        #[arg(long, short)]
+        file: Option<String>,
+        #[command(flatten)]
+        admin: Admin,
+    },
+    /// One line per rule.
+    Ls {
+        #[command(flatten)]
+        admin: Admin,
+    },
+    /// A rule as written.
+    Show {
+        /// The rule's id.
+        id: String,
+        #[command(flatten)]
+        admin: Admin,
+    },
+    /// A rule's state and counters.
+    Status {
+        /// The rule's id.
+        id: String,
+        #[command(flatten)]
+        admin: Admin,
+    },
+    /// Start a stopped rule.
+    Start {
+        /// The rule's id.
+        id: String,
+        #[command(flatten)]
+        admin: Admin,
+    },
+    /// Stop a rule (it stays stopped across restarts).
+    Stop {
+        /// The rule's id.
+        id: String,
+        #[command(flatten)]
+        admin: Admin,
+    },
+    /// Stop and start a rule.
+    Restart {
+        /// The rule's id.
+        id: String,
+        #[command(flatten)]
+        admin: Admin,
+    },
+    /// Delete a rule, its checkpoint and its consumer.
+    Rm {
+        /// The rule's id.
+        id: String,
+        #[command(flatten)]
+        admin: Admin,
+    },
+}
+
+/// Manage the pattern sets the matcher operators use.
+#[derive(Subcommand, Debug)]
+pub enum PatternCommand {
+    /// Store a pattern set: one pattern per line of a file.
+    Add {
+        /// The set's name.
+        name: String,
+        /// The file (`-` reads standard input).
+        file: String,
+        /// Match ASCII letters regardless of case.
+        #[arg(long)]
+        nocase: bool,
+        #[command(flatten)]
+        admin: Admin,
+    },
+    /// One line per set.
+    Ls {
+        #[command(flatten)]
+        admin: Admin,
+    },
+    /// Delete a set.
+    Rm {
+        /// The set's name.
+        name: String,
+        #[command(flatten)]
+        admin: Admin,
+    },
+}
+
+/// What the CLI waits for an answer.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Sends one request to the admin API; an error status becomes an error with the API's
+/// message.
+pub async fn call(
+    admin: &Admin,
+    method: &str,
+    path: &str,
+    body: Option<Vec<u8>>,
+) -> anyhow::Result<serde_json::Value> {
+    let url = format!("http://{}{path}", admin.admin);
+    let body = body.map(Bytes::from).unwrap_or_default();
+    let resp = request(method, &url, body, TIMEOUT)
+        .await
+        .map_err(|e| anyhow::anyhow!("admin API at {}: {e}", admin.admin))?;
+    let v: serde_json::Value = serde_json::from_slice(&resp.body).unwrap_or_else(|_| {
+        serde_json::Value::String(String::from_utf8_lossy(&resp.body).into_owned())
+    });
+    if resp.status >= 400 {
+        let msg = v
+            .pointer("/error/message")
+            .and_then(|m| m.as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string());
+        anyhow::bail!("{msg} (HTTP {})", resp.status);
+    }
+    Ok(v)
+}
+
+fn read_input(inline: Option<String>, file: Option<String>) -> anyhow::Result<Vec<u8>> {
+    match (inline, file) {
+        (Some(j), None) => Ok(j.into_bytes()),
+        (None, Some(f)) if f == "-" => {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)?;
+            Ok(v)
+        }
+        (None, Some(f)) => std::fs::read(&f).map_err(|e| anyhow::anyhow!("{f}: {e}")),
+        _ => anyhow::bail!("give the rule's JSON or --file, one of them"),
+    }
+}
+
+fn message(v: &serde_json::Value, admin: &Admin) {
+    if admin.json {
+        println!("{v}");
+    } else if let Some(m) = v.get("message").and_then(|m| m.as_str()) {
+        println!("{m}");
+    }
+}
+
+/// Runs a rule subcommand.
+pub fn run(cmd: RuleCommand) -> anyhow::Result<()> {
+    crate::cmd::runtime(Some(1))?.block_on(async move {
+        match cmd {
+            RuleCommand::Create { json, file, admin } => {
+                let body = read_input(json, file)?;
+                let v = call(&admin, "POST", "/api/v1/rules", Some(body)).await?;
+                message(&v, &admin);
+            }
+            RuleCommand::Ls { admin } => {
+                let v = call(&admin, "GET", "/api/v1/rules", None).await?;
+                if admin.json {
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                } else {
+                    println!("{:<32} {:<10} {:>8}  reason", "id", "status", "restarts");
+                    for r in v.as_array().into_iter().flatten() {
+                        println!(
+                            "{:<32} {:<10} {:>8}  {}",
+                            r["id"].as_str().unwrap_or(""),
+                            r["status"].as_str().unwrap_or(""),
+                            r["restarts"],
+                            r["reason"].as_str().unwrap_or("")
+                        );
+                    }
+                }
+            }
+            RuleCommand::Show { id, admin } => {
+                let v = call(&admin, "GET", &format!("/api/v1/rules/{id}"), None).await?;
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            }
+            RuleCommand::Status { id, admin } => {
+                let v = call(&admin, "GET", &format!("/api/v1/rules/{id}/status"), None).await?;
+                if admin.json {
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                } else {
+                    for (k, val) in v.as_object().into_iter().flatten() {
+                        println!(
+                            "{k:<48} {}",
+                            val.as_str().map_or(val.to_string(), str::to_string)
+                        );
+                    }
+                }
+            }
+            RuleCommand::Start { id, admin } => {
+                let path = format!("/api/v1/rules/{id}/start");
+                message(&call(&admin, "POST", &path, None).await?, &admin);
+            }
+            RuleCommand::Stop { id, admin } => {
+                let path = format!("/api/v1/rules/{id}/stop");
+                message(&call(&admin, "POST", &path, None).await?, &admin);
+            }
+            RuleCommand::Restart { id, admin } => {
+                let path = format!("/api/v1/rules/{id}/restart");
+                message(&call(&admin, "POST", &path, None).await?, &admin);
+            }
+            RuleCommand::Rm { id, admin } => {
+                let path = format!("/api/v1/rules/{id}");
+                message(&call(&admin, "DELETE", &path, None).await?, &admin);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Runs a pattern subcommand.
+pub fn run_pattern(cmd: PatternCommand) -> anyhow::Result<()> {
+    crate::cmd::runtime(Some(1))?.block_on(async move {
+        match cmd {
+            PatternCommand::Add {
+                name,
+                file,
+                nocase,
+                admin,
+            } => {
+                let text = String::from_utf8(read_input(None, Some(file))?)
+                    .map_err(|_| anyhow::anyhow!("the pattern file is not UTF-8"))?;
+                let patterns: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+                let body = serde_json::json!({
+                    "name": name, "patterns": patterns, "caseInsensitive": nocase
+                });
+                let path = format!("/api/v1/patterns/{name}");
+                let v = call(&admin, "PUT", &path, Some(body.to_string().into_bytes())).await?;
+                message(&v, &admin);
+            }
+            PatternCommand::Ls { admin } => {
+                let v = call(&admin, "GET", "/api/v1/patterns", None).await?;
+                if admin.json {
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                } else {
+                    println!("{:<32} {:>10}", "name", "patterns");
+                    for p in v.as_array().into_iter().flatten() {
+                        println!(
+                            "{:<32} {:>10}",
+                            p["name"].as_str().unwrap_or(""),
+                            p["patterns"]
+                        );
+                    }
+                }
+            }
+            PatternCommand::Rm { name, admin } => {
+                let path = format!("/api/v1/patterns/{name}");
+                message(&call(&admin, "DELETE", &path, None).await?, &admin);
+            }
+        }
+        Ok(())
+    })
+}
