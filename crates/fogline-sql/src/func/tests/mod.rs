@@ -88,6 +88,7 @@ mod convert;
 mod hash;
 mod math;
 mod other;
+mod robust;
 mod string;
 mod time;
 
