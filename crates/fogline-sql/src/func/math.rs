@@ -230,7 +230,12 @@ fn round(args: &[Value]) -> R {
         }
     } else {
         let factor = 10f64.powi(-n);
-        (x / factor).round() * factor
+        // Rounding left of every digit leaves nothing.
+        if factor.is_infinite() {
+            0.0
+        } else {
+            (x / factor).round() * factor
+        }
     };
     Ok(Value::Float(r))
 }

@@ -11,6 +11,7 @@ use crate::error::SqlError;
 use crate::value::Value;
 
 mod array;
+mod compress;
 mod convert;
 mod datetime;
 mod hash;
@@ -57,6 +58,7 @@ static ALL: LazyLock<Vec<Scalar>> = LazyLock::new(|| {
         array::FUNCS,
         object::FUNCS,
         convert::FUNCS,
+        compress::FUNCS,
         hash::FUNCS,
         time::FUNCS,
         other::FUNCS,

@@ -100,3 +100,43 @@ fn convert_table() {
         ("parse_json", vec![NULL], Is(NULL)),
     ]);
 }
+
+#[test]
+fn compress_round_trips_and_reads_other_encoders() {
+    use base64::Engine as _;
+    let b64 = |t: &str| bytea(&base64::engine::general_purpose::STANDARD.decode(t).unwrap());
+    let call = |name: &str, args: &[Value]| (super::scalar(name).unwrap().call)(args);
+    let plain = "hello, hello, hello";
+    // Made by Python's zlib and gzip modules.
+    let made = [
+        ("zlib", "eJzLSM3JyddRyECiAEQoBtU="),
+        ("flate", "y0jNycnXUchAogA="),
+        ("gzip", "H4sIAAAAAAACA8tIzcnJ11HIQKIAn6HKCRMAAAA="),
+    ];
+    for (method, coded) in made {
+        assert_eq!(
+            call("decompress", &[b64(coded), s(method)]),
+            Ok(bytea(plain.as_bytes()))
+        );
+        let packed = call("compress", &[s(plain), s(method)]).unwrap();
+        assert!(matches!(packed, Value::Bytes(_)), "{method}: {packed:?}");
+        assert_eq!(
+            call("decompress", &[packed, s(method)]),
+            Ok(bytea(plain.as_bytes()))
+        );
+    }
+    run(vec![
+        (
+            "compress",
+            vec![s("x"), s("zstd")],
+            Fails("zstd is not supported"),
+        ),
+        ("compress", vec![s("x"), s("lz4")], Fails("unknown method")),
+        (
+            "decompress",
+            vec![bytea(b"not zlib"), s("zlib")],
+            Fails("function decompress: "),
+        ),
+        ("compress", vec![NULL, s("zlib")], Is(NULL)),
+    ]);
+}

@@ -64,6 +64,7 @@ fn math_table() {
         ("round", vec![fl(-2.5)], Is(fl(-3.0))),
         ("round", vec![i(1250), i(-2)], Is(fl(1300.0))),
         ("round", vec![fl(1.5), i(400)], Is(fl(1.5))),
+        ("round", vec![i(1250), i(-400)], Is(fl(0.0))),
         ("round", vec![fl(1.5), NULL], Is(NULL)),
         ("sign", vec![fl(-0.1)], Is(i(-1))),
         ("sign", vec![i(0)], Is(i(0))),

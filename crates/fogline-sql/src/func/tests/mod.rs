@@ -88,5 +88,33 @@ mod convert;
 mod hash;
 mod math;
 mod other;
+mod robust;
 mod string;
 mod time;
+
+#[test]
+fn functions_md_matches_the_registry() {
+    let doc = include_str!("../../../FUNCTIONS.md");
+    let mut listed = Vec::new();
+    for line in doc.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let name = cells[1].trim_matches('`');
+        let here = cells[2];
+        let found = scalar(name).is_some();
+        match here {
+            "yes" => assert!(found, "FUNCTIONS.md says {name} is here"),
+            "no" | "elsewhere" => assert!(!found, "FUNCTIONS.md says {name} is not here"),
+            other => panic!("{name}: unknown status {other:?}"),
+        }
+        listed.push(name);
+    }
+    // Registered names eKuiper has but does not document are named in the text.
+    for f in all() {
+        assert!(
+            listed.contains(&f.name)
+                || doc.contains(&format!("`{}` (registered by eKuiper", f.name)),
+            "{} is registered but not in FUNCTIONS.md",
+            f.name
+        );
+    }
+}
