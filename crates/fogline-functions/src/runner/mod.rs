@@ -9,6 +9,7 @@
 
 mod lines;
 mod process;
+mod wasm;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -188,6 +189,7 @@ pub struct Runner {
 struct RunnerInner {
     broker: Broker,
     store: FunctionStore,
+    engine: wasmi::Engine,
     node_stop: watch::Receiver<bool>,
     instances: Mutex<BTreeMap<InstanceId, Entry>>,
     next_id: AtomicU64,
@@ -201,6 +203,7 @@ impl Runner {
             inner: Arc::new(RunnerInner {
                 broker,
                 store,
+                engine: wasm::engine(),
                 node_stop: stop,
                 instances: Mutex::new(BTreeMap::new()),
                 next_id: AtomicU64::new(1),
@@ -257,8 +260,9 @@ impl Runner {
         let kind = spec.kind_name();
         let run: std::pin::Pin<Box<dyn std::future::Future<Output = InstanceState> + Send>> =
             match spec.kind {
-                FunctionKind::Wasm(_) => {
-                    return Err(FunctionError::spec(name, "wasm functions cannot run yet"));
+                FunctionKind::Wasm(w) => {
+                    let f = wasm::WasmFunction::new(&self.inner.engine, name, &w)?;
+                    Box::pin(wasm::run(ctx, f, sub))
                 }
                 FunctionKind::Process(p) => {
                     let child = process::spawn(name, &p)?;
