@@ -71,6 +71,28 @@ async fn stop_kills_and_reaps_the_child() {
 }
 
 #[tokio::test]
+async fn stop_and_exit_kill_what_the_child_started() {
+    let node = Node::new();
+    let script = format!("sleep 300 & echo $!; {SHOUT}");
+    node.store().store(&sh("bg", &script)).unwrap();
+    node.store()
+        .store(&with_max_restarts(sh("bg_exit", "sleep 300 & echo $!"), 0))
+        .unwrap();
+    let mut out = node.subscribe("out");
+    let id = node.runner.start("bg", "in", "out").await.unwrap();
+    let sleeper: u32 = recv_n(&mut out, 1).await[0].parse().unwrap();
+    assert!(pid_alive(sleeper));
+    node.runner.stop(id).await.unwrap();
+    node.wait_for(id, |_| !pid_alive(sleeper)).await;
+    // Exiting on its own: what it left behind goes too.
+    let id = node.runner.start("bg_exit", "in", "out").await.unwrap();
+    let sleeper: u32 = recv_n(&mut out, 1).await[0].parse().unwrap();
+    node.wait_for(id, |i| matches!(i.state, InstanceState::Failed { .. }))
+        .await;
+    node.wait_for(id, |_| !pid_alive(sleeper)).await;
+}
+
+#[tokio::test]
 async fn the_node_stop_signal_stops_every_instance() {
     let node = Node::new();
     node.store().store(&sh("shout", SHOUT)).unwrap();

@@ -14,7 +14,10 @@
 //!   lived [`STABLE_AFTER_SECS`] resets the backoff. After `max_restarts` restarts in a row
 //!   the instance is failed. Records waiting in the channel go to the next child; the one
 //!   being written when the child died counts as a failure.
-//! - Stop kills the child (SIGKILL) and reaps it; `kill_on_drop` covers a dropped task.
+//! - Each child leads a process group of its own. Stop sends SIGKILL to the group (the
+//!   child and whatever it started) and reaps the child; after a child exits on its own,
+//!   what it left running in its group is killed too, so nothing piles up over restarts.
+//!   `kill_on_drop` covers a dropped task (the child only).
 
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -49,6 +52,9 @@ pub(crate) fn spawn(name: &str, spec: &ProcessSpec) -> Result<Child, FunctionErr
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
+        // Its own group, so stop reaches what it starts, and a terminal's Ctrl-C meant
+        // for the node does not reach it.
+        .process_group(0)
         .spawn()
         .map_err(|source| FunctionError::Spawn {
             name: name.to_string(),
@@ -128,7 +134,8 @@ async fn serve(
     child: &mut Child,
     rx: &mut mpsc::Receiver<Bytes>,
 ) -> End {
-    ctx.out.status.set_pid(child.id());
+    let pid = child.id();
+    ctx.out.status.set_pid(pid);
     let mut stdin = child.stdin.take();
     let stdout = child.stdout.take().map(|out| {
         let reader = LineReader::new(BufReader::new(out), spec.max_line_bytes);
@@ -165,11 +172,11 @@ async fn serve(
         }
     };
     drop(stdin);
+    if let Some(pid) = pid {
+        kill_group(pid);
+    }
     if !matches!(end, End::Exited(_)) {
-        // SIGKILL, then reap, so no zombie and no orphan of ours is left.
-        if let Err(e) = child.start_kill() {
-            tracing::debug!(function = %ctx.out.function, error = %e, "function: kill");
-        }
+        // The group kill reached the child; wait reaps it, so no zombie is left.
         let _ = child.wait().await;
     }
     ctx.out.status.set_pid(None);
@@ -177,6 +184,23 @@ async fn serve(
         finish_reader(task, matches!(end, End::Exited(_))).await;
     }
     end
+}
+
+/// Sends SIGKILL to the process group `pid` leads. After the leader exited on its own
+/// the group may be empty (`ESRCH`, ignored); a group id is not reused while the group has
+/// members, and the leader's pid only after a wrap-around of the pid space.
+fn kill_group(pid: u32) {
+    let Ok(group) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    // SAFETY: kill(2) takes plain integers and touches no memory of this process.
+    let rc = unsafe { libc::kill(-group, libc::SIGKILL) };
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ESRCH) {
+            tracing::warn!(pid, error = %e, "function: killing the child's process group");
+        }
+    }
 }
 
 /// After an exit, lets the stdout reader publish what the child wrote last; after a

@@ -92,7 +92,14 @@ pub async fn recv_n(sub: &mut LinkSubscription, n: usize) -> Vec<String> {
     got
 }
 
-/// True while a process with this pid exists (a zombie counts).
+/// True while a process with this pid runs (a zombie, killed and not yet reaped by its
+/// new parent, counts as gone).
 pub fn pid_alive(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // "pid (comm) state ...": the state follows the last ')'.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
 }
