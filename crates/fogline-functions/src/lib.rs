@@ -72,7 +72,8 @@
 //! it with [`FunctionSpec::wasm`] and start it:
 //!
 //! ```no_run
-//! # async fn example(broker: fogline_broker::Broker, module: Vec<u8>) -> Result<(), fogline_functions::FunctionError> {
+//! # use fogline_functions::FunctionError;
+//! # async fn example(broker: fogline_broker::Broker, module: Vec<u8>) -> Result<(), FunctionError> {
 //! use fogline_functions::{FunctionSpec, FunctionStore, Runner};
 //!
 //! let store = FunctionStore::open("/var/lib/fogline/functions")?;

@@ -130,7 +130,8 @@ impl FunctionStore {
                     index.insert(name.to_string(), stored);
                 }
                 Ok(_) => {
-                    tracing::error!(file = %file, "function store: JSON names another function; skipped");
+                    let why = "function store: the JSON names another function; skipped";
+                    tracing::error!(file = %file, "{why}");
                     unreadable.push(name);
                 }
                 Err(e) => {

@@ -96,11 +96,12 @@ pub(crate) async fn run(
             in_a_row = 0;
         }
         if in_a_row >= spec.max_restarts {
-            break InstanceState::Failed {
-                reason: format!("the child exited ({status}) after {in_a_row} restart(s) in a row"),
-            };
+            let reason =
+                format!("the child exited ({status}) after {in_a_row} restart(s) in a row");
+            break InstanceState::Failed { reason };
         }
-        tracing::warn!(function = %ctx.out.function, %status, ?backoff, "function: child exited; restarting");
+        let function = &ctx.out.function;
+        tracing::warn!(%function, %status, ?backoff, "function: child exited; restarting");
         tokio::select! {
             _ = ctx.stopped() => break InstanceState::Stopped,
             _ = tokio::time::sleep(backoff) => {}
