@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::{pid_alive, recv_n, Node};
 use fogline_functions::{FunctionError, FunctionKind, FunctionSpec, InstanceState};
 
@@ -90,6 +92,52 @@ async fn stop_and_exit_kill_what_the_child_started() {
     node.wait_for(id, |i| matches!(i.state, InstanceState::Failed { .. }))
         .await;
     node.wait_for(id, |_| !pid_alive(sleeper)).await;
+}
+
+#[tokio::test]
+async fn a_child_that_never_reads_gets_its_subscription_cut_off() {
+    let node = Node::with(|c| {
+        c.subscriptions.max_records = 8;
+        c.subscriptions.block_timeout = Duration::from_millis(200);
+    });
+    let mut spec = sh("deaf", "sleep 60");
+    if let FunctionKind::Process(p) = &mut spec.kind {
+        p.queue = 2;
+    }
+    node.store().store(&spec).unwrap();
+    let id = node.runner.start("deaf", "in", "out").await.unwrap();
+    let pid = node.runner.get(id).unwrap().pid.unwrap();
+    // Enough to fill the pipe (64 KiB), the queue and the broker's queue.
+    let record = vec![b'x'; 1024];
+    for _ in 0..200 {
+        node.publish("in", &[&record]).await;
+    }
+    let info = node
+        .wait_for(id, |i| matches!(i.state, InstanceState::Failed { .. }))
+        .await;
+    let InstanceState::Failed { reason } = info.state else {
+        unreachable!()
+    };
+    assert!(reason.contains("SlowConsumer"), "{reason}");
+    assert!(!pid_alive(pid));
+}
+
+#[tokio::test]
+async fn a_small_queue_loses_nothing_when_the_child_keeps_up() {
+    let node = Node::new();
+    let mut spec = FunctionSpec::process("cat", "/bin/cat", [""; 0]);
+    if let FunctionKind::Process(p) = &mut spec.kind {
+        p.queue = 4;
+    }
+    node.store().store(&spec).unwrap();
+    let mut out = node.subscribe("out");
+    let id = node.runner.start("cat", "in", "out").await.unwrap();
+    let sent: Vec<String> = (0..5000).map(|i| format!("record {i}")).collect();
+    let refs: Vec<&[u8]> = sent.iter().map(|s| s.as_bytes()).collect();
+    node.publish("in", &refs).await;
+    assert_eq!(recv_n(&mut out, sent.len()).await, sent);
+    let info = node.wait_for(id, |i| i.records_out == 5000).await;
+    assert_eq!((info.failures, info.dropped), (0, 0));
 }
 
 #[tokio::test]

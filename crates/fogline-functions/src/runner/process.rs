@@ -41,6 +41,8 @@ const STDERR_LINE: usize = 1024;
 const STDERR_LINES: u32 = 100;
 /// Longest wait between restarts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How often a feeder waiting for room looks whether its subscription was cut off.
+const CUT_OFF_CHECK: Duration = Duration::from_millis(250);
 /// How long an exited child's stdout may still be read for results it wrote.
 const DRAIN: Duration = Duration::from_secs(2);
 
@@ -66,7 +68,8 @@ pub(crate) fn spawn(name: &str, spec: &ProcessSpec) -> Result<Child, FunctionErr
 /// How one child's life ended.
 enum End {
     Stop,
-    SourceClosed,
+    /// The feeder ended: the subscription was cut off (why, when known).
+    SourceClosed(Option<String>),
     Exited(std::io::Result<ExitStatus>),
 }
 
@@ -84,10 +87,10 @@ pub(crate) async fn run(
     let mut in_a_row = 0;
     let state = loop {
         let born = Instant::now();
-        let end = serve(&mut ctx, &spec, &mut child, &mut rx).await;
+        let end = serve(&mut ctx, &spec, &mut child, &mut rx, &mut feeder).await;
         let status = match end {
             End::Stop => break InstanceState::Stopped,
-            End::SourceClosed => break failed((&mut feeder).await.ok().flatten()),
+            End::SourceClosed(why) => break failed(why),
             End::Exited(status) => status,
         };
         let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
@@ -134,6 +137,7 @@ async fn serve(
     spec: &ProcessSpec,
     child: &mut Child,
     rx: &mut mpsc::Receiver<Bytes>,
+    feeder: &mut JoinHandle<Option<String>>,
 ) -> End {
     let pid = child.id();
     ctx.out.status.set_pid(pid);
@@ -153,10 +157,13 @@ async fn serve(
             r = rx.recv() => r,
         };
         let Some(record) = record else {
-            break End::SourceClosed;
+            break End::SourceClosed(feeder.await.ok().flatten());
         };
+        // A child that does not read holds this write; the feeder ending (its
+        // subscription cut off as slow) must still end the instance.
         let wrote = tokio::select! {
             _ = ctx.stopped() => break End::Stop,
+            why = &mut *feeder => break End::SourceClosed(why.ok().flatten()),
             r = write_line(stdin.as_mut(), &record) => r,
         };
         if let Err(e) = wrote {
@@ -235,14 +242,31 @@ async fn feed(
     mut sub: LinkSubscription,
     tx: mpsc::Sender<Bytes>,
 ) -> Option<String> {
+    let ended = |sub: &LinkSubscription| {
+        sub.closed()
+            .map(|r| format!("the source subscription ended: {r:?}"))
+    };
     loop {
+        // Room first, then a record: while the queue is full the subscription is not
+        // read, and the broker may cut it off, which nothing would see from `recv`.
+        let permit = loop {
+            tokio::select! {
+                p = tx.reserve() => break p,
+                _ = tokio::time::sleep(CUT_OFF_CHECK) => {
+                    if sub.closed().is_some() {
+                        return ended(&sub);
+                    }
+                }
+            }
+        };
+        let Ok(permit) = permit else {
+            return None;
+        };
         let m = sub.recv().await;
         let c = out.status.counters();
         c.dropped.store(sub.dropped(), Relaxed);
         let Some(m) = m else {
-            return sub
-                .closed()
-                .map(|r| format!("the source subscription ended: {r:?}"));
+            return ended(&sub);
         };
         c.records_in.fetch_add(1, Relaxed);
         if m.payload.contains(&b'\n') {
@@ -251,8 +275,8 @@ async fn feed(
         } else if m.payload.len() > max_line {
             let why = format!("record of {} bytes > max_line_bytes", m.payload.len());
             out.status.fail_record(&out.function, why);
-        } else if tx.send(m.payload).await.is_err() {
-            return None;
+        } else {
+            permit.send(m.payload);
         }
     }
 }

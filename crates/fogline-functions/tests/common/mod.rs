@@ -22,12 +22,18 @@ pub struct Node {
 
 impl Node {
     pub fn new() -> Node {
+        Node::with(|_| {})
+    }
+
+    /// A node whose broker configuration `tune` changes.
+    pub fn with(tune: impl FnOnce(&mut BrokerConfig)) -> Node {
         let dir = tempfile::tempdir().unwrap();
-        let config = BrokerConfig {
+        let mut config = BrokerConfig {
             storage: StorageMode::Memory,
             data_dir: dir.path().join("data"),
             ..BrokerConfig::default()
         };
+        tune(&mut config);
         let broker = Broker::open(config).unwrap().0;
         let store = FunctionStore::open(dir.path().join("functions")).unwrap();
         let (stop, stopped) = watch::channel(false);
