@@ -234,6 +234,26 @@ impl FunctionStore {
             .collect()
     }
 
+    /// Names of the functions whose profile matches `wanted` (R-Pulsar's function profile
+    /// matching, for `start_function`): every attribute of `wanted` must be in the
+    /// function's profile, with an equal value; a value ending in `*` matches by prefix
+    /// (`Li*`) and an empty value matches any. Ranges and locations are not matched here.
+    pub fn find(&self, wanted: &BTreeMap<String, String>) -> Vec<String> {
+        let state = self.inner.state.lock();
+        let matches = |profile: &BTreeMap<String, String>| {
+            wanted.iter().all(|(attr, want)| {
+                profile
+                    .get(attr)
+                    .is_some_and(|have| match want.strip_suffix('*') {
+                        Some(prefix) => have.starts_with(prefix),
+                        None => want.is_empty() || have == want,
+                    })
+            })
+        };
+        let found = state.index.values().filter(|s| matches(&s.spec.profile));
+        found.map(|s| s.spec.name.clone()).collect()
+    }
+
     /// Instances running `name`.
     pub fn running(&self, name: &str) -> usize {
         let state = self.inner.state.lock();

@@ -154,3 +154,33 @@ fn delete_removes_the_files() {
     let store = FunctionStore::open(dir.path()).unwrap();
     assert!(store.list().is_empty());
 }
+
+#[test]
+fn functions_are_found_by_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FunctionStore::open(dir.path()).unwrap();
+    let lidar = FunctionSpec::process("lidar_post", "/bin/cat", [""; 0])
+        .with_attr("sensor", "LiDAR")
+        .with_attr("stage", "post_processing");
+    let camera = FunctionSpec::process("camera_post", "/bin/cat", [""; 0])
+        .with_attr("sensor", "camera")
+        .with_attr("stage", "post_processing");
+    store.store(&lidar).unwrap();
+    store.store(&camera).unwrap();
+    let find = |pairs: &[(&str, &str)]| {
+        let wanted = pairs
+            .iter()
+            .map(|(a, v)| (a.to_string(), v.to_string()))
+            .collect();
+        store.find(&wanted)
+    };
+    assert_eq!(find(&[("sensor", "Li*")]), ["lidar_post"]);
+    assert_eq!(
+        find(&[("sensor", "LiDAR"), ("stage", "post_processing")]),
+        ["lidar_post"]
+    );
+    assert_eq!(find(&[("stage", "")]), ["camera_post", "lidar_post"]);
+    assert_eq!(find(&[("stage", "post*"), ("sensor", "radar")]), [""; 0]);
+    assert_eq!(find(&[("owner", "")]), [""; 0]);
+    assert_eq!(find(&[]).len(), 2);
+}
