@@ -261,7 +261,15 @@ impl Runner {
         let run: std::pin::Pin<Box<dyn std::future::Future<Output = InstanceState> + Send>> =
             match spec.kind {
                 FunctionKind::Wasm(w) => {
-                    let f = wasm::WasmFunction::new(&self.inner.engine, name, &w)?;
+                    // Validating and compiling a large module is CPU work: off the runtime.
+                    let (engine, owned) = (self.inner.engine.clone(), name.to_string());
+                    let compile = move || wasm::WasmFunction::new(&engine, &owned, &w);
+                    let f = tokio::task::spawn_blocking(compile).await.map_err(|e| {
+                        FunctionError::Wasm {
+                            name: name.to_string(),
+                            reason: format!("the compiler panicked: {e}"),
+                        }
+                    })??;
                     Box::pin(wasm::run(ctx, f, sub))
                 }
                 FunctionKind::Process(p) => {
