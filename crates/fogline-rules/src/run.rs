@@ -168,6 +168,23 @@ pub fn prepare(mut job: Job) -> Result<Ready, String> {
         }
     }
     let source = open(&job, cursor, restored)?;
+    if job.qos1 && !restored {
+        // The first start reads from the stream's end: keep that position now, so a crash
+        // before the first periodic checkpoint resumes there, not at a later end.
+        if let Source::Durable(c) = &source {
+            cursor = c.cursor();
+        }
+        let cp = Checkpoint {
+            cursor,
+            plan: job.plan.snapshot(),
+            fired: Vec::new(),
+            results: 0,
+        };
+        let body = serde_json::to_vec(&cp).map_err(|e| e.to_string())?;
+        job.checkpoints
+            .put(&job.id, &body)
+            .map_err(|e| format!("rule {}: cannot write its checkpoint: {e}", job.id))?;
+    }
     Ok(Ready {
         job,
         source,
