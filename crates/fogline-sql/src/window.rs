@@ -51,7 +51,7 @@ pub(crate) struct Windows {
     pub(crate) frontier: i64,
     /// Sliding windows: pending `(end, trigger time)`, sorted.
     pub(crate) triggers: Vec<(i64, i64)>,
-    /// Count windows: records since the last emission.
+    /// Count windows: records seen.
     pub(crate) since: u64,
     /// Records dropped as late.
     pub(crate) late: u64,
@@ -112,20 +112,21 @@ impl Windows {
             self.buf.push(rec);
             self.since += 1;
             let count = count as usize;
-            let every = if interval == 0 {
-                count as u64
-            } else {
-                interval
-            };
             if self.buf.len() > count {
                 let extra = self.buf.len() - count;
                 self.buf.drain(..extra);
             }
-            if self.buf.len() == count && self.since >= every {
-                self.since = 0;
+            // Tumbling: every `count` records; else every `interval`-th once full (the
+            // docs' COUNTWINDOW(5, 2) first emits at the 6th record).
+            let due = if interval == 0 {
+                self.buf.len() == count
+            } else {
+                self.since >= count as u64 && self.since % interval == 0
+            };
+            if due {
                 let (s, e) = (self.buf[0].ts, self.buf[count - 1].ts);
                 fire(s, e, &self.buf)?;
-                if interval == 0 || interval as usize >= count {
+                if interval == 0 {
                     self.buf.clear();
                 }
             }
@@ -149,8 +150,11 @@ impl Windows {
 
     /// Moves the watermark to `wm` (never back) and emits every window ending by then.
     pub(crate) fn advance(&mut self, wm: i64, fire: &mut Fire<'_>) -> Result<(), SqlError> {
-        if wm <= self.wm {
-            return Ok(());
+        // Not an early return on an unchanged watermark: a sliding window triggered at the
+        // watermark is due now.
+        let wm = wm.max(self.wm);
+        if let WindowKind::Count { .. } = self.kind {
+            return Ok(()); // count windows do not look at time
         }
         match self.kind.clone() {
             WindowKind::Tumbling { .. } | WindowKind::Hopping { .. } => {
