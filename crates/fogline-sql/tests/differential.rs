@@ -1,0 +1,286 @@
+//! Every window kind against a brute-force reference on random streams, in processing time
+//! (records and ticks) and event time (out of order, with late records).
+//!
+//! The reference keeps every accepted record and, at each step, finds the windows due by
+//! scanning all of them: no buffers, no eviction, no incremental bounds.
+mod common;
+
+use common::*;
+use fogline_sql::{Plan, PlanOptions, Value};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// A record: its time (meta time in processing time, event time else) and value.
+    Push(i64, i64),
+    /// The clock (processing time only).
+    Tick(i64),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Tumbling(i64),
+    Hopping(i64, i64),
+    Sliding(i64, i64),
+    Session(i64, i64),
+    Count(i64, i64),
+}
+
+impl Kind {
+    fn sql(self) -> String {
+        match self {
+            Kind::Tumbling(l) => format!("TUMBLINGWINDOW(ms, {l})"),
+            Kind::Hopping(l, h) => format!("HOPPINGWINDOW(ms, {l}, {h})"),
+            Kind::Sliding(l, 0) => format!("SLIDINGWINDOW(ms, {l})"),
+            Kind::Sliding(l, d) => format!("SLIDINGWINDOW(ms, {l}, {d})"),
+            Kind::Session(m, t) => format!("SESSIONWINDOW(ms, {m}, {t})"),
+            Kind::Count(n, 0) => format!("COUNTWINDOW({n})"),
+            Kind::Count(n, i) => format!("COUNTWINDOW({n}, {i})"),
+        }
+    }
+}
+
+type Out = Vec<(i64, i64, Vec<i64>)>;
+
+/// (time, value, arrival) of an accepted record.
+type R = (i64, i64, usize);
+
+fn content(recs: &[R], keep: impl Fn(i64) -> bool) -> Vec<i64> {
+    let mut c: Vec<R> = recs.iter().copied().filter(|r| keep(r.0)).collect();
+    c.sort_by_key(|r| (r.0, r.2));
+    c.iter().map(|r| r.1).collect()
+}
+
+fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
+    let mut out = Out::new();
+    let mut recs: Vec<R> = Vec::new();
+    let mut wm = i64::MIN;
+    let mut max_seen = i64::MIN;
+    let mut late = 0;
+    let mut triggers: Vec<(i64, i64)> = Vec::new();
+    let mut consumed: Vec<usize> = Vec::new();
+    let mut frontier = i64::MIN;
+    for (n, op) in ops.iter().enumerate() {
+        let new_wm = match *op {
+            Op::Push(t, v) => {
+                let t = if event { t } else { t.max(wm) };
+                if let Kind::Count(size, every) = kind {
+                    recs.push((t, v, n));
+                    let total = recs.len() as i64;
+                    let due = if every == 0 {
+                        total % size == 0
+                    } else {
+                        total >= size && total % every == 0
+                    };
+                    if due {
+                        let last = &recs[recs.len() - size as usize..];
+                        out.push((
+                            last[0].0,
+                            last[last.len() - 1].0,
+                            last.iter().map(|r| r.1).collect(),
+                        ));
+                    }
+                    continue;
+                }
+                let is_late = wm != i64::MIN
+                    && match kind {
+                        Kind::Tumbling(l) => t.div_euclid(l) * l + l <= wm,
+                        Kind::Hopping(l, h) => t.div_euclid(h) * h + l <= wm,
+                        Kind::Sliding(..) => t < wm,
+                        Kind::Session(..) => t < frontier,
+                        Kind::Count(..) => unreachable!(),
+                    };
+                if is_late {
+                    late += 1;
+                    continue;
+                }
+                recs.push((t, v, n));
+                max_seen = max_seen.max(t);
+                if let Kind::Sliding(_, d) = kind {
+                    triggers.push((t + d, t));
+                }
+                if event {
+                    max_seen - tol
+                } else {
+                    t
+                }
+            }
+            Op::Tick(now) if !event && !matches!(kind, Kind::Count(..)) => now,
+            Op::Tick(_) => continue,
+        };
+        let new_wm = new_wm.max(wm);
+        match kind {
+            Kind::Tumbling(_) | Kind::Hopping(..) => {
+                let (l, h) = match kind {
+                    Kind::Tumbling(l) => (l, l),
+                    Kind::Hopping(l, h) => (l, h),
+                    _ => unreachable!(),
+                };
+                let mut ends: Vec<i64> = Vec::new();
+                for r in &recs {
+                    for k in (r.0 - l).div_euclid(h) + 1..=r.0.div_euclid(h) {
+                        let e = k * h + l;
+                        if (wm == i64::MIN || e > wm) && e <= new_wm {
+                            ends.push(e);
+                        }
+                    }
+                }
+                ends.sort();
+                ends.dedup();
+                for e in ends {
+                    out.push((e - l, e, content(&recs, |t| t >= e - l && t < e)));
+                }
+            }
+            Kind::Sliding(l, _) => {
+                triggers.sort();
+                let due: Vec<_> = triggers.iter().copied().filter(|x| x.0 <= new_wm).collect();
+                triggers.retain(|x| x.0 > new_wm);
+                for (e, t) in due {
+                    out.push((t - l, e, content(&recs, |x| x > t - l && x <= e)));
+                }
+            }
+            Kind::Session(m, to) => loop {
+                let mut open: Vec<R> = recs
+                    .iter()
+                    .copied()
+                    .filter(|r| !consumed.contains(&r.2))
+                    .collect();
+                open.sort_by_key(|r| (r.0, r.2));
+                let Some(first) = open.first() else { break };
+                let bound = (first.0.div_euclid(m) + 1) * m;
+                let mut end = (first.0 + to).min(bound);
+                let mut k = 1;
+                while k < open.len() && open[k].0 < end {
+                    end = (open[k].0 + to).min(bound);
+                    k += 1;
+                }
+                if end > new_wm {
+                    break;
+                }
+                out.push((first.0, end, open[..k].iter().map(|r| r.1).collect()));
+                consumed.extend(open[..k].iter().map(|r| r.2));
+                frontier = end;
+            },
+            Kind::Count(..) => unreachable!(),
+        }
+        wm = new_wm;
+    }
+    (out, late)
+}
+
+fn engine(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
+    let s = stream(r#"CREATE STREAM demo () WITH (DATASOURCE="demo", TIMESTAMP="ts")"#);
+    let sql = format!(
+        "SELECT collect(v) AS vs, window_start() AS ws, window_end() AS we FROM demo GROUP BY {}",
+        kind.sql()
+    );
+    let opts = PlanOptions {
+        is_event_time: event,
+        late_tolerance_ms: tol as u64,
+    };
+    let mut p = Plan::new(&select(&sql), &s, opts, std::sync::Arc::new(Ext(None))).unwrap();
+    let mut emits = Vec::new();
+    for op in ops {
+        match *op {
+            Op::Push(t, v) => {
+                let r = row(&format!(r#"{{"ts":{t},"v":{v}}}"#));
+                p.push(r, &meta(t), &mut emits).unwrap();
+            }
+            Op::Tick(now) => p.tick(now, &mut emits).unwrap(),
+        }
+    }
+    let out = emits
+        .iter()
+        .map(|e| {
+            assert_eq!(e.rows.len(), 1);
+            let r = &e.rows[0];
+            let int = |k: &str| match r[k] {
+                Value::Int(i) => i,
+                ref v => panic!("{k} is {v:?}"),
+            };
+            let Value::Array(vs) = &r["vs"] else {
+                panic!("vs")
+            };
+            let vs = vs
+                .iter()
+                .map(|v| if let Value::Int(i) = v { *i } else { panic!() })
+                .collect();
+            (int("ws"), int("we"), vs)
+        })
+        .collect();
+    (out, p.late_dropped())
+}
+
+fn kinds() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        (1i64..60).prop_map(Kind::Tumbling),
+        (1i64..60, 1i64..60).prop_map(|(l, h)| Kind::Hopping(l.max(h), h.min(l))),
+        (1i64..60, 0i64..30).prop_map(|(l, d)| Kind::Sliding(l, d)),
+        (10i64..120, 1i64..40).prop_map(|(m, t)| Kind::Session(m, t)),
+        (1i64..6, 0i64..6).prop_map(|(n, i)| Kind::Count(n, i.min(n))),
+    ]
+}
+
+fn processing_ops() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec((0u8..4, -10i64..40, -5i64..6), 0..60).prop_map(|steps| {
+        let mut t = 1_000;
+        steps
+            .into_iter()
+            .map(|(what, dt, v)| {
+                t += dt;
+                if what == 0 {
+                    t += 20;
+                    Op::Tick(t)
+                } else {
+                    Op::Push(t, v)
+                }
+            })
+            .collect()
+    })
+}
+
+fn event_ops() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec((0i64..20, -40i64..40, -5i64..6), 0..60).prop_map(|steps| {
+        let mut base = 1_000;
+        steps
+            .into_iter()
+            .map(|(dt, jitter, v)| {
+                base += dt;
+                Op::Push(base + jitter, v)
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn processing_time_matches_the_reference(kind in kinds(), ops in processing_ops()) {
+        let want = reference(kind, &ops, false, 0);
+        prop_assert_eq!(engine(kind, &ops, false, 0), want);
+    }
+
+    #[test]
+    fn event_time_matches_the_reference(kind in kinds(), ops in event_ops(), tol in 0i64..50) {
+        let want = reference(kind, &ops, true, tol);
+        prop_assert_eq!(engine(kind, &ops, true, tol), want);
+    }
+}
+
+#[test]
+fn late_records_are_dropped_and_counted() {
+    let kind = Kind::Tumbling(10);
+    let ops = [
+        Op::Push(5, 1),
+        Op::Push(25, 2),
+        Op::Push(7, 3),
+        Op::Push(21, 4),
+    ];
+    let (out, late) = engine(kind, &ops, true, 0);
+    assert_eq!(out, [(0, 10, vec![1])]);
+    assert_eq!(late, 1);
+    let (out, late) = engine(kind, &ops, true, 20);
+    assert_eq!(out, Vec::new());
+    assert_eq!(late, 0);
+}
