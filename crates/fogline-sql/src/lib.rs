@@ -6,7 +6,8 @@
 //! - `value`: [`Value`] and [`Row`], to and from JSON. `error`: [`SqlError`].
 //! - `ast`: the syntax tree; `parse`: text to tree ([`parse()`] for a statement,
 //!   [`parse_expr`] for an expression), over `lex`, the tokens.
-//! - `func`: scalar functions; `agg`: aggregates; `eval`: expressions over a row.
+//! - `func`: scalar functions, by name (`FUNCTIONS.md` lists eKuiper's and which are here);
+//!   `agg`: aggregates; `eval`: expressions over a row.
 //! - `window`: the window kinds; `decode`: payloads to rows by a stream's format and schema.
 //! - `plan`: a `SELECT` compiled against its stream, run record by record and tick by tick.
 #![deny(missing_docs)]
