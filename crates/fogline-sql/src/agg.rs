@@ -164,13 +164,15 @@ impl AggSpec {
                 if xs.is_empty() {
                     return Ok(Value::Null);
                 }
-                xs.sort_by(f64::total_cmp);
                 let n = xs.len();
                 if self.kind == PercentileDisc {
-                    // The first value whose cumulative share reaches p.
+                    // The first value whose cumulative share reaches p, of its own type.
+                    let mut vs: Vec<(f64, &Value)> = xs.iter().copied().zip(nonnull()).collect();
+                    vs.sort_by(|a, b| a.0.total_cmp(&b.0));
                     let k = ((p * n as f64).ceil() as usize).clamp(1, n);
-                    Value::Float(xs[k - 1])
+                    vs[k - 1].1.clone()
                 } else {
+                    xs.sort_by(f64::total_cmp);
                     let pos = p * (n - 1) as f64;
                     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
                     Value::Float(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64))
