@@ -6,6 +6,7 @@
 //! emission GROUP BY, aggregates per group, HAVING, projection, ORDER BY and LIMIT over the
 //! window's results. A rule without a window projects each record that passes WHERE.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,7 +15,7 @@ use crate::compile::{default_name, Compiler};
 use crate::decode::Decoder;
 use crate::error::SqlError;
 use crate::eval::{CExpr, Ctx};
-use crate::project::{Core, OutField, DECODE, FILTER, ORDER, PROJECT, WINDOW};
+use crate::project::{Core, OutField, DECODE, FILTER, PROJECT, WINDOW};
 use crate::state::States;
 use crate::value::{Row, Value};
 use crate::window::{Rec, Windows};
@@ -74,6 +75,8 @@ pub struct Plan {
     win_filter: Option<CExpr>,
     trigger: Option<CExpr>,
     decoder: Decoder,
+    /// `decode` takes `&self`: its counters live apart.
+    decode_stats: RefCell<OperatorStats>,
     opts: PlanOptions,
     ts_field: Option<String>,
     /// Fields a window keeps of each row (`None`: all of them).
@@ -199,37 +202,34 @@ impl Plan {
             win_filter,
             trigger,
             decoder: Decoder::new(stream),
+            decode_stats: RefCell::new(OperatorStats {
+                name: "decode",
+                ..OperatorStats::default()
+            }),
             opts,
             ts_field,
             keep,
         })
     }
 
-    /// A payload to rows by the stream's format and schema.
+    /// A payload to rows by the stream's format and schema (counted in the `decode` stats).
     ///
     /// # Errors
     /// [`SqlError::Decode`]: not in the format, or (strict) not fitting the schema.
     pub fn decode(&self, payload: &[u8]) -> Result<Vec<Row>, SqlError> {
-        self.decoder.decode(payload)
-    }
-
-    /// [`Plan::decode`], counted in the `decode` operator's stats.
-    ///
-    /// # Errors
-    /// As [`Plan::decode`].
-    pub fn decode_counted(&mut self, payload: &[u8]) -> Result<Vec<Row>, SqlError> {
         let t0 = Instant::now();
         let r = self.decoder.decode(payload);
-        let s = &mut self.core.stats[DECODE];
+        let mut s = self.decode_stats.borrow_mut();
         s.records_in += 1;
         s.process_ns += t0.elapsed().as_nanos() as u64;
-        match r {
-            Ok(rows) => {
-                s.records_out += rows.len() as u64;
-                Ok(rows)
+        match &r {
+            Ok(rows) => s.records_out += rows.len() as u64,
+            Err(e) => {
+                s.exceptions += 1;
+                s.last_exception = Some(e.to_string());
             }
-            Err(e) => Err(self.core.fail(DECODE, e)),
         }
+        r
     }
 
     /// One record: WHERE, then the window or the projection. Results go to `out`.
@@ -381,8 +381,9 @@ impl Plan {
 
     /// Counters per operator: decode, filter, window, project, order.
     pub fn stats(&self) -> Vec<OperatorStats> {
-        let _ = ORDER;
-        self.core.stats.to_vec()
+        let mut v = self.core.stats.to_vec();
+        v[DECODE] = self.decode_stats.borrow().clone();
+        v
     }
 
     /// Records dropped as later than the watermark allows.

@@ -137,3 +137,13 @@ fn matchers_and_detectors_run_per_row() {
     let e = p.push(row(r#"{"msg":"x"}"#), &meta(0), &mut Vec::new());
     assert!(matches!(e, Err(SqlError::Eval(m)) if m.contains("nope")));
 }
+
+#[test]
+fn decode_counts_in_the_stats() {
+    let p = plan("SELECT * FROM demo");
+    p.decode(br#"[{"a":1},{"a":2}]"#).unwrap();
+    assert!(p.decode(b"nope").is_err());
+    let s = &p.stats()[0];
+    assert_eq!(s.name, "decode");
+    assert_eq!((s.records_in, s.records_out, s.exceptions), (2, 2, 1));
+}
