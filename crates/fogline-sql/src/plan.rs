@@ -395,7 +395,7 @@ impl Plan {
 fn check_window(k: &WindowKind) -> Result<(), SqlError> {
     let bad = match *k {
         WindowKind::Tumbling { length_ms } => length_ms == 0,
-        WindowKind::Hopping { length_ms, hop_ms } => length_ms == 0 || hop_ms == 0,
+        WindowKind::Hopping { length_ms, hop_ms } => hop_ms == 0 || hop_ms > length_ms,
         WindowKind::Sliding { length_ms, .. } => length_ms == 0,
         WindowKind::Session {
             max_length_ms,
