@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use crate::error::SqlError;
-use crate::eval::{CExpr, Ctx};
+use crate::eval::{CExpr, Ctx, Fields};
 use crate::ops;
 use crate::state::States;
 use crate::value::{Row, Value};
@@ -100,7 +100,7 @@ impl AggSpec {
             }
             vals.push(match &self.arg {
                 Some(a) => a.eval(&cx, st)?.into_owned(),
-                None => Value::Object(r.row.clone()),
+                None => Value::Object(r.row.to_row()),
             });
             kept.push(r);
         }
@@ -202,7 +202,7 @@ impl AggSpec {
                     if last_new {
                         seen.push(v);
                         if all {
-                            out.push(Value::Object(r.row.clone()));
+                            out.push(Value::Object(r.row.to_row()));
                         }
                     }
                 }
@@ -210,7 +210,7 @@ impl AggSpec {
                     Value::Array(out)
                 } else if last_new {
                     kept.last()
-                        .map_or(Value::Null, |r| Value::Object(r.row.clone()))
+                        .map_or(Value::Null, |r| Value::Object(r.row.to_row()))
                 } else {
                     Value::Null
                 }

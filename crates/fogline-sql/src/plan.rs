@@ -18,7 +18,7 @@ use crate::eval::{CExpr, Ctx};
 use crate::project::{Core, OutField, DECODE, FILTER, PROJECT, WINDOW};
 use crate::state::States;
 use crate::value::{Row, Value};
-use crate::window::{Rec, Windows};
+use crate::window::{Compact, Rec, Windows};
 
 /// A record's meta: its topic and when the broker received it.
 #[derive(Clone, Debug)]
@@ -79,8 +79,8 @@ pub struct Plan {
     decode_stats: RefCell<OperatorStats>,
     opts: PlanOptions,
     ts_field: Option<String>,
-    /// Fields a window keeps of each row (`None`: all of them).
-    keep: Option<Vec<String>>,
+    /// Fields a window keeps of each row, sorted (`None`: all of them).
+    keep: Option<Vec<Arc<str>>>,
 }
 
 impl std::fmt::Debug for Plan {
@@ -171,7 +171,7 @@ impl Plan {
             k.extend(ts_field.clone());
             k.sort();
             k.dedup();
-            k
+            k.into_iter().map(Arc::from).collect::<Vec<Arc<str>>>()
         });
         if !windowed {
             keep = None;
@@ -295,12 +295,11 @@ impl Plan {
         } else {
             meta.timestamp_ms.max(w.wm)
         };
-        let mut row = row;
-        if let Some(k) = &self.keep {
-            row.retain(|name, _| k.binary_search(name).is_ok());
-        }
         let rec = Rec {
-            row,
+            row: match &self.keep {
+                Some(k) => Compact::keep(row, k),
+                None => Compact::all(row),
+            },
             topic: meta.topic.clone(),
             ts,
             meta_ts: meta.timestamp_ms,

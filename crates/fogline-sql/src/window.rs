@@ -19,19 +19,57 @@ use std::sync::Arc;
 
 use crate::ast::WindowKind;
 use crate::error::SqlError;
-use crate::value::Row;
+use crate::eval::Fields;
+use crate::value::{Row, Value};
 
 /// A record held by a window.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Rec {
-    /// Its fields.
-    pub row: Row,
+    /// Its fields (those the rule reads).
+    pub row: Compact,
     /// Its topic.
     pub topic: Arc<str>,
     /// Its time for windowing (ms).
     pub ts: i64,
     /// Its meta timestamp (broker receive time, ms).
     pub meta_ts: i64,
+}
+
+/// A row as a window keeps it: only the fields the rule reads, names shared with the plan,
+/// sorted by name (a fraction of a `BTreeMap`'s node per row).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Compact(Box<[(Arc<str>, Value)]>);
+
+impl Compact {
+    /// The fields of `row` named in `keep` (sorted).
+    pub(crate) fn keep(mut row: Row, keep: &[Arc<str>]) -> Compact {
+        Compact(
+            keep.iter()
+                .filter_map(|k| Some((k.clone(), row.remove(&**k)?)))
+                .collect(),
+        )
+    }
+
+    /// Every field of `row`.
+    pub(crate) fn all(row: Row) -> Compact {
+        Compact(row.into_iter().map(|(k, v)| (Arc::from(k), v)).collect())
+    }
+}
+
+impl Fields for Compact {
+    fn field(&self, name: &str) -> Option<&Value> {
+        let i = self.0.binary_search_by(|(k, _)| (**k).cmp(name)).ok()?;
+        Some(&self.0[i].1)
+    }
+    fn each(&self, f: &mut dyn FnMut(&str, &Value)) {
+        self.0.iter().for_each(|(k, v)| f(k, v));
+    }
+    fn to_row(&self) -> Row {
+        self.0
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
 }
 
 /// Called for each window emitted: bounds and rows (in time order).
