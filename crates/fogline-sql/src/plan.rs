@@ -122,6 +122,9 @@ impl Plan {
             Some(WindowKind::Count { .. })
         );
         let mut c = Compiler::new(select, stream);
+        if opts.is_event_time {
+            c.event_field = stream.options.timestamp.clone();
+        }
         let mut fields = Vec::new();
         let mut unnamed = 0;
         c.allow_aggs = windowed;

@@ -135,3 +135,18 @@ fn meta_and_qualified_names() {
     assert_eq!(json("demo.i"), "7");
     assert_eq!(json("window_start()"), "null");
 }
+
+#[test]
+fn event_time_and_mqtt_topic() {
+    assert_eq!(json("event_time()"), "1234");
+    assert_eq!(json("mqtt(topic)"), r#""demo""#);
+    let s = r#"CREATE STREAM demo () WITH (DATASOURCE="demo", TIMESTAMP="i")"#;
+    let opts = fogline_sql::PlanOptions {
+        is_event_time: true,
+        late_tolerance_ms: 0,
+    };
+    let mut p = try_plan(s, "SELECT event_time() AS x FROM demo", opts).unwrap();
+    let mut out = Vec::new();
+    p.push(row(ROW), &meta(1_234), &mut out).unwrap();
+    assert_eq!(out[0].rows[0]["x"], Value::Int(7));
+}
