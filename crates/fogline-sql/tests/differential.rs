@@ -6,6 +6,7 @@
 mod common;
 
 use common::windows::*;
+use fogline_sql::Value;
 use proptest::prelude::*;
 
 /// (time, value, arrival) of an accepted record.
@@ -144,10 +145,71 @@ proptest! {
     }
 
     #[test]
+    fn grouped_aggregates_match_the_reference(
+        kind in kinds(), pops in processing_ops(), eops in event_ops(), tol in 0i64..50,
+    ) {
+        let want = groups_of(&reference(kind, &pops, false, 0).0);
+        prop_assert_eq!(grouped_engine(kind, &pops, false, 0), want);
+        let want = groups_of(&reference(kind, &eops, true, tol).0);
+        prop_assert_eq!(grouped_engine(kind, &eops, true, tol), want);
+    }
+
+    #[test]
     fn event_time_matches_the_reference(kind in kinds(), ops in event_ops(), tol in 0i64..50) {
         let want = reference(kind, &ops, true, tol);
         prop_assert_eq!(engine(kind, &ops, true, tol), want);
     }
+}
+
+/// Per group of `k = v mod 3`, ordered by `k`: (k, count, sum, min, max, avg).
+type Groups = Vec<Vec<(i64, i64, i64, i64, i64, f64)>>;
+
+fn groups_of(out: &Out) -> Groups {
+    out.iter()
+        .map(|(_, _, vs)| {
+            let mut ks: Vec<i64> = vs.iter().map(|v| v.rem_euclid(3)).collect();
+            ks.sort();
+            ks.dedup();
+            ks.into_iter()
+                .map(|k| {
+                    let g: Vec<i64> = vs
+                        .iter()
+                        .copied()
+                        .filter(|v| v.rem_euclid(3) == k)
+                        .collect();
+                    let (n, s) = (g.len() as i64, g.iter().sum::<i64>());
+                    let (mn, mx) = (*g.iter().min().unwrap(), *g.iter().max().unwrap());
+                    (k, n, s, mn, mx, s as f64 / n as f64)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn grouped_engine(kind: Kind, ops: &[Op], event: bool, tol: i64) -> Groups {
+    let head = "SELECT k, count(*) AS n, sum(v) AS s, min(v) AS mn, max(v) AS mx, avg(v) AS a \
+                FROM demo GROUP BY k,";
+    let mut p = window_plan_sql(kind, event, tol, head);
+    let mut sql_sorted = Vec::new();
+    for e in run_ops(&mut p, ops) {
+        let mut rows: Vec<_> = e
+            .rows
+            .iter()
+            .map(|r| {
+                let i = |k: &str| match r[k] {
+                    Value::Int(i) => i,
+                    ref v => panic!("{k}: {v:?}"),
+                };
+                let Value::Float(a) = r["a"] else {
+                    panic!("avg")
+                };
+                (i("k"), i("n"), i("s"), i("mn"), i("mx"), a)
+            })
+            .collect();
+        rows.sort_by_key(|r| r.0);
+        sql_sorted.push(rows);
+    }
+    sql_sorted
 }
 
 #[test]

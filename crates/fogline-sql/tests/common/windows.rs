@@ -46,11 +46,18 @@ pub fn engine(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
 
 /// The rule of the workloads: each window's values, in order, and its bounds.
 pub fn window_plan(kind: Kind, event: bool, tol: i64) -> Plan {
+    window_plan_sql(
+        kind,
+        event,
+        tol,
+        "SELECT collect(v) AS vs, window_start() AS ws, window_end() AS we FROM demo GROUP BY",
+    )
+}
+
+/// A rule over the workloads: `head` then the window.
+pub fn window_plan_sql(kind: Kind, event: bool, tol: i64, head: &str) -> Plan {
     let s = stream(r#"CREATE STREAM demo () WITH (DATASOURCE="demo", TIMESTAMP="ts")"#);
-    let sql = format!(
-        "SELECT collect(v) AS vs, window_start() AS ws, window_end() AS we FROM demo GROUP BY {}",
-        kind.sql()
-    );
+    let sql = format!("{head} {}", kind.sql());
     let opts = PlanOptions {
         is_event_time: event,
         late_tolerance_ms: tol as u64,
@@ -64,7 +71,8 @@ pub fn run_ops(p: &mut Plan, ops: &[Op]) -> Vec<Emit> {
     for op in ops {
         match *op {
             Op::Push(t, v) => {
-                let r = row(&format!(r#"{{"ts":{t},"v":{v}}}"#));
+                let k = v.rem_euclid(3);
+                let r = row(&format!(r#"{{"ts":{t},"v":{v},"k":{k}}}"#));
                 p.push(r, &meta(t), &mut emits).unwrap();
             }
             Op::Tick(now) => p.tick(now, &mut emits).unwrap(),
