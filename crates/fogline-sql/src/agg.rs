@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use crate::error::SqlError;
-use crate::eval::{CExpr, Ctx};
+use crate::eval::{CExpr, Ctx, Fields};
 use crate::ops;
 use crate::state::States;
 use crate::value::{Row, Value};
@@ -100,7 +100,7 @@ impl AggSpec {
             }
             vals.push(match &self.arg {
                 Some(a) => a.eval(&cx, st)?.into_owned(),
-                None => Value::Object(r.row.clone()),
+                None => Value::Object(r.row.to_row()),
             });
             kept.push(r);
         }
@@ -164,13 +164,15 @@ impl AggSpec {
                 if xs.is_empty() {
                     return Ok(Value::Null);
                 }
-                xs.sort_by(f64::total_cmp);
                 let n = xs.len();
                 if self.kind == PercentileDisc {
-                    // The first value whose cumulative share reaches p.
+                    // The first value whose cumulative share reaches p, of its own type.
+                    let mut vs: Vec<(f64, &Value)> = xs.iter().copied().zip(nonnull()).collect();
+                    vs.sort_by(|a, b| a.0.total_cmp(&b.0));
                     let k = ((p * n as f64).ceil() as usize).clamp(1, n);
-                    Value::Float(xs[k - 1])
+                    vs[k - 1].1.clone()
                 } else {
+                    xs.sort_by(f64::total_cmp);
                     let pos = p * (n - 1) as f64;
                     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
                     Value::Float(xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64))
@@ -200,7 +202,7 @@ impl AggSpec {
                     if last_new {
                         seen.push(v);
                         if all {
-                            out.push(Value::Object(r.row.clone()));
+                            out.push(Value::Object(r.row.to_row()));
                         }
                     }
                 }
@@ -208,7 +210,7 @@ impl AggSpec {
                     Value::Array(out)
                 } else if last_new {
                     kept.last()
-                        .map_or(Value::Null, |r| Value::Object(r.row.clone()))
+                        .map_or(Value::Null, |r| Value::Object(r.row.to_row()))
                 } else {
                     Value::Null
                 }

@@ -33,6 +33,8 @@ pub(crate) struct Compiler<'a> {
     /// Field names read, and whether the whole row is.
     pub fields_read: Vec<String>,
     pub reads_row: bool,
+    /// The event time field, in event time.
+    pub event_field: Option<String>,
 }
 
 impl<'a> Compiler<'a> {
@@ -56,6 +58,7 @@ impl<'a> Compiler<'a> {
             sites: 0,
             fields_read: Vec::new(),
             reads_row: false,
+            event_field: None,
         }
     }
 
@@ -190,6 +193,23 @@ impl<'a> Compiler<'a> {
                     }
                     Expr::Field { name, .. } if name.eq_ignore_ascii_case("timestamp") => {
                         CExpr::MetaTimestamp
+                    }
+                    _ => CExpr::Lit(Value::Null),
+                });
+            }
+            "event_time" => {
+                // The record's event time: its TIMESTAMP field in event time, else receipt.
+                Self::arity(name, n, 0, 0)?;
+                return Ok(match &self.event_field {
+                    Some(f) => CExpr::Field(f.as_str().into()),
+                    None => CExpr::MetaTimestamp,
+                });
+            }
+            "mqtt" => {
+                Self::arity(name, n, 1, 1)?;
+                return Ok(match &c.args[0] {
+                    Expr::Field { name, .. } if name.eq_ignore_ascii_case("topic") => {
+                        CExpr::MetaTopic
                     }
                     _ => CExpr::Lit(Value::Null),
                 });

@@ -14,7 +14,7 @@ use crate::value::{Row, Value};
 /// What an expression sees: one row, its record's meta, the window and a group's aggregates.
 pub(crate) struct Ctx<'a> {
     /// The row.
-    pub row: &'a Row,
+    pub row: &'a dyn Fields,
     /// The record's topic.
     pub topic: &'a str,
     /// The record's timestamp (ms).
@@ -23,6 +23,28 @@ pub(crate) struct Ctx<'a> {
     pub window: Option<(i64, i64)>,
     /// The group's aggregate results, by [`CExpr::Agg`] index.
     pub aggs: &'a [Value],
+}
+
+/// A row's fields, however stored: a decoded [`Row`], or a window's compact copy.
+pub(crate) trait Fields {
+    /// The field of that name.
+    fn field(&self, name: &str) -> Option<&Value>;
+    /// Every field, in name order.
+    fn each(&self, f: &mut dyn FnMut(&str, &Value));
+    /// The fields as a [`Row`].
+    fn to_row(&self) -> Row;
+}
+
+impl Fields for Row {
+    fn field(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+    fn each(&self, f: &mut dyn FnMut(&str, &Value)) {
+        self.iter().for_each(|(k, v)| f(k, v));
+    }
+    fn to_row(&self) -> Row {
+        self.clone()
+    }
 }
 
 /// A compiled expression.
@@ -82,8 +104,8 @@ impl CExpr {
     pub(crate) fn eval<'a>(&'a self, cx: &Ctx<'a>, st: &mut States) -> R<'a> {
         match self {
             CExpr::Lit(v) => Ok(Cow::Borrowed(v)),
-            CExpr::Field(name) => Ok(Cow::Borrowed(cx.row.get(&**name).unwrap_or(&NULL))),
-            CExpr::Row => owned(Value::Object(cx.row.clone())),
+            CExpr::Field(name) => Ok(Cow::Borrowed(cx.row.field(name).unwrap_or(&NULL))),
+            CExpr::Row => owned(Value::Object(cx.row.to_row())),
             CExpr::Arrow(e, name) => match e.eval(cx, st)? {
                 Cow::Borrowed(Value::Object(o)) => {
                     Ok(Cow::Borrowed(o.get(&**name).unwrap_or(&NULL)))

@@ -6,6 +6,7 @@
 //! emission GROUP BY, aggregates per group, HAVING, projection, ORDER BY and LIMIT over the
 //! window's results. A rule without a window projects each record that passes WHERE.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,10 +15,10 @@ use crate::compile::{default_name, Compiler};
 use crate::decode::Decoder;
 use crate::error::SqlError;
 use crate::eval::{CExpr, Ctx};
-use crate::project::{Core, OutField, DECODE, FILTER, ORDER, PROJECT, WINDOW};
+use crate::project::{Core, OutField, DECODE, FILTER, PROJECT, WINDOW};
 use crate::state::States;
 use crate::value::{Row, Value};
-use crate::window::{Rec, Windows};
+use crate::window::{Compact, Rec, Windows};
 
 /// A record's meta: its topic and when the broker received it.
 #[derive(Clone, Debug)]
@@ -74,10 +75,12 @@ pub struct Plan {
     win_filter: Option<CExpr>,
     trigger: Option<CExpr>,
     decoder: Decoder,
+    /// `decode` takes `&self`: its counters live apart.
+    decode_stats: RefCell<OperatorStats>,
     opts: PlanOptions,
     ts_field: Option<String>,
-    /// Fields a window keeps of each row (`None`: all of them).
-    keep: Option<Vec<String>>,
+    /// Fields a window keeps of each row, sorted (`None`: all of them).
+    keep: Option<Vec<Arc<str>>>,
 }
 
 impl std::fmt::Debug for Plan {
@@ -119,6 +122,9 @@ impl Plan {
             Some(WindowKind::Count { .. })
         );
         let mut c = Compiler::new(select, stream);
+        if opts.is_event_time {
+            c.event_field = stream.options.timestamp.clone();
+        }
         let mut fields = Vec::new();
         let mut unnamed = 0;
         c.allow_aggs = windowed;
@@ -168,7 +174,7 @@ impl Plan {
             k.extend(ts_field.clone());
             k.sort();
             k.dedup();
-            k
+            k.into_iter().map(Arc::from).collect::<Vec<Arc<str>>>()
         });
         if !windowed {
             keep = None;
@@ -199,37 +205,34 @@ impl Plan {
             win_filter,
             trigger,
             decoder: Decoder::new(stream),
+            decode_stats: RefCell::new(OperatorStats {
+                name: "decode",
+                ..OperatorStats::default()
+            }),
             opts,
             ts_field,
             keep,
         })
     }
 
-    /// A payload to rows by the stream's format and schema.
+    /// A payload to rows by the stream's format and schema (counted in the `decode` stats).
     ///
     /// # Errors
     /// [`SqlError::Decode`]: not in the format, or (strict) not fitting the schema.
     pub fn decode(&self, payload: &[u8]) -> Result<Vec<Row>, SqlError> {
-        self.decoder.decode(payload)
-    }
-
-    /// [`Plan::decode`], counted in the `decode` operator's stats.
-    ///
-    /// # Errors
-    /// As [`Plan::decode`].
-    pub fn decode_counted(&mut self, payload: &[u8]) -> Result<Vec<Row>, SqlError> {
         let t0 = Instant::now();
         let r = self.decoder.decode(payload);
-        let s = &mut self.core.stats[DECODE];
+        let mut s = self.decode_stats.borrow_mut();
         s.records_in += 1;
         s.process_ns += t0.elapsed().as_nanos() as u64;
-        match r {
-            Ok(rows) => {
-                s.records_out += rows.len() as u64;
-                Ok(rows)
+        match &r {
+            Ok(rows) => s.records_out += rows.len() as u64,
+            Err(e) => {
+                s.exceptions += 1;
+                s.last_exception = Some(e.to_string());
             }
-            Err(e) => Err(self.core.fail(DECODE, e)),
         }
+        r
     }
 
     /// One record: WHERE, then the window or the projection. Results go to `out`.
@@ -295,12 +298,11 @@ impl Plan {
         } else {
             meta.timestamp_ms.max(w.wm)
         };
-        let mut row = row;
-        if let Some(k) = &self.keep {
-            row.retain(|name, _| k.binary_search(name).is_ok());
-        }
         let rec = Rec {
-            row,
+            row: match &self.keep {
+                Some(k) => Compact::keep(row, k),
+                None => Compact::all(row),
+            },
             topic: meta.topic.clone(),
             ts,
             meta_ts: meta.timestamp_ms,
@@ -381,8 +383,9 @@ impl Plan {
 
     /// Counters per operator: decode, filter, window, project, order.
     pub fn stats(&self) -> Vec<OperatorStats> {
-        let _ = ORDER;
-        self.core.stats.to_vec()
+        let mut v = self.core.stats.to_vec();
+        v[DECODE] = self.decode_stats.borrow().clone();
+        v
     }
 
     /// Records dropped as later than the watermark allows.
@@ -394,7 +397,7 @@ impl Plan {
 fn check_window(k: &WindowKind) -> Result<(), SqlError> {
     let bad = match *k {
         WindowKind::Tumbling { length_ms } => length_ms == 0,
-        WindowKind::Hopping { length_ms, hop_ms } => length_ms == 0 || hop_ms == 0,
+        WindowKind::Hopping { length_ms, hop_ms } => hop_ms == 0 || hop_ms > length_ms,
         WindowKind::Sliding { length_ms, .. } => length_ms == 0,
         WindowKind::Session {
             max_length_ms,

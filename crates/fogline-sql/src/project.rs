@@ -58,9 +58,11 @@ impl Core {
         for f in &self.fields {
             match f {
                 OutField::Wildcard => {
-                    for (k, v) in cx.row {
-                        out.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
+                    cx.row.each(&mut |k, v| {
+                        if !out.contains_key(k) {
+                            out.insert(k.to_owned(), v.clone());
+                        }
+                    });
                 }
                 OutField::Expr(name, e) => {
                     if !out.contains_key(name) {

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value as J};
 
 use crate::error::SqlError;
+use crate::eval::Fields;
 use crate::value::{base64, Row, Value};
-use crate::window::{Rec, Windows};
+use crate::window::{Compact, Rec, Windows};
 
 const BYTES: &str = "$bytes";
 
@@ -85,7 +86,7 @@ pub(crate) fn save(w: &Windows) -> J {
         "late": w.late,
         "triggers": w.triggers,
         "rows": w.buf.iter().map(|r| json!({
-            "ts": r.ts, "meta_ts": r.meta_ts, "topic": &*r.topic, "row": enc_row(&r.row),
+            "ts": r.ts, "meta_ts": r.meta_ts, "topic": &*r.topic, "row": enc_row(&r.row.to_row()),
         })).collect::<Vec<_>>(),
     })
 }
@@ -108,7 +109,7 @@ pub(crate) fn load(w: &mut Windows, j: &J) -> Result<(), SqlError> {
         .map(|r| {
             Ok(Rec {
                 row: match &r["row"] {
-                    J::Object(o) => dec_row(o)?,
+                    J::Object(o) => Compact::all(dec_row(o)?),
                     _ => return Err(bad("row")),
                 },
                 topic: Arc::from(r["topic"].as_str().ok_or_else(|| bad("topic"))?),

@@ -137,3 +137,50 @@ fn matchers_and_detectors_run_per_row() {
     let e = p.push(row(r#"{"msg":"x"}"#), &meta(0), &mut Vec::new());
     assert!(matches!(e, Err(SqlError::Eval(m)) if m.contains("nope")));
 }
+
+#[test]
+fn decode_counts_in_the_stats() {
+    let p = plan("SELECT * FROM demo");
+    p.decode(br#"[{"a":1},{"a":2}]"#).unwrap();
+    assert!(p.decode(b"nope").is_err());
+    let s = &p.stats()[0];
+    assert_eq!(s.name, "decode");
+    assert_eq!((s.records_in, s.records_out, s.exceptions), (2, 2, 1));
+}
+
+#[test]
+fn a_plan_moves_between_threads() {
+    fn send<T: Send>() {}
+    send::<fogline_sql::Plan>();
+}
+
+#[test]
+fn windows_of_no_size_are_plan_errors() {
+    use fogline_sql::ast::WindowKind;
+    let kinds = [
+        WindowKind::Tumbling { length_ms: 0 },
+        WindowKind::Hopping {
+            length_ms: 5,
+            hop_ms: 6,
+        },
+        WindowKind::Session {
+            max_length_ms: 5,
+            timeout_ms: 0,
+        },
+        WindowKind::Count {
+            count: 2,
+            interval: 3,
+        },
+    ];
+    for k in kinds {
+        let mut sel = select("SELECT count(*) FROM demo GROUP BY TUMBLINGWINDOW(ss, 1)");
+        sel.window.as_mut().unwrap().kind = k.clone();
+        let p = fogline_sql::Plan::new(
+            &sel,
+            &stream(DEMO),
+            PlanOptions::default(),
+            std::sync::Arc::new(Ext(None)),
+        );
+        assert!(matches!(p, Err(SqlError::Plan(_))), "{k:?}");
+    }
+}

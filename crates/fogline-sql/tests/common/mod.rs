@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+pub mod windows;
+
 use fogline_sql::ast::{Select, Statement, StreamDef};
 use fogline_sql::{parse, Emit, Extensions, Meta, Plan, PlanOptions, Row, Value};
 
