@@ -362,7 +362,7 @@ async fn read(
 }
 
 fn push(job: &mut Job, payload: &[u8], meta: &Meta, out: &mut Vec<Emit>) {
-    match job.plan.decode_counted(payload) {
+    match job.plan.decode(payload) {
         Ok(rows) => {
             for row in rows {
                 if let Err(e) = job.plan.push(row, meta, out) {
