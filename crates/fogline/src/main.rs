@@ -93,3 +93,14 @@ fn quiet_on_closed_pipe() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Clap's own checks of every subcommand (clashing names, bad defaults), which it
+    /// otherwise makes only when that subcommand is run.
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -25,7 +25,8 @@ pub enum RuleCommand {
     /// Create a rule from eKuiper's JSON: `{"id", "sql", "actions", "options"}`.
     Create {
         /// The rule's JSON (or use --file).
-        json: Option<String>,
+        #[arg(value_name = "JSON")]
+        rule: Option<String>,
         /// A file holding the rule's JSON (`-` reads standard input).
         #[arg(long, short)]
         file: Option<String>,
@@ -165,8 +166,8 @@ fn message(v: &serde_json::Value, admin: &Admin) {
 pub fn run(cmd: RuleCommand) -> anyhow::Result<()> {
     crate::cmd::runtime(Some(1))?.block_on(async move {
         match cmd {
-            RuleCommand::Create { json, file, admin } => {
-                let body = read_input(json, file)?;
+            RuleCommand::Create { rule, file, admin } => {
+                let body = read_input(rule, file)?;
                 let v = call(&admin, "POST", "/api/v1/rules", Some(body)).await?;
                 message(&v, &admin);
             }

@@ -3,7 +3,8 @@
 //!
 //! The query runs on the node as a temporary rule (qos 0) whose results are published on
 //! `fogline/sql/<id>`, a topic this command subscribes to first; the rule is deleted when
-//! the command ends, however it ends short of kill -9.
+//! the command ends (by its limits, Ctrl-C, SIGTERM or SIGHUP). After kill -9 the rule
+//! stays: `fogline rule ls` lists it as `sql-<pid>-<n>`, `fogline rule rm` deletes it.
 
 use std::time::Duration;
 
@@ -65,6 +66,9 @@ async fn query(args: SqlArgs) -> anyhow::Result<()> {
     let limit = args.count.unwrap_or(u64::MAX);
     let idle = args.idle.unwrap_or(Duration::from_secs(u64::MAX / 4));
     let mut seen = 0u64;
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
     let result = async {
         while seen < limit {
             tokio::select! {
@@ -74,6 +78,8 @@ async fn query(args: SqlArgs) -> anyhow::Result<()> {
                     seen += 1;
                 }
                 _ = tokio::signal::ctrl_c() => break,
+                _ = term.recv() => break,
+                _ = hup.recv() => break,
             }
         }
         anyhow::Ok(())
