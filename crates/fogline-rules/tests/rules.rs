@@ -209,12 +209,14 @@ async fn the_highest_priority_trigger_of_the_conflict_set_fires() {
         .await;
     }
     // 70: both hold, hot wins; 70 again: hot fired once already, warm wins; 40: warm.
-    let topics: Vec<String> = [
+    // (Each trigger's action has its own queue: their outputs may interleave.)
+    let mut topics: Vec<String> = [
         next_json(&mut out).await.0,
         next_json(&mut out).await.0,
         next_json(&mut out).await.0,
     ]
     .into();
+    topics.sort();
     assert_eq!(topics, ["t/hot", "t/warm", "t/warm"]);
     assert!(tokio::time::timeout(Duration::from_millis(300), out.recv())
         .await
@@ -296,5 +298,127 @@ async fn a_matcher_operator_counts_patterns_of_an_uploaded_set() {
         .unwrap();
     let (_, v) = next_json(&mut out).await;
     assert_eq!(v, serde_json::json!({"n": 3}));
+    rules.shut_down().await;
+}
+
+/// A qos 1 rule whose stream is deleted fails; it is restarted as its strategy says, and
+/// stays failed, with the reason, once the attempts are spent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_rule_is_restarted_then_left_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path());
+    sql_stream(&b, DEMO);
+    let rules = Rules::open(b.clone(), None, None, 100).unwrap();
+    rules
+        .create(rule(serde_json::json!({
+            "id": "fragile",
+            "sql": "SELECT * FROM demo",
+            "actions": [{"nop": {}}],
+            "options": {"qos": 1, "restartStrategy": {"attempts": 2, "delay": 10, "jitterFactor": 0}}
+        })))
+        .unwrap();
+    b.delete_stream("demo").unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let s = rules.list().remove(0);
+        if s.state == State::Failed {
+            assert_eq!(s.restarts, 2);
+            let reason = s.reason.unwrap();
+            assert!(reason.contains("demo"), "{reason}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still {:?}", s.state);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    rules.shut_down().await;
+}
+
+/// A `rest` action posts each result; an answer of 503 is retried until it succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rest_action_retries_until_the_server_takes_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, mut bodies) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut answered = 0;
+        loop {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let tx = tx.clone();
+            answered += 1;
+            let status = if answered == 1 {
+                "503 Service Unavailable"
+            } else {
+                "200 OK"
+            };
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let mut got = 0;
+                // One request per connection: read until the body is complete.
+                loop {
+                    let n = s.read(&mut buf[got..]).await.unwrap();
+                    got += n;
+                    let text = String::from_utf8_lossy(&buf[..got]).to_string();
+                    if let Some(i) = text.find("\r\n\r\n") {
+                        let len: usize = text
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length: ")
+                                    .map(|v| v.trim().parse().unwrap())
+                            })
+                            .unwrap_or(0);
+                        if got >= i + 4 + len {
+                            tx.send(text[i + 4..i + 4 + len].to_string()).unwrap();
+                            let resp = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                            s.write_all(resp.as_bytes()).await.unwrap();
+                            return;
+                        }
+                    }
+                    if n == 0 {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path());
+    sql_stream(&b, DEMO);
+    let rules = Rules::open(b.clone(), None, None, 100).unwrap();
+    rules
+        .create(rule(serde_json::json!({
+            "id": "hook",
+            "sql": "SELECT id FROM demo",
+            "actions": [{"rest": {"url": format!("http://{addr}/hook"), "retryInterval": 10, "sendSingle": true}}]
+        })))
+        .unwrap();
+    publish(
+        &b.link("test"),
+        "sensors/a/temp",
+        serde_json::json!({"id": "a", "temperature": 1.0, "ts": 1}),
+    )
+    .await;
+    let first = tokio::time::timeout(Duration::from_secs(10), bodies.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let second = tokio::time::timeout(Duration::from_secs(10), bodies.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first, r#"{"id":"a"}"#);
+    assert_eq!(second, first, "retried after the 503");
+    let (_, stats) = rules.status("hook").unwrap();
+    let s = stats.sinks.lock()[0].1.clone();
+    let n = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while n(&s.records_out) < 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        (n(&s.exceptions), n(&s.records_out), n(&s.dropped)),
+        (1, 1, 0)
+    );
     rules.shut_down().await;
 }
