@@ -71,8 +71,10 @@ pub(crate) enum CExpr {
     MetaAll,
     WindowStart,
     WindowEnd,
-    /// A stateful function call site (detectors, pattern sets).
+    /// A stateful function call site (detectors, pattern sets, analytic functions).
     Stateful(Box<crate::state::Site>),
+    /// The result of a site evaluated ahead of WHERE.
+    Cached(usize),
 }
 
 /// A LIKE pattern: constant (parsed once) or computed per row.
@@ -255,6 +257,7 @@ impl CExpr {
             CExpr::WindowStart => owned(cx.window.map_or(Value::Null, |w| Value::Int(w.0))),
             CExpr::WindowEnd => owned(cx.window.map_or(Value::Null, |w| Value::Int(w.1))),
             CExpr::Stateful(site) => owned(st.call(site, cx)?),
+            CExpr::Cached(i) => owned(st.cache[*i].clone()),
         }
     }
 }

@@ -128,6 +128,7 @@ impl Plan {
         let mut fields = Vec::new();
         let mut unnamed = 0;
         c.allow_aggs = windowed;
+        c.pre_eval = !windowed;
         for f in &select.fields {
             if let ast::Expr::Wildcard { .. } = f.expr {
                 c.expr(&f.expr)?;
@@ -141,7 +142,11 @@ impl Plan {
             fields.push(OutField::Expr(name, c.expr(&f.expr)?));
         }
         c.allow_aggs = false;
+        // Analytic calls in WHERE run on every record, not cut short by AND and OR; not
+        // with a count window, whose WHERE runs on the window's rows.
+        c.pre_eval = !is_count;
         let filter = select.filter.as_ref().map(|e| c.expr(e)).transpose()?;
+        c.pre_eval = false;
         let group_by = select
             .group_by
             .iter()
@@ -195,7 +200,8 @@ impl Plan {
                 order_by,
                 limit: select.limit,
                 aggs: c.aggs,
-                states: States::new(ext, c.sites),
+                states: States::new(ext, c.sites, c.pre_sites.len()),
+                pre: c.pre_sites,
                 stats: names.map(|name| OperatorStats {
                     name,
                     ..OperatorStats::default()
@@ -251,6 +257,13 @@ impl Plan {
             window: None,
             aggs: &[],
         };
+        // Analytic functions of the SELECT list see every record, as in eKuiper.
+        for i in 0..core.pre.len() {
+            match core.states.call(&core.pre[i], &cx) {
+                Ok(v) => core.states.cache[i] = v,
+                Err(e) => return Err(core.fail(PROJECT, e)),
+            }
+        }
         let mut pass = match &core.filter {
             Some(f) => f
                 .test(&cx, &mut core.states)
