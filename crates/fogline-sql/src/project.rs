@@ -152,7 +152,9 @@ impl Core {
         if let Some(l) = self.limit {
             rows.truncate(l as usize);
         }
-        out.push(Emit { rows });
+        if !rows.is_empty() {
+            out.push(Emit { rows });
+        }
         Ok(())
     }
 
