@@ -204,12 +204,12 @@ impl<'a> Compiler<'a> {
                 });
             }
             "event_time" => {
-                // The record's event time: its TIMESTAMP field in event time, else receipt.
+                // A window's end over its results (as eKuiper's window tests show); else the
+                // record's TIMESTAMP field in event time, or its receipt.
                 Self::arity(name, n, 0, 0)?;
-                return Ok(match &self.event_field {
-                    Some(f) => CExpr::Field(f.as_str().into()),
-                    None => CExpr::MetaTimestamp,
-                });
+                return Ok(CExpr::EventTime(
+                    self.event_field.as_deref().map(Into::into),
+                ));
             }
             "mqtt" => {
                 Self::arity(name, n, 1, 1)?;

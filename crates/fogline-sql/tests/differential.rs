@@ -27,6 +27,7 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
     let mut triggers: Vec<(i64, i64)> = Vec::new();
     let mut consumed: Vec<usize> = Vec::new();
     let mut frontier = i64::MIN;
+    let mut cont: Option<(i64, i64)> = None;
     for (n, op) in ops.iter().enumerate() {
         let new_wm = match *op {
             Op::Push(t, v) => {
@@ -113,20 +114,35 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
                     .filter(|r| !consumed.contains(&r.2))
                     .collect();
                 open.sort_by_key(|r| (r.0, r.2));
-                let Some(first) = open.first() else { break };
-                let bound = (first.0.div_euclid(m) + 1) * m;
-                let mut end = (first.0 + to).min(bound);
-                let mut k = 1;
-                while k < open.len() && open[k].0 < end {
-                    end = (open[k].0 + to).min(bound);
+                let (start, mut last) = match cont {
+                    Some((t, l)) => (t, Some(l)),
+                    None => match open.first() {
+                        Some(f) => (f.0, None),
+                        None => break,
+                    },
+                };
+                // Checked at multiples of m: cut at the first where it has run longer.
+                let mut cut = start.div_euclid(m) * m;
+                while cut - start <= m {
+                    cut += m;
+                }
+                let mut end = last.map_or(cut, |l| (l + to).min(cut));
+                let mut k = 0;
+                while k < open.len() && (last.is_none() || open[k].0 < end) {
+                    last = Some(open[k].0);
+                    end = (open[k].0 + to).min(cut);
                     k += 1;
                 }
                 if end > new_wm {
                     break;
                 }
-                out.push((first.0, end, open[..k].iter().map(|r| r.1).collect()));
+                if k > 0 {
+                    out.push((start, end, open[..k].iter().map(|r| r.1).collect()));
+                }
                 consumed.extend(open[..k].iter().map(|r| r.2));
-                frontier = end;
+                frontier = frontier.max(end);
+                let l = last.unwrap();
+                cont = (end == cut && l + to > cut).then_some((end, l));
             },
             Kind::Count(..) => unreachable!(),
         }

@@ -144,32 +144,146 @@ fn sliding_windows_trigger_on_events() {
     assert_eq!(text(&out), [r#"[{"t":[3]}]"#]);
 }
 
-/// "If no events occur within the timeout, then the window is closed at the timeout";
-/// the maximum duration is checked at multiples of it.
-#[test]
-fn session_windows_close_on_timeout_or_at_the_max_length() {
-    let recs = temps(&[
-        (1, 1_000),
-        (2, 30_000),
-        (3, 100_000),
-        (4, 110_000),
-        (5, 125_000),
-    ]);
-    let mut p = plan(
-        "SELECT collect(temperature) AS t, window_start() AS s, window_end() AS e \
-         FROM demo GROUP BY SESSIONWINDOW(mi, 2, 1)",
-    );
-    let recs: Vec<(&str, i64)> = recs.iter().map(|(j, t)| (j.as_str(), *t)).collect();
-    let mut got = run(&mut p, &recs);
-    let mut out = Vec::new();
-    p.tick(1_000_000, &mut out).unwrap();
-    got.extend(text(&out));
-    assert_eq!(
-        got,
+/// eKuiper's window tests (internal/topo/topotest/window_rule_test.go, TestWindowRule1, 2,
+/// 5, 8 and 9, on the `demo` and `sessionDemo` data of its mock sources), in processing
+/// time. Where eKuiper emits an empty result for a window without records, nothing is
+/// emitted here.
+mod ekuiper_tests {
+    use super::*;
+
+    const T0: i64 = 1_541_152_480_000;
+
+    fn demo() -> Vec<(String, i64)> {
         [
-            r#"[{"e":90000,"s":1000,"t":[1,2]}]"#,
-            r#"[{"e":120000,"s":100000,"t":[3,4]}]"#,
-            r#"[{"e":185000,"s":125000,"t":[5]}]"#,
+            ("red", 3, 6013),
+            ("blue", 6, 6822),
+            ("blue", 2, 7632),
+            ("yellow", 4, 8442),
+            ("red", 1, 9252),
         ]
-    );
+        .iter()
+        .map(|(c, s, t)| {
+            let ts = T0 + t;
+            (format!(r#"{{"color":"{c}","size":{s},"ts":{ts}}}"#), ts)
+        })
+        .collect()
+    }
+
+    /// Runs the records, then ticks to `until`; every emit's rows with `T0` taken off
+    /// the numbers, to keep the expectations short.
+    fn go_until(sql: &str, recs: &[(String, i64)], until: i64) -> Vec<String> {
+        let mut p = plan(sql);
+        let recs: Vec<(&str, i64)> = recs.iter().map(|(j, t)| (j.as_str(), *t)).collect();
+        let mut got = run(&mut p, &recs);
+        let mut out = Vec::new();
+        p.tick(until, &mut out).unwrap();
+        got.extend(text(&out));
+        got.iter().map(|s| s.replace("15411524", "")).collect()
+    }
+
+    #[test]
+    fn rule1_hopping() {
+        let got = go_until(
+            "SELECT * FROM demo GROUP BY HOPPINGWINDOW(ss, 2, 1)",
+            &demo(),
+            T0 + 10_000,
+        );
+        assert_eq!(
+            &got[..4],
+            [
+                r#"[{"color":"red","size":3,"ts":86013},{"color":"blue","size":6,"ts":86822}]"#,
+                concat!(
+                    r#"[{"color":"red","size":3,"ts":86013},{"color":"blue","size":6,"ts":86822},"#,
+                    r#"{"color":"blue","size":2,"ts":87632}]"#
+                ),
+                r#"[{"color":"blue","size":2,"ts":87632},{"color":"yellow","size":4,"ts":88442}]"#,
+                r#"[{"color":"yellow","size":4,"ts":88442},{"color":"red","size":1,"ts":89252}]"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn rule2_tumbling_after_where() {
+        let got = go_until(
+            "SELECT color, ts FROM demo where size > 2 GROUP BY tumblingwindow(ss, 1)",
+            &demo(),
+            T0 + 10_000,
+        );
+        assert_eq!(
+            got,
+            [
+                r#"[{"color":"red","ts":86013},{"color":"blue","ts":86822}]"#,
+                r#"[{"color":"yellow","ts":88442}]"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn rule5_session() {
+        let ts = [
+            6013, 6823, 7932, 8442, 9252, 10062, 10872, 11682, 12492, 13202, 14112,
+        ];
+        let recs: Vec<(String, i64)> = ts
+            .iter()
+            .map(|t| (format!(r#"{{"temp":25.5,"ts":{}}}"#, T0 + t), T0 + t))
+            .collect();
+        let got = go_until(
+            "SELECT count(temp), window_start() as ws, window_end() FROM demo \
+             GROUP BY SessionWindow(ss, 2, 1)",
+            &recs,
+            T0 + 20_000,
+        );
+        assert_eq!(
+            got,
+            [
+                r#"[{"count":2,"window_end":87823,"ws":86013}]"#,
+                r#"[{"count":3,"window_end":90000,"ws":87932}]"#,
+                r#"[{"count":5,"window_end":94000,"ws":90000}]"#,
+                r#"[{"count":1,"window_end":95112,"ws":94000}]"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn rule8_tumbling_having_an_alias() {
+        let got = go_until(
+            "SELECT color, window_end(), event_time() as et, ts, count(*) as c, window_start() \
+             FROM demo where size > 2 GROUP BY tumblingwindow(ss, 1) having c > 1",
+            &demo(),
+            T0 + 10_000,
+        );
+        assert_eq!(
+            got,
+            [concat!(
+                r#"[{"c":2,"color":"red","et":87000,"ts":86013,"window_end":87000,"#,
+                r#""window_start":86000}]"#
+            )]
+        );
+    }
+
+    #[test]
+    fn rule9_hopping_filter() {
+        let got = go_until(
+            "SELECT color, window_start(), window_end() FROM demo \
+             GROUP BY HOPPINGWINDOW(ss, 2, 1) FILTER( WHERE size > 2)",
+            &demo(),
+            T0 + 10_000,
+        );
+        let w = |s: i64, e: i64, c: &[&str]| {
+            let rows: Vec<String> = c
+                .iter()
+                .map(|c| format!(r#"{{"color":"{c}","window_end":{e},"window_start":{s}}}"#))
+                .collect();
+            format!("[{}]", rows.join(","))
+        };
+        assert_eq!(
+            got,
+            [
+                w(85000, 87000, &["red", "blue"]),
+                w(86000, 88000, &["red", "blue"]),
+                w(87000, 89000, &["yellow"]),
+                w(88000, 90000, &["yellow"]),
+            ]
+        );
+    }
 }
