@@ -5,8 +5,8 @@
 //! time is its receive time (never behind the watermark) and the watermark is the latest of
 //! the clock (`tick`) and the records; in event time the time is the record's timestamp
 //! field and the watermark is the highest seen minus the late tolerance. A window emits
-//! once the watermark reaches its end; a record that could only belong to windows already
-//! emitted is late: dropped and counted.
+//! once the watermark reaches its end; a record behind the watermark is late: dropped and
+//! counted (as eKuiper's event window tests show).
 //!
 //! eKuiper's semantics (docs/en_US/sqls/windows.md): tumbling and hopping windows are
 //! aligned to the epoch, `[start, end)`; a sliding window is `(t - length, t + delay]` for
@@ -99,8 +99,6 @@ pub(crate) struct Windows {
     pub(crate) wm: i64,
     /// Highest record time seen (event time's watermark source).
     pub(crate) max_seen: i64,
-    /// Session windows: end of the last one emitted.
-    pub(crate) frontier: i64,
     /// Session windows: a session cut at its maximum length goes on from the cut
     /// `(cut, time of its last record)`.
     pub(crate) cont: Option<(i64, i64)>,
@@ -123,7 +121,6 @@ impl Windows {
             buf: Vec::new(),
             wm: i64::MIN,
             max_seen: i64::MIN,
-            frontier: i64::MIN,
             cont: None,
             triggers: Vec::new(),
             since: 0,
@@ -140,30 +137,34 @@ impl Windows {
         }
     }
 
-    /// True when no window still to come can hold a record at `ts`.
+    /// True when a record at `ts` is behind the watermark (eKuiper drops those; a window
+    /// still to come holds every record at or after it).
     fn is_late(&self, ts: i64) -> bool {
-        if self.wm == i64::MIN {
-            return false;
-        }
-        match self.kind {
-            WindowKind::Tumbling { .. } | WindowKind::Hopping { .. } => {
-                let (len, hop) = self.fixed().expect("fixed");
-                floor_div(ts, hop) * hop + len <= self.wm
-            }
-            WindowKind::Sliding { .. } => ts < self.wm,
-            WindowKind::Session { .. } => ts < self.frontier,
-            WindowKind::Count { .. } => false,
-        }
+        ts < self.wm
     }
 
-    /// Adds a record (`trigger`: it meets a sliding window's `OVER (WHEN ..)`). False when
-    /// it was late and dropped. Count windows emit here; time windows on [`Windows::advance`].
+    /// Sees a record's time before any clause runs on it (eKuiper's watermark comes first):
+    /// false when it is late, dropped and counted.
+    pub(crate) fn admit(&mut self, ts: i64) -> bool {
+        if let WindowKind::Count { .. } = self.kind {
+            return true;
+        }
+        if self.is_late(ts) {
+            self.late += 1;
+            return false;
+        }
+        self.max_seen = self.max_seen.max(ts);
+        true
+    }
+
+    /// Adds an admitted record (`trigger`: it meets a sliding window's `OVER (WHEN ..)`).
+    /// Count windows emit here; time windows on [`Windows::advance`].
     pub(crate) fn insert(
         &mut self,
         rec: Rec,
         trigger: bool,
         fire: &mut Fire<'_>,
-    ) -> Result<bool, SqlError> {
+    ) -> Result<(), SqlError> {
         if let WindowKind::Count { count, interval } = self.kind {
             self.buf.push(rec);
             self.since += 1;
@@ -186,14 +187,9 @@ impl Windows {
                     self.buf.clear();
                 }
             }
-            return Ok(true);
-        }
-        if self.is_late(rec.ts) {
-            self.late += 1;
-            return Ok(false);
+            return Ok(());
         }
         let ts = rec.ts;
-        self.max_seen = self.max_seen.max(ts);
         let at = self.buf.partition_point(|r| r.ts <= ts);
         self.buf.insert(at, rec);
         if let (WindowKind::Sliding { delay_ms, .. }, true) = (&self.kind, trigger) {
@@ -201,7 +197,7 @@ impl Windows {
             let at = self.triggers.partition_point(|x| *x <= e);
             self.triggers.insert(at, e);
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Moves the watermark to `wm` (never back) and emits every window ending by then.
@@ -267,7 +263,6 @@ impl Windows {
                         fire(p.start, p.end, &self.buf[..p.rows])?;
                     }
                     self.buf.drain(..p.rows);
-                    self.frontier = self.frontier.max(p.end);
                     self.cont = p.cut.then_some((p.end, p.last));
                 }
             }

@@ -26,7 +26,6 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
     let mut late = 0;
     let mut triggers: Vec<(i64, i64)> = Vec::new();
     let mut consumed: Vec<usize> = Vec::new();
-    let mut frontier = i64::MIN;
     let mut cont: Option<(i64, i64)> = None;
     for (n, op) in ops.iter().enumerate() {
         let new_wm = match *op {
@@ -50,14 +49,7 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
                     }
                     continue;
                 }
-                let is_late = wm != i64::MIN
-                    && match kind {
-                        Kind::Tumbling(l) => t.div_euclid(l) * l + l <= wm,
-                        Kind::Hopping(l, h) => t.div_euclid(h) * h + l <= wm,
-                        Kind::Sliding(..) => t < wm,
-                        Kind::Session(..) => t < frontier,
-                        Kind::Count(..) => unreachable!(),
-                    };
+                let is_late = t < wm;
                 if is_late {
                     late += 1;
                     continue;
@@ -140,7 +132,6 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
                     out.push((start, end, open[..k].iter().map(|r| r.1).collect()));
                 }
                 consumed.extend(open[..k].iter().map(|r| r.2));
-                frontier = frontier.max(end);
                 let l = last.unwrap();
                 cont = (end == cut && l + to > cut).then_some((end, l));
             },
@@ -239,7 +230,7 @@ fn late_records_are_dropped_and_counted() {
     ];
     let (out, late) = engine(kind, &ops, true, 0);
     assert_eq!(out, [(0, 10, vec![1])]);
-    assert_eq!(late, 1);
+    assert_eq!(late, 2, "7 and 21 are behind the watermark (25)");
     let (out, late) = engine(kind, &ops, true, 20);
     assert_eq!(out, Vec::new());
     assert_eq!(late, 0);
