@@ -19,7 +19,25 @@ fn content(recs: &[R], keep: impl Fn(i64) -> bool) -> Vec<i64> {
 }
 
 fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
+    reference_where(kind, ops, event, tol, |_| true)
+}
+
+/// With `WHERE pred(v)`: on records before processing-time windows, on a window's rows for
+/// count windows and in event time; time goes on with every record either way.
+fn reference_where(
+    kind: Kind,
+    ops: &[Op],
+    event: bool,
+    tol: i64,
+    pred: fn(i64) -> bool,
+) -> (Out, u64) {
     let mut out = Out::new();
+    let emit = |out: &mut Out, s: i64, e: i64, vs: Vec<i64>| {
+        let vs: Vec<i64> = vs.into_iter().filter(|v| pred(*v)).collect();
+        if !vs.is_empty() {
+            out.push((s, e, vs));
+        }
+    };
     let mut recs: Vec<R> = Vec::new();
     let mut wm = i64::MIN;
     let mut max_seen = i64::MIN;
@@ -41,11 +59,12 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
                     };
                     if due {
                         let last = &recs[recs.len() - size as usize..];
-                        out.push((
+                        emit(
+                            &mut out,
                             last[0].0,
                             last[last.len() - 1].0,
                             last.iter().map(|r| r.1).collect(),
-                        ));
+                        );
                     }
                     continue;
                 }
@@ -54,10 +73,12 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
                     late += 1;
                     continue;
                 }
-                recs.push((t, v, n));
                 max_seen = max_seen.max(t);
-                if let Kind::Sliding(_, d) = kind {
-                    triggers.push((t + d, t));
+                if event || pred(v) {
+                    recs.push((t, v, n));
+                    if let Kind::Sliding(_, d) = kind {
+                        triggers.push((t + d, t));
+                    }
                 }
                 if event {
                     max_seen - tol
@@ -88,7 +109,7 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
                 ends.sort();
                 ends.dedup();
                 for e in ends {
-                    out.push((e - l, e, content(&recs, |t| t >= e - l && t < e)));
+                    emit(&mut out, e - l, e, content(&recs, |t| t >= e - l && t < e));
                 }
             }
             Kind::Sliding(l, _) => {
@@ -96,7 +117,7 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
                 let due: Vec<_> = triggers.iter().copied().filter(|x| x.0 <= new_wm).collect();
                 triggers.retain(|x| x.0 > new_wm);
                 for (e, t) in due {
-                    out.push((t - l, e, content(&recs, |x| x > t - l && x <= e)));
+                    emit(&mut out, t - l, e, content(&recs, |x| x > t - l && x <= e));
                 }
             }
             Kind::Session(m, to) => loop {
@@ -128,9 +149,12 @@ fn reference(kind: Kind, ops: &[Op], event: bool, tol: i64) -> (Out, u64) {
                 if end > new_wm {
                     break;
                 }
-                if k > 0 {
-                    out.push((start, end, open[..k].iter().map(|r| r.1).collect()));
-                }
+                emit(
+                    &mut out,
+                    start,
+                    end,
+                    open[..k].iter().map(|r| r.1).collect(),
+                );
                 consumed.extend(open[..k].iter().map(|r| r.2));
                 let l = last.unwrap();
                 cont = (end == cut && l + to > cut).then_some((end, l));
@@ -159,6 +183,21 @@ proptest! {
         prop_assert_eq!(grouped_engine(kind, &pops, false, 0), want);
         let want = groups_of(&reference(kind, &eops, true, tol).0);
         prop_assert_eq!(grouped_engine(kind, &eops, true, tol), want);
+    }
+
+    #[test]
+    fn where_matches_the_reference(
+        kind in kinds(), pops in processing_ops(), eops in event_ops(), tol in 0i64..50,
+    ) {
+        let pred: fn(i64) -> bool = |v| v > 0;
+        let head = "SELECT collect(v) AS vs, window_start() AS ws, window_end() AS we FROM demo \
+                    WHERE v > 0 GROUP BY";
+        let mut p = window_plan_sql(kind, false, 0, head);
+        let got = (outs(&run_ops(&mut p, &pops)), p.late_dropped());
+        prop_assert_eq!(got, reference_where(kind, &pops, false, 0, pred));
+        let mut p = window_plan_sql(kind, true, tol, head);
+        let got = (outs(&run_ops(&mut p, &eops)), p.late_dropped());
+        prop_assert_eq!(got, reference_where(kind, &eops, true, tol, pred));
     }
 
     #[test]
