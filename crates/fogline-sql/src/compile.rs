@@ -35,6 +35,10 @@ pub(crate) struct Compiler<'a> {
     pub reads_row: bool,
     /// The event time field, in event time.
     pub event_field: Option<String>,
+    /// Analytic calls compiled now are evaluated ahead of WHERE (eKuiper's order).
+    pub pre_eval: bool,
+    /// Those sites, in evaluation order.
+    pub pre_sites: Vec<Site>,
 }
 
 impl<'a> Compiler<'a> {
@@ -59,6 +63,8 @@ impl<'a> Compiler<'a> {
             fields_read: Vec::new(),
             reads_row: false,
             event_field: None,
+            pre_eval: false,
+            pre_sites: Vec::new(),
         }
     }
 
@@ -198,12 +204,12 @@ impl<'a> Compiler<'a> {
                 });
             }
             "event_time" => {
-                // The record's event time: its TIMESTAMP field in event time, else receipt.
+                // A window's end over its results (as eKuiper's window tests show); else the
+                // record's TIMESTAMP field in event time, or its receipt.
                 Self::arity(name, n, 0, 0)?;
-                return Ok(match &self.event_field {
-                    Some(f) => CExpr::Field(f.as_str().into()),
-                    None => CExpr::MetaTimestamp,
-                });
+                return Ok(CExpr::EventTime(
+                    self.event_field.as_deref().map(Into::into),
+                ));
             }
             "mqtt" => {
                 Self::arity(name, n, 1, 1)?;
@@ -272,7 +278,15 @@ impl<'a> Compiler<'a> {
                 i + 1
             ))),
         };
+        let mut value_args = vec![0];
         let kind = match name {
+            _ if crate::analytic::by_name(name, &c.args).is_some() => {
+                let (k, min, max, vals) =
+                    crate::analytic::by_name(name, &c.args).expect("is analytic")?;
+                Self::arity(name, n, min, max)?;
+                value_args = vals;
+                SiteKind::Analytic(k)
+            }
             "anomaly_score" | "is_anomaly" => {
                 Self::arity(name, n, 2, if name == "is_anomaly" { 3 } else { 2 })?;
                 let det = lit(1)?;
@@ -320,17 +334,28 @@ impl<'a> Compiler<'a> {
         } else {
             &c.partition_by
         };
+        let args = value_args
+            .iter()
+            .map(|&i| self.expr(&c.args[i]))
+            .collect::<Result<_, _>>()?;
+        let partition = keys
+            .iter()
+            .map(|k| self.expr(k))
+            .collect::<Result<_, _>>()?;
+        let when = c.when.as_deref().map(|w| self.expr(w)).transpose()?;
+        // The id after the arguments': calls nested in them have their own.
         let site = Site {
             id: self.sites,
             kind,
-            arg: self.expr(&c.args[0])?,
-            partition: keys
-                .iter()
-                .map(|k| self.expr(k))
-                .collect::<Result<_, _>>()?,
-            when: c.when.as_deref().map(|w| self.expr(w)).transpose()?,
+            args,
+            partition,
+            when,
         };
         self.sites += 1;
+        if self.pre_eval && matches!(site.kind, SiteKind::Analytic(_)) {
+            self.pre_sites.push(site);
+            return Ok(CExpr::Cached(self.pre_sites.len() - 1));
+        }
         Ok(CExpr::Stateful(Box::new(site)))
     }
 }

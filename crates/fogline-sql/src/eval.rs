@@ -71,8 +71,12 @@ pub(crate) enum CExpr {
     MetaAll,
     WindowStart,
     WindowEnd,
-    /// A stateful function call site (detectors, pattern sets).
+    /// `event_time()`: the window's end, else the event time field (or the meta time).
+    EventTime(Option<Box<str>>),
+    /// A stateful function call site (detectors, pattern sets, analytic functions).
     Stateful(Box<crate::state::Site>),
+    /// The result of a site evaluated ahead of WHERE.
+    Cached(usize),
 }
 
 /// A LIKE pattern: constant (parsed once) or computed per row.
@@ -254,7 +258,13 @@ impl CExpr {
             ]))),
             CExpr::WindowStart => owned(cx.window.map_or(Value::Null, |w| Value::Int(w.0))),
             CExpr::WindowEnd => owned(cx.window.map_or(Value::Null, |w| Value::Int(w.1))),
+            CExpr::EventTime(field) => match (cx.window, field) {
+                (Some(w), _) => owned(Value::Int(w.1)),
+                (None, Some(f)) => Ok(Cow::Borrowed(cx.row.field(f).unwrap_or(&NULL))),
+                (None, None) => owned(Value::Int(cx.ts)),
+            },
             CExpr::Stateful(site) => owned(st.call(site, cx)?),
+            CExpr::Cached(i) => owned(st.cache[*i].clone()),
         }
     }
 }

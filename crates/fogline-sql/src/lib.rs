@@ -13,6 +13,7 @@
 #![deny(missing_docs)]
 
 mod agg;
+mod analytic;
 pub mod ast;
 mod compile;
 mod decode;

@@ -1,10 +1,12 @@
 //! A `SELECT` compiled against its stream and run record by record and tick by tick: the
 //! API of the node's rules component.
 //!
-//! The pipeline is eKuiper's: WHERE on each record (for count windows, on the window's
-//! rows: eKuiper does not push it below them), the window's FILTER, the window; on each
-//! emission GROUP BY, aggregates per group, HAVING, projection, ORDER BY and LIMIT over the
-//! window's results. A rule without a window projects each record that passes WHERE.
+//! The pipeline is eKuiper's: in event time, late records are dropped first; WHERE on each
+//! record (for count windows and in event time, on the window's rows: eKuiper pushes it
+//! below processing-time windows only), the window's FILTER, the window; on each emission
+//! GROUP BY, aggregates per group, HAVING, projection, ORDER BY and LIMIT over the window's
+//! results. A rule without a window projects each record that passes WHERE. Analytic
+//! functions of the SELECT list (and of WHERE on records) see every record.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -117,10 +119,12 @@ impl Plan {
         if let Some(w) = &select.window {
             check_window(&w.kind)?;
         }
-        let is_count = matches!(
+        // eKuiper runs WHERE on a window's rows, not on records, for count windows and in
+        // event time (it pushes it below only processing-time windows).
+        let where_after = matches!(
             select.window.as_ref().map(|w| &w.kind),
             Some(WindowKind::Count { .. })
-        );
+        ) || (windowed && opts.is_event_time);
         let mut c = Compiler::new(select, stream);
         if opts.is_event_time {
             c.event_field = stream.options.timestamp.clone();
@@ -128,6 +132,7 @@ impl Plan {
         let mut fields = Vec::new();
         let mut unnamed = 0;
         c.allow_aggs = windowed;
+        c.pre_eval = !windowed;
         for f in &select.fields {
             if let ast::Expr::Wildcard { .. } = f.expr {
                 c.expr(&f.expr)?;
@@ -141,7 +146,11 @@ impl Plan {
             fields.push(OutField::Expr(name, c.expr(&f.expr)?));
         }
         c.allow_aggs = false;
+        // Analytic calls in WHERE run on every record, not cut short by AND and OR (unless
+        // WHERE runs on a window's rows).
+        c.pre_eval = !where_after;
         let filter = select.filter.as_ref().map(|e| c.expr(e)).transpose()?;
+        c.pre_eval = false;
         let group_by = select
             .group_by
             .iter()
@@ -180,7 +189,7 @@ impl Plan {
             keep = None;
         }
         let names = ["decode", "filter", "window", "project", "order"];
-        let (post_filter, filter) = if is_count {
+        let (post_filter, filter) = if where_after {
             (filter, None)
         } else {
             (None, filter)
@@ -195,7 +204,8 @@ impl Plan {
                 order_by,
                 limit: select.limit,
                 aggs: c.aggs,
-                states: States::new(ext, c.sites),
+                states: States::new(ext, c.sites, c.pre_sites.len()),
+                pre: c.pre_sites,
                 stats: names.map(|name| OperatorStats {
                     name,
                     ..OperatorStats::default()
@@ -251,6 +261,36 @@ impl Plan {
             window: None,
             aggs: &[],
         };
+        // Analytic functions of the SELECT list see every record, as in eKuiper.
+        for i in 0..core.pre.len() {
+            match core.states.call(&core.pre[i], &cx) {
+                Ok(v) => core.states.cache[i] = v,
+                Err(e) => return Err(core.fail(PROJECT, e)),
+            }
+        }
+        // A windowed record's time; in event time, late records go before any clause runs.
+        let ts = match &mut self.windows {
+            None => 0,
+            Some(w) => {
+                let ts = if self.opts.is_event_time {
+                    let f = self.ts_field.as_deref().unwrap_or_default();
+                    match row.get(f) {
+                        Some(Value::Int(t)) => *t,
+                        Some(Value::Float(t)) => *t as i64,
+                        v => {
+                            let e = SqlError::Eval(format!("event time field {f} is {v:?}"));
+                            return Err(core.fail(WINDOW, e));
+                        }
+                    }
+                } else {
+                    meta.timestamp_ms.max(w.wm)
+                };
+                if !w.admit(ts) {
+                    return Ok(());
+                }
+                ts
+            }
+        };
         let mut pass = match &core.filter {
             Some(f) => f
                 .test(&cx, &mut core.states)
@@ -266,11 +306,11 @@ impl Plan {
         }
         let t1 = Instant::now();
         core.stats[FILTER].process_ns += (t1 - t0).as_nanos() as u64;
-        if !pass {
-            return Ok(());
-        }
-        core.stats[FILTER].records_out += 1;
         let Some(w) = &mut self.windows else {
+            if !pass {
+                return Ok(());
+            }
+            core.stats[FILTER].records_out += 1;
             core.stats[PROJECT].records_in += 1;
             let r = core.project_record(row, &meta.topic, meta.timestamp_ms);
             core.stats[PROJECT].process_ns += t1.elapsed().as_nanos() as u64;
@@ -279,40 +319,36 @@ impl Plan {
             out.push(Emit { rows: vec![r] });
             return Ok(());
         };
-        let trigger = match &self.trigger {
-            Some(t) => t
-                .test(&cx, &mut core.states)
-                .map_err(|e| core.fail(WINDOW, e))?,
-            None => true,
-        };
-        let ts = if self.opts.is_event_time {
-            let f = self.ts_field.as_deref().unwrap_or_default();
-            match row.get(f) {
-                Some(Value::Int(t)) => *t,
-                Some(Value::Float(t)) => *t as i64,
-                v => {
-                    let e = SqlError::Eval(format!("event time field {f} is {v:?}"));
-                    return Err(core.fail(WINDOW, e));
-                }
-            }
+        let kept = if pass {
+            let trigger = match &self.trigger {
+                Some(t) => t
+                    .test(&cx, &mut core.states)
+                    .map_err(|e| core.fail(WINDOW, e))?,
+                None => true,
+            };
+            core.stats[FILTER].records_out += 1;
+            core.stats[WINDOW].records_in += 1;
+            let rec = Rec {
+                row: match &self.keep {
+                    Some(k) => Compact::keep(row, k),
+                    None => Compact::all(row),
+                },
+                topic: meta.topic.clone(),
+                ts,
+                meta_ts: meta.timestamp_ms,
+            };
+            Some((rec, trigger))
         } else {
-            meta.timestamp_ms.max(w.wm)
+            None
         };
-        let rec = Rec {
-            row: match &self.keep {
-                Some(k) => Compact::keep(row, k),
-                None => Compact::all(row),
-            },
-            topic: meta.topic.clone(),
-            ts,
-            meta_ts: meta.timestamp_ms,
-        };
-        core.stats[WINDOW].records_in += 1;
         let mut fire = |s: i64, e: i64, rows: &[Rec]| -> Result<(), SqlError> {
             core.stats[WINDOW].records_out += 1;
             core.emit_window(s, e, rows, out)
         };
-        w.insert(rec, trigger, &mut fire)?;
+        if let Some((rec, trigger)) = kept {
+            w.insert(rec, trigger, &mut fire)?;
+        }
+        // Time goes on with every record, kept or not.
         let wm = if self.opts.is_event_time {
             w.max_seen
                 .saturating_sub(self.opts.late_tolerance_ms as i64)

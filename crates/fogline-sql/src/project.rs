@@ -41,6 +41,8 @@ pub(crate) struct Core {
     pub limit: Option<u64>,
     pub aggs: Vec<AggSpec>,
     pub states: States,
+    /// Analytic sites evaluated on each record ahead of WHERE.
+    pub pre: Vec<crate::state::Site>,
     pub stats: [OperatorStats; 5],
 }
 
@@ -65,9 +67,12 @@ impl Core {
                     });
                 }
                 OutField::Expr(name, e) => {
+                    // eKuiper leaves NULL results out of the row.
                     if !out.contains_key(name) {
                         let v = e.eval(cx, &mut self.states)?.into_owned();
-                        out.insert(name.clone(), v);
+                        if !v.is_null() {
+                            out.insert(name.clone(), v);
+                        }
                     }
                 }
             }
@@ -147,7 +152,9 @@ impl Core {
         if let Some(l) = self.limit {
             rows.truncate(l as usize);
         }
-        out.push(Emit { rows });
+        if !rows.is_empty() {
+            out.push(Emit { rows });
+        }
         Ok(())
     }
 

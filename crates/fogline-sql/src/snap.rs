@@ -81,7 +81,7 @@ pub(crate) fn save(w: &Windows) -> J {
         "kind": format!("{:?}", w.kind),
         "wm": w.wm,
         "max_seen": w.max_seen,
-        "frontier": w.frontier,
+        "cont": w.cont,
         "since": w.since,
         "late": w.late,
         "triggers": w.triggers,
@@ -99,7 +99,7 @@ pub(crate) fn load(w: &mut Windows, j: &J) -> Result<(), SqlError> {
     let int = |k: &str| j[k].as_i64().ok_or_else(|| bad(k));
     w.wm = int("wm")?;
     w.max_seen = int("max_seen")?;
-    w.frontier = int("frontier")?;
+    w.cont = serde_json::from_value(j["cont"].clone()).map_err(|_| bad("cont"))?;
     w.since = int("since")? as u64;
     w.late = int("late")? as u64;
     w.triggers = serde_json::from_value(j["triggers"].clone()).map_err(|_| bad("triggers"))?;

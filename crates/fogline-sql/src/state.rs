@@ -1,12 +1,14 @@
-//! Stateful functions, fogline's own: anomaly detectors and pattern sets, keyed by partition.
+//! Stateful functions, keyed by partition: fogline's own (anomaly detectors, pattern sets)
+//! and eKuiper's analytic functions.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use fogline_detect::Detector;
 
+use crate::analytic::{step, AnKind, AnState};
 use crate::error::SqlError;
-use crate::eval::{CExpr, Ctx};
+use crate::eval::{eval_args, CExpr, Ctx};
 use crate::plan::Extensions;
 use crate::value::Value;
 
@@ -21,6 +23,8 @@ pub(crate) enum SiteKind {
     MatchCount(String),
     /// `matches(x, 'set')`.
     Matches(String),
+    /// An analytic function.
+    Analytic(AnKind),
 }
 
 /// One call site: its own state per partition key.
@@ -30,52 +34,93 @@ pub(crate) struct Site {
     pub id: usize,
     /// The function.
     pub kind: SiteKind,
-    /// The value argument.
-    pub arg: CExpr,
+    /// The arguments evaluated per row (the value first).
+    pub args: Vec<CExpr>,
     /// Partition keys (`OVER (PARTITION BY ..)`, else GROUP BY keys).
     pub partition: Vec<CExpr>,
     /// `OVER (WHEN ..)`: state updates only for rows meeting it.
     pub when: Option<CExpr>,
 }
 
-/// A site's detectors: the rule's own (no partition) and one per partition key.
-type Slot = (
-    Option<Box<dyn Detector>>,
-    HashMap<String, Box<dyn Detector>>,
-);
+/// The state of a site for one partition.
+enum St {
+    Det(Box<dyn Detector>),
+    An(AnState),
+}
 
-/// Detector state of every call site, and the pattern sets of the node.
+/// A site's states: the rule's own (no partition) and one per partition key.
+type Slot = (Option<St>, HashMap<String, St>);
+
+/// State of every call site, the pattern sets of the node, and the results of analytic
+/// functions evaluated ahead of WHERE.
 pub(crate) struct States {
     ext: Arc<dyn Extensions>,
-    /// Per site: the detector of the rule (no partition) and those of each key.
-    detectors: Vec<Slot>,
+    slots: Vec<Slot>,
     key: String,
+    /// Results of the sites evaluated ahead, by [`CExpr::Cached`] index.
+    pub cache: Vec<Value>,
 }
 
 impl States {
-    pub(crate) fn new(ext: Arc<dyn Extensions>, sites: usize) -> States {
+    pub(crate) fn new(ext: Arc<dyn Extensions>, sites: usize, cached: usize) -> States {
         States {
             ext,
-            detectors: (0..sites).map(|_| (None, HashMap::new())).collect(),
+            slots: (0..sites).map(|_| (None, HashMap::new())).collect(),
             key: String::new(),
+            cache: vec![Value::Null; cached],
         }
     }
 
-    /// Forgets every detector's state.
+    /// Forgets every site's state.
     pub(crate) fn clear(&mut self) {
-        for d in &mut self.detectors {
+        for d in &mut self.slots {
             *d = (None, HashMap::new());
         }
     }
 
+    /// The state of `site` for the row's partition, made by `fresh` the first time.
+    fn state(
+        &mut self,
+        site: &Site,
+        cx: &Ctx<'_>,
+        fresh: impl FnOnce() -> St,
+    ) -> Result<&mut St, SqlError> {
+        if site.partition.is_empty() {
+            return Ok(self.slots[site.id].0.get_or_insert_with(fresh));
+        }
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        for p in &site.partition {
+            let pv = p.eval(cx, self)?;
+            key.push_str(&pv.to_json().to_string());
+            key.push('\u{1f}');
+        }
+        let map = &mut self.slots[site.id].1;
+        if !map.contains_key(&key) {
+            map.insert(key.clone(), fresh());
+        }
+        let st = map.get_mut(&key).expect("present");
+        self.key = key;
+        Ok(st)
+    }
+
     /// Evaluates a stateful call on one row.
     pub(crate) fn call(&mut self, site: &Site, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-        if let Some(w) = &site.when {
-            if !w.test(cx, self)? {
-                return Ok(Value::Null);
-            }
+        let update = match &site.when {
+            Some(w) => w.test(cx, self)?,
+            None => true,
+        };
+        if let SiteKind::Analytic(k) = site.kind {
+            let vals = eval_args(&site.args, cx, self)?;
+            let St::An(st) = self.state(site, cx, || St::An(AnState::default()))? else {
+                unreachable!("an analytic site holds analytic state")
+            };
+            return step(k, st, &vals, update);
         }
-        let v = site.arg.eval(cx, self)?.into_owned();
+        if !update {
+            return Ok(Value::Null);
+        }
+        let v = site.args[0].eval(cx, self)?.into_owned();
         if v.is_null() {
             return Ok(Value::Null);
         }
@@ -99,29 +144,18 @@ impl States {
                 let x = v
                     .as_f64()
                     .ok_or_else(|| SqlError::Eval(format!("anomaly score of {v:?}")))?;
-                let mut key = std::mem::take(&mut self.key);
-                key.clear();
-                for p in &site.partition {
-                    let pv = p.eval(cx, self)?;
-                    key.push_str(&pv.to_json().to_string());
-                    key.push('\u{1f}');
-                }
-                let fresh = || fogline_detect::by_name(name).expect("checked at plan time");
-                let slot = &mut self.detectors[site.id];
-                let det = if site.partition.is_empty() {
-                    slot.0.get_or_insert_with(fresh)
-                } else if slot.1.contains_key(&key) {
-                    slot.1.get_mut(&key).expect("present")
-                } else {
-                    slot.1.entry(key.clone()).or_insert_with(fresh)
+                let fresh =
+                    || St::Det(fogline_detect::by_name(name).expect("checked at plan time"));
+                let St::Det(det) = self.state(site, cx, fresh)? else {
+                    unreachable!("a detector site holds a detector")
                 };
                 let score = det.update(cx.ts.div_euclid(1000), x);
-                self.key = key;
                 Ok(match site.kind {
                     SiteKind::IsAnomaly(_, th) => Value::Bool(score >= th),
                     _ => Value::Float(score),
                 })
             }
+            SiteKind::Analytic(_) => unreachable!("handled above"),
         }
     }
 }

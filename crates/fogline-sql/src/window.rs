@@ -5,13 +5,15 @@
 //! time is its receive time (never behind the watermark) and the watermark is the latest of
 //! the clock (`tick`) and the records; in event time the time is the record's timestamp
 //! field and the watermark is the highest seen minus the late tolerance. A window emits
-//! once the watermark reaches its end; a record that could only belong to windows already
-//! emitted is late: dropped and counted.
+//! once the watermark reaches its end; a record behind the watermark is late: dropped and
+//! counted (as eKuiper's event window tests show).
 //!
 //! eKuiper's semantics (docs/en_US/sqls/windows.md): tumbling and hopping windows are
 //! aligned to the epoch, `[start, end)`; a sliding window is `(t - length, t + delay]` for
-//! each triggering record at `t`; a session ends at `timeout` after its last record or at
-//! the next multiple of its maximum length; a count window holds the last `count` records
+//! each triggering record at `t`; a session ends at `timeout` after its last record, or is
+//! cut at the first multiple of its maximum length at which it has run longer than that,
+//! the rest going on as a session from the cut (as eKuiper's window tests show); a count
+//! window holds the last `count` records
 //! and emits every `interval` of them once it is full. Windows without records emit
 //! nothing.
 
@@ -75,6 +77,18 @@ impl Fields for Compact {
 /// Called for each window emitted: bounds and rows (in time order).
 pub(crate) type Fire<'f> = dyn FnMut(i64, i64, &[Rec]) -> Result<(), SqlError> + 'f;
 
+/// The session a session window closes next.
+struct SessionPart {
+    start: i64,
+    end: i64,
+    /// Its records: the first `rows` of the buffer.
+    rows: usize,
+    /// Time of its last record (or of the last before the cut it goes on from).
+    last: i64,
+    /// Cut at the maximum length (it goes on from `end`), not ended by the timeout.
+    cut: bool,
+}
+
 /// A window's state.
 #[derive(Debug)]
 pub(crate) struct Windows {
@@ -85,8 +99,9 @@ pub(crate) struct Windows {
     pub(crate) wm: i64,
     /// Highest record time seen (event time's watermark source).
     pub(crate) max_seen: i64,
-    /// Session windows: end of the last one emitted.
-    pub(crate) frontier: i64,
+    /// Session windows: a session cut at its maximum length goes on from the cut
+    /// `(cut, time of its last record)`.
+    pub(crate) cont: Option<(i64, i64)>,
     /// Sliding windows: pending `(end, trigger time)`, sorted.
     pub(crate) triggers: Vec<(i64, i64)>,
     /// Count windows: records seen.
@@ -106,7 +121,7 @@ impl Windows {
             buf: Vec::new(),
             wm: i64::MIN,
             max_seen: i64::MIN,
-            frontier: i64::MIN,
+            cont: None,
             triggers: Vec::new(),
             since: 0,
             late: 0,
@@ -122,30 +137,34 @@ impl Windows {
         }
     }
 
-    /// True when no window still to come can hold a record at `ts`.
+    /// True when a record at `ts` is behind the watermark (eKuiper drops those; a window
+    /// still to come holds every record at or after it).
     fn is_late(&self, ts: i64) -> bool {
-        if self.wm == i64::MIN {
-            return false;
-        }
-        match self.kind {
-            WindowKind::Tumbling { .. } | WindowKind::Hopping { .. } => {
-                let (len, hop) = self.fixed().expect("fixed");
-                floor_div(ts, hop) * hop + len <= self.wm
-            }
-            WindowKind::Sliding { .. } => ts < self.wm,
-            WindowKind::Session { .. } => ts < self.frontier,
-            WindowKind::Count { .. } => false,
-        }
+        ts < self.wm
     }
 
-    /// Adds a record (`trigger`: it meets a sliding window's `OVER (WHEN ..)`). False when
-    /// it was late and dropped. Count windows emit here; time windows on [`Windows::advance`].
+    /// Sees a record's time before any clause runs on it (eKuiper's watermark comes first):
+    /// false when it is late, dropped and counted.
+    pub(crate) fn admit(&mut self, ts: i64) -> bool {
+        if let WindowKind::Count { .. } = self.kind {
+            return true;
+        }
+        if self.is_late(ts) {
+            self.late += 1;
+            return false;
+        }
+        self.max_seen = self.max_seen.max(ts);
+        true
+    }
+
+    /// Adds an admitted record (`trigger`: it meets a sliding window's `OVER (WHEN ..)`).
+    /// Count windows emit here; time windows on [`Windows::advance`].
     pub(crate) fn insert(
         &mut self,
         rec: Rec,
         trigger: bool,
         fire: &mut Fire<'_>,
-    ) -> Result<bool, SqlError> {
+    ) -> Result<(), SqlError> {
         if let WindowKind::Count { count, interval } = self.kind {
             self.buf.push(rec);
             self.since += 1;
@@ -168,14 +187,9 @@ impl Windows {
                     self.buf.clear();
                 }
             }
-            return Ok(true);
-        }
-        if self.is_late(rec.ts) {
-            self.late += 1;
-            return Ok(false);
+            return Ok(());
         }
         let ts = rec.ts;
-        self.max_seen = self.max_seen.max(ts);
         let at = self.buf.partition_point(|r| r.ts <= ts);
         self.buf.insert(at, rec);
         if let (WindowKind::Sliding { delay_ms, .. }, true) = (&self.kind, trigger) {
@@ -183,7 +197,7 @@ impl Windows {
             let at = self.triggers.partition_point(|x| *x <= e);
             self.triggers.insert(at, e);
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Moves the watermark to `wm` (never back) and emits every window ending by then.
@@ -240,25 +254,16 @@ impl Windows {
                 let keep = self.buf.partition_point(|r| r.ts <= oldest - len);
                 self.buf.drain(..keep);
             }
-            WindowKind::Session {
-                max_length_ms,
-                timeout_ms,
-            } => {
-                let (max, timeout) = (max_length_ms as i64, timeout_ms as i64);
-                while let Some(first) = self.buf.first() {
-                    let bound = (floor_div(first.ts, max) + 1) * max;
-                    let mut end = (first.ts + timeout).min(bound);
-                    let mut n = 1;
-                    while n < self.buf.len() && self.buf[n].ts < end {
-                        end = (self.buf[n].ts + timeout).min(bound);
-                        n += 1;
-                    }
-                    if end > wm {
+            WindowKind::Session { .. } => {
+                while let Some(p) = self.session_part() {
+                    if p.end > wm {
                         break;
                     }
-                    fire(first.ts, end, &self.buf[..n])?;
-                    self.frontier = end;
-                    self.buf.drain(..n);
+                    if p.rows > 0 {
+                        fire(p.start, p.end, &self.buf[..p.rows])?;
+                    }
+                    self.buf.drain(..p.rows);
+                    self.cont = p.cut.then_some((p.end, p.last));
                 }
             }
             WindowKind::Count { .. } => {}
@@ -267,8 +272,49 @@ impl Windows {
         Ok(())
     }
 
+    /// The session to close next: it starts at the first record (or at the cut it goes on
+    /// from); a record joins it if it comes within `timeout` of the previous one. It ends at
+    /// `timeout` after its last record, or is cut at the first multiple of `max` at which it
+    /// has run longer than `max` (eKuiper checks the length at those multiples).
+    fn session_part(&self) -> Option<SessionPart> {
+        let WindowKind::Session {
+            max_length_ms,
+            timeout_ms,
+        } = self.kind
+        else {
+            return None;
+        };
+        let (max, timeout) = (max_length_ms as i64, timeout_ms as i64);
+        let (start, mut last) = match self.cont {
+            Some((t, l)) => (t, Some(l)),
+            None => (self.buf.first()?.ts, None),
+        };
+        let cut = (floor_div(start + max, max) + 1) * max;
+        let mut end = last.map_or(cut, |l| (l + timeout).min(cut));
+        let mut rows = 0;
+        for r in &self.buf {
+            if last.is_some() && r.ts >= end {
+                break;
+            }
+            last = Some(r.ts);
+            rows += 1;
+            end = (r.ts + timeout).min(cut);
+        }
+        let last = last.expect("a session has a record or goes on from one");
+        Some(SessionPart {
+            start,
+            end,
+            rows,
+            last,
+            cut: end == cut && last + timeout > cut,
+        })
+    }
+
     /// When the watermark must next reach to emit a window (processing time's timer).
     pub(crate) fn next_due(&self) -> Option<i64> {
+        if let WindowKind::Session { .. } = self.kind {
+            return self.session_part().map(|p| p.end);
+        }
         let first = self.buf.first()?;
         match self.kind {
             WindowKind::Tumbling { .. } | WindowKind::Hopping { .. } => {
@@ -280,22 +326,7 @@ impl Windows {
                 Some(e)
             }
             WindowKind::Sliding { .. } => self.triggers.first().map(|x| x.0),
-            WindowKind::Session {
-                max_length_ms,
-                timeout_ms,
-            } => {
-                let (max, timeout) = (max_length_ms as i64, timeout_ms as i64);
-                let bound = (floor_div(first.ts, max) + 1) * max;
-                let mut end = (first.ts + timeout).min(bound);
-                for r in &self.buf[1..] {
-                    if r.ts >= end {
-                        break;
-                    }
-                    end = (r.ts + timeout).min(bound);
-                }
-                Some(end)
-            }
-            WindowKind::Count { .. } => None,
+            WindowKind::Session { .. } | WindowKind::Count { .. } => None,
         }
     }
 }

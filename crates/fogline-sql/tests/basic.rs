@@ -46,7 +46,7 @@ fn expressions_follow_ekuiper() {
         ),
         [concat!(
             r#"[{"ab":3,"bt":true,"c":"big","eq":true,"f":3.5,"i":true,"l":true,"#,
-            r#""last":3,"nul":null,"q":3,"tail":[2,3]}]"#
+            r#""last":3,"q":3,"tail":[2,3]}]"#
         )]
     );
 }

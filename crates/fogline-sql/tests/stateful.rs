@@ -11,7 +11,11 @@ fn scores(sql: &str, recs: &[(String, i64)]) -> Vec<Value> {
         p.push(row(j), &meta(*t), &mut out).unwrap();
     }
     out.iter()
-        .flat_map(|e| e.rows.iter().map(|r| r["s"].clone()))
+        .flat_map(|e| {
+            e.rows
+                .iter()
+                .map(|r| r.get("s").cloned().unwrap_or_default())
+        })
         .collect()
 }
 

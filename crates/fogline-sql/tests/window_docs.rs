@@ -143,33 +143,3 @@ fn sliding_windows_trigger_on_events() {
     p.tick(20_000, &mut out).unwrap();
     assert_eq!(text(&out), [r#"[{"t":[3]}]"#]);
 }
-
-/// "If no events occur within the timeout, then the window is closed at the timeout";
-/// the maximum duration is checked at multiples of it.
-#[test]
-fn session_windows_close_on_timeout_or_at_the_max_length() {
-    let recs = temps(&[
-        (1, 1_000),
-        (2, 30_000),
-        (3, 100_000),
-        (4, 110_000),
-        (5, 125_000),
-    ]);
-    let mut p = plan(
-        "SELECT collect(temperature) AS t, window_start() AS s, window_end() AS e \
-         FROM demo GROUP BY SESSIONWINDOW(mi, 2, 1)",
-    );
-    let recs: Vec<(&str, i64)> = recs.iter().map(|(j, t)| (j.as_str(), *t)).collect();
-    let mut got = run(&mut p, &recs);
-    let mut out = Vec::new();
-    p.tick(1_000_000, &mut out).unwrap();
-    got.extend(text(&out));
-    assert_eq!(
-        got,
-        [
-            r#"[{"e":90000,"s":1000,"t":[1,2]}]"#,
-            r#"[{"e":120000,"s":100000,"t":[3,4]}]"#,
-            r#"[{"e":185000,"s":125000,"t":[5]}]"#,
-        ]
-    );
-}

@@ -1,0 +1,136 @@
+//! eKuiper's analytic functions with the inputs and outputs of their docs
+//! (docs/en_US/sqls/functions/analytic_functions.md).
+mod common;
+
+use common::*;
+
+/// The docs' eight records of temperature and humidity.
+fn records() -> Vec<(String, i64)> {
+    let th = [
+        (23, 88),
+        (23, 88),
+        (23, 88),
+        (25, 88),
+        (25, 90),
+        (25, 91),
+        (25, 91),
+        (25, 91),
+    ];
+    th.iter()
+        .enumerate()
+        .map(|(i, (t, h))| {
+            (
+                format!(r#"{{"ts":{},"temperature":{t},"humidity":{h}}}"#, i + 1),
+                i as i64,
+            )
+        })
+        .collect()
+}
+
+fn go(sql: &str) -> Vec<String> {
+    let recs = records();
+    let recs: Vec<(&str, i64)> = recs.iter().map(|(j, t)| (j.as_str(), *t)).collect();
+    run(&mut plan(sql), &recs)
+}
+
+#[test]
+fn had_changed_in_where() {
+    let got = go("SELECT ts, temperature, humidity FROM demo \
+         WHERE HAD_CHANGED(true, temperature, humidity) = true");
+    assert_eq!(
+        got,
+        [
+            r#"[{"humidity":88,"temperature":23,"ts":1}]"#,
+            r#"[{"humidity":88,"temperature":25,"ts":4}]"#,
+            r#"[{"humidity":90,"temperature":25,"ts":5}]"#,
+            r#"[{"humidity":91,"temperature":25,"ts":6}]"#
+        ]
+    );
+    let got = go("SELECT ts FROM demo \
+         WHERE HAD_CHANGED(true, temperature) = true AND HAD_CHANGED(true, humidity) = false");
+    assert_eq!(got, [r#"[{"ts":4}]"#]);
+}
+
+#[test]
+fn changed_col_in_select_and_where() {
+    let got = go(
+        "SELECT CHANGED_COL(true, temperature) AS myTemp, CHANGED_COL(true, humidity) AS myHum \
+         FROM demo",
+    );
+    // The docs leave out the empty results (a sink's omitIfEmpty); here they are `{}`.
+    let non_empty: Vec<&String> = got.iter().filter(|r| *r != "[{}]").collect();
+    assert_eq!(
+        non_empty,
+        [
+            r#"[{"myHum":88,"myTemp":23}]"#,
+            r#"[{"myTemp":25}]"#,
+            r#"[{"myHum":90}]"#,
+            r#"[{"myHum":91}]"#
+        ]
+    );
+    let got = go("SELECT ts FROM demo WHERE CHANGED_COL(true, temperature) > 24");
+    assert_eq!(got, [r#"[{"ts":4}]"#]);
+}
+
+#[test]
+fn lag_and_latest_see_records_where_drops() {
+    // Analytic functions run before WHERE: lag sees the records WHERE drops.
+    let got = go("SELECT ts, lag(humidity) AS prev FROM demo WHERE ts > 4");
+    assert_eq!(
+        got,
+        [
+            r#"[{"prev":88,"ts":5}]"#,
+            r#"[{"prev":90,"ts":6}]"#,
+            r#"[{"prev":91,"ts":7}]"#,
+            r#"[{"prev":91,"ts":8}]"#
+        ]
+    );
+    let got = go("SELECT lag(ts, 2, -1) AS p FROM demo WHERE ts < 4");
+    assert_eq!(got, [r#"[{"p":-1}]"#, r#"[{"p":-1}]"#, r#"[{"p":1}]"#]);
+    let got = go("SELECT latest(ts) OVER (WHEN humidity > 88) AS l FROM demo WHERE ts > 3");
+    assert_eq!(
+        got,
+        [
+            r#"[{}]"#,
+            r#"[{"l":5}]"#,
+            r#"[{"l":6}]"#,
+            r#"[{"l":7}]"#,
+            r#"[{"l":8}]"#
+        ]
+    );
+}
+
+#[test]
+fn acc_functions_as_documented() {
+    let mut p = plan(
+        "SELECT acc_sum(a) AS s, acc_max(a) AS mx, acc_min(a) AS mn, acc_count(a) AS c, \
+         acc_avg(a) AS v FROM demo",
+    );
+    let got = run(
+        &mut p,
+        &[(r#"{"a":1}"#, 0), (r#"{"a":2}"#, 1), (r#"{"a":3}"#, 2)],
+    );
+    assert_eq!(
+        got,
+        [
+            r#"[{"c":1,"mn":1,"mx":1,"s":1,"v":1.0}]"#,
+            r#"[{"c":2,"mn":1,"mx":2,"s":3,"v":1.5}]"#,
+            r#"[{"c":3,"mn":1,"mx":3,"s":6,"v":2.0}]"#
+        ]
+    );
+}
+
+#[test]
+fn partitions_keep_their_own_history() {
+    let mut p = plan("SELECT lag(v) OVER (PARTITION BY id) AS p FROM demo");
+    let got = run(
+        &mut p,
+        &[
+            (r#"{"id":"a","v":1}"#, 0),
+            (r#"{"id":"b","v":2}"#, 1),
+            (r#"{"id":"a","v":3}"#, 2),
+            (r#"{"id":"b","v":4}"#, 3),
+        ],
+    );
+    assert_eq!(got, [r#"[{}]"#, r#"[{}]"#, r#"[{"p":1}]"#, r#"[{"p":2}]"#]);
+}
