@@ -420,11 +420,11 @@ async fn fire(job: &mut Job, i: usize, row: &fogline_sql::Row) {
             source,
             output,
         } => match &job.functions {
-            Some(f) => f.start(function, source, output).map(|_| ()),
+            Some(f) => f.start(function, source, output).await.map(|_| ()),
             None => Err("this node runs no functions".to_string()),
         },
         Consequence::Stop { function } => match &job.functions {
-            Some(f) => f.stop(function),
+            Some(f) => f.stop(function).await,
             None => Err("this node runs no functions".to_string()),
         },
     };

@@ -2,6 +2,7 @@
 pub mod config;
 pub mod consumer;
 pub mod demo;
+pub mod function;
 pub mod log;
 pub mod publish;
 pub mod rule;

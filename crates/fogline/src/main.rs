@@ -35,6 +35,10 @@ enum Command {
     /// Manage the pattern sets of the matcher operators (add, ls, rm).
     #[command(subcommand)]
     Pattern(cmd::rule::PatternCommand),
+    /// Manage the functions on demand of a running node (store, ls, show, start, stop, rm,
+    /// instances).
+    #[command(subcommand)]
+    Function(cmd::function::FunctionCommand),
     /// Run an ad-hoc SQL query on a running node and print its results live.
     Sql(cmd::sql::SqlArgs),
     /// Show or check configuration.
@@ -77,6 +81,7 @@ fn main() -> anyhow::Result<()> {
         Command::Consumer(c) => cmd::consumer::run(c),
         Command::Rule(c) => cmd::rule::run(c),
         Command::Pattern(c) => cmd::rule::run_pattern(c),
+        Command::Function(c) => cmd::function::run(c),
         Command::Sql(a) => cmd::sql::run(a),
         Command::Config(c) => cmd::config::run(c),
         Command::Log(c) => cmd::log::run(c),

@@ -1,10 +1,18 @@
-//! SQL rules, IF-THEN triggers and pattern sets (`[rules]`): `fogline_rules::Rules`, its
-//! REST routes handed to the admin API and its counters to `/metrics`. Started after the
-//! listeners and before the admin API; stopped before the listeners, each rule writing its
-//! last checkpoint.
+//! SQL rules, IF-THEN triggers, pattern sets and functions on demand (`[rules]`):
+//! `fogline_rules::Rules`, its REST routes handed to the admin API and its counters to
+//! `/metrics`. Started after the listeners and before the admin API; stopped before the
+//! listeners, each rule writing its last checkpoint and every function instance ended.
+//!
+//! Functions are kept in `<data_dir>/.rules/functions`. A node that keeps no files
+//! (`storage = "memory"`) runs none: it says so once in the log and the function routes
+//! answer 501 with the reason, rather than writing modules somewhere unexpected.
+
+use std::sync::Arc;
 
 use fogline_broker::StorageMode;
-use fogline_rules::Rules;
+use fogline_functions::{FunctionStore, Runner};
+use fogline_rules::functions::{api, metrics::FunctionsCollector, FunctionService};
+use fogline_rules::{Functions, Rules};
 
 use crate::component::{BoxError, BoxFuture, Component, Context, Started};
 use crate::config::Config;
@@ -21,6 +29,19 @@ fn boxed<'a>(
     Box::pin(start(cfg, ctx))
 }
 
+/// The functions service, or why there is none.
+fn functions(cfg: &Config, ctx: &Context) -> Result<Result<FunctionService, String>, BoxError> {
+    if cfg.broker.storage == StorageMode::Memory {
+        let why = "the node keeps no files (storage = \"memory\"); use mmap or fsync storage";
+        tracing::info!("functions on demand are off: {why}");
+        return Ok(Err(why.to_string()));
+    }
+    let dir = cfg.broker.data_dir.join(".rules").join("functions");
+    let store = FunctionStore::open(dir)?;
+    let runner = Runner::new(ctx.broker.clone(), store, ctx.stop.clone());
+    Ok(Ok(FunctionService::new(runner)))
+}
+
 async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError> {
     if !cfg.rules.enabled {
         return Ok(None);
@@ -29,21 +50,32 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         (cfg.broker.storage != StorageMode::Memory).then(|| cfg.broker.data_dir.join(".rules"));
     let broker = ctx.broker.clone();
     let max = cfg.rules.max_rules;
-    let rules = Rules::open(broker, dir, None, max)?;
-    ctx.routes
-        .lock()
-        .push(fogline_rules::api::routes(rules.clone()));
-    ctx.metrics
-        .lock()
-        .register_collector(Box::new(fogline_rules::metrics::RulesCollector(
-            rules.clone(),
-        )));
+    let service = functions(cfg, ctx)?;
+    let for_rules = service
+        .as_ref()
+        .ok()
+        .map(|s| Arc::new(s.clone()) as Arc<dyn Functions>);
+    let rules = Rules::open(broker, dir, for_rules, max)?;
+    let mut routes = ctx.routes.lock();
+    routes.push(fogline_rules::api::routes(rules.clone()));
+    routes.push(api::routes(service.clone()));
+    drop(routes);
+    let mut metrics = ctx.metrics.lock();
+    let collector = fogline_rules::metrics::RulesCollector(rules.clone());
+    metrics.register_collector(Box::new(collector));
+    if let Ok(s) = &service {
+        metrics.register_collector(Box::new(FunctionsCollector(s.clone())));
+    }
+    drop(metrics);
     let mut stop = ctx.stop.clone();
     Ok(Some(Started {
         endpoints: Vec::new(),
         task: Box::pin(async move {
             let _ = stop.wait_for(|s| *s).await;
             rules.shut_down().await;
+            if let Ok(s) = service {
+                s.stop_all().await;
+            }
             Ok(())
         }),
     }))
