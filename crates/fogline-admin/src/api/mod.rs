@@ -7,6 +7,7 @@
 //! - `/api/v1/consumers`, `/api/v1/streams/{name}/consumers[/{consumer}]` (`consumers`).
 //! - `GET /api/v1/connections`, `GET /api/v1/subscriptions`.
 //! - `GET /api/v1/events`: the live feed (Server-Sent Events, see `events`).
+//! - `GET /api/v1/subscribe?filter=...`: live records on topics (Server-Sent Events, `subscribe`).
 //! - `GET /metrics`: Prometheus/OpenMetrics text. `GET /`: the dashboard.
 //!
 //! Changes run on a blocking thread (they write the node's catalog and files).
@@ -14,6 +15,7 @@
 mod consumers;
 pub mod error;
 mod streams;
+mod subscribe;
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
@@ -59,6 +61,7 @@ pub fn router(state: AdminState) -> Router {
         .route("/api/v1/subscriptions", get(subscriptions))
         .merge(streams::routes())
         .merge(consumers::routes())
+        .merge(subscribe::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
         .with_state(state)
