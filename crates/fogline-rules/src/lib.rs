@@ -7,11 +7,13 @@
 //! - `sink`: actions (publish, log, nop, rest). `trigger`: IF-THEN rule sets.
 //! - `patterns`: pattern sets for the matcher operators. `store`: files written atomically.
 //! - `config`: the `[rules]` section. `api`: the REST routes. `metrics`: the Prometheus collector.
+//! - `feed`: the rules' fields of the admin API's live feed (the dashboard's rules panel).
 #![deny(missing_docs)]
 
 pub mod api;
 mod config;
 pub mod engine;
+pub mod feed;
 pub mod metrics;
 pub mod patterns;
 pub mod run;

@@ -1,5 +1,5 @@
 //! SQL rules, IF-THEN triggers and pattern sets (`[rules]`): `fogline_rules::Rules`, its
-//! REST routes handed to the admin API and its counters to `/metrics`. Started after the
+//! REST routes and live-feed fields handed to the admin API and its counters to `/metrics`. Started after the
 //! listeners and before the admin API; stopped before the listeners, each rule writing its
 //! last checkpoint.
 
@@ -33,6 +33,11 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     ctx.routes
         .lock()
         .push(fogline_rules::api::routes(rules.clone()));
+    ctx.feed
+        .lock()
+        .push(std::sync::Arc::new(fogline_rules::feed::RulesFeed(
+            rules.clone(),
+        )));
     ctx.metrics
         .lock()
         .register_collector(Box::new(fogline_rules::metrics::RulesCollector(
