@@ -33,6 +33,7 @@ pub const OPENAPI: &str = include_str!("../../openapi.json");
 const DASHBOARD_HTML: &str = include_str!("../../assets/index.html");
 const DASHBOARD_JS: &str = include_str!("../../assets/dashboard.js");
 const DASHBOARD_CSS: &str = include_str!("../../assets/dashboard.css");
+const RULES_JS: &str = include_str!("../../assets/rules.js");
 
 /// Every route of the admin API.
 pub fn router(state: AdminState) -> Router {
@@ -44,6 +45,10 @@ pub fn router(state: AdminState) -> Router {
         .route(
             "/assets/dashboard.js",
             get(|| async { page(DASHBOARD_JS, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/assets/rules.js",
+            get(|| async { page(RULES_JS, "text/javascript; charset=utf-8") }),
         )
         .route(
             "/assets/dashboard.css",
