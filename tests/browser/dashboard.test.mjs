@@ -4,9 +4,13 @@
 //
 // Starts `fogline serve` on ephemeral ports, creates a second stream with the CLI, opens the
 // dashboard, and checks that the page loads without console errors, lists the node's
-// streams, and that its ingest rate moves after records are published. Exits 0 on success.
+// streams, and that its ingest rate moves after records are published. Then creates a SQL
+// stream and a rule over REST, publishes JSON readings with the CLI, and checks that the
+// rules panel counts them, that the alerts feed shows the rule's results, and that the
+// panel's stop and start buttons stop and start the rule. A second node without the rules
+// component shows neither panel. Exits 0 on success.
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -29,9 +33,9 @@ function cleanup() {
 }
 
 // Starts the node and resolves with its native and HTTP addresses from the banner.
-function startNode() {
-  const node = spawn(bin, ["serve", "--data-dir", join(dir, "data"), "--listen", "127.0.0.1:0",
-    "--mqtt", "127.0.0.1:0", "--http", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+function startNode(name = "data", extra = []) {
+  const node = spawn(bin, ["serve", "--data-dir", join(dir, name), "--listen", "127.0.0.1:0",
+    "--mqtt", "127.0.0.1:0", "--http", "127.0.0.1:0", ...extra], { stdio: ["ignore", "ignore", "pipe"] });
   children.push(node);
   return new Promise((resolve, reject) => {
     const found = {};
@@ -58,6 +62,89 @@ function numberIn(text) {
   return Number(m[1]) * (m[2] === "k" ? 1e3 : m[2] === "M" ? 1e6 : 1);
 }
 
+async function api(node, method, path, body) {
+  const r = await fetch("http://" + node.http + path, {
+    method, headers: { "content-type": "application/json" }, body: body && JSON.stringify(body),
+  });
+  const text = await r.text();
+  if (!r.ok) fail(`${method} ${path}: ${r.status} ${text}`);
+  return JSON.parse(text);
+}
+
+function publishReadings(node, id, temperature, count) {
+  const body = JSON.stringify({ id, temperature });
+  execFileSync(bin, ["pub", `sensors/${id}/temp`, body, "--count", String(count), "--ack",
+    "--server", node.native], { stdio: "pipe" });
+}
+
+// The rule's cells in the rules panel: [id, state, records in, results, ...].
+async function ruleCells(page, id) {
+  return page.$$eval(`#rules tr[data-id="${id}"] td`, (tds) => tds.map((t) => t.textContent));
+}
+
+async function waitForRule(page, id, test, what) {
+  const deadline = Date.now() + 15000;
+  let cells = [];
+  while (Date.now() < deadline) {
+    cells = await ruleCells(page, id);
+    if (cells.length && test(cells)) return cells;
+    await page.waitForTimeout(200);
+  }
+  fail(`rule ${id}: ${what}; the panel shows ${JSON.stringify(cells)}`);
+}
+
+async function checkRules(page, node) {
+  await api(node, "POST", "/api/v1/streams", { sql: "CREATE STREAM demo (id STRING, temperature FLOAT) " +
+    "WITH (DATASOURCE=\"sensors/+/temp\", FORMAT=\"json\")" });
+  await api(node, "POST", "/api/v1/rules", {
+    id: "hot", sql: "SELECT id, temperature FROM demo WHERE temperature > 50",
+    actions: [{ publish: { topic: "alerts/{id}", sendSingle: true } }],
+  });
+  await page.waitForSelector("#panel-rules:not([hidden])", { timeout: 15000 });
+  await waitForRule(page, "hot", (c) => c[1] === "running", "not listed running");
+  // The alerts feed follows the rule's topic once a snapshot names it.
+  await page.waitForFunction(() => document.getElementById("alerts-on").textContent === "on alerts/+",
+    null, { timeout: 15000 });
+  const deadline = Date.now() + 15000;
+  while (!(await api(node, "GET", "/api/v1/subscriptions")).some((s) => s.filter === "alerts/+")) {
+    if (Date.now() > deadline) fail("the alerts feed did not subscribe to alerts/+");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const count = (cells) => Number(cells[2].replace(/,/g, ""));
+  publishReadings(node, "s1", 72.5, 3);
+  const first = await waitForRule(page, "hot", (c) => count(c) >= 3 && c[3] !== "0", "no records counted");
+  publishReadings(node, "s2", 20, 4);
+  const second = await waitForRule(page, "hot", (c) => count(c) >= 7, "the count did not rise");
+  await page.waitForFunction(() => [...document.querySelectorAll("#alerts tbody tr")]
+    .some((r) => r.cells[2].textContent === "alerts/s1"), null, { timeout: 15000 });
+  const alert = await page.$eval("#alerts tbody tr", (r) => [...r.cells].map((c) => c.textContent).join(" | "));
+  if (!alert.includes("72.5") || !alert.includes("hot")) fail("the alert is not the rule's result: " + alert);
+
+  await page.click('#rules tr[data-id="hot"] button[data-op="stop"]');
+  const stopped = await waitForRule(page, "hot", (c) => c[1] === "stopped", "the stop button did not stop it");
+  const listed = (await api(node, "GET", "/api/v1/rules")).find((r) => r.id === "hot");
+  if (listed.status !== "stopped") fail("the REST API says the rule is " + listed.status);
+  await page.click('#rules tr[data-id="hot"] button[data-op="start"]');
+  const started = await waitForRule(page, "hot", (c) => c[1] === "running", "the start button did not start it");
+  return {
+    counts: [first[2], second[2]],
+    states: [second[1], stopped[1], started[1]],
+    alert,
+  };
+}
+
+// A node without the rules component: the panels stay hidden.
+async function checkNoRules(page) {
+  const config = join(dir, "no-rules.toml");
+  writeFileSync(config, "[rules]\nenabled = false\n");
+  const other = await startNode("data2", ["--config", config]);
+  await page.goto("http://" + other.http + "/");
+  await page.waitForSelector("#components tbody tr", { timeout: 15000 });
+  for (const id of ["panel-rules", "panel-alerts"]) {
+    if (!(await page.$eval("#" + id, (e) => e.hidden))) fail(`#${id} is shown on a node without rules`);
+  }
+}
+
 async function main() {
   const node = await startNode();
   execFileSync(bin, ["stream", "add", "lab", "--subjects", "lab/#", "--server", node.native]);
@@ -72,8 +159,9 @@ async function main() {
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("requestfailed", (r) => {
-    // The live feed is cut when the page closes; anything else failing is an error.
-    if (!r.url().endsWith("/api/v1/events")) errors.push("request failed: " + r.url());
+    // The live feeds are cut when the page closes; anything else failing is an error.
+    const path = new URL(r.url()).pathname;
+    if (path !== "/api/v1/events" && path !== "/api/v1/subscribe") errors.push("request failed: " + r.url());
   });
 
   await page.goto("http://" + node.http + "/");
@@ -105,9 +193,14 @@ async function main() {
   }, null, { timeout: 15000 });
   const health = await page.textContent("#health");
   if (health !== "healthy") fail("health badge says " + health);
+  const rules = await checkRules(page, node);
+  await checkNoRules(page);
   if (errors.length) fail("console errors: " + JSON.stringify(errors));
+  // SCREENSHOT=file.png keeps a picture of the page, for a human to look at.
+  if (process.env.SCREENSHOT) await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
   await browser.close();
   console.log(`OK: streams ${JSON.stringify(streams)}, ingest rate ${before} -> ${after} records/s`);
+  console.log(`OK: rules panel ${rules.counts.join(" -> ")} records in, states ${rules.states.join(" -> ")}; alert ${rules.alert}`);
   cleanup();
 }
 

@@ -3,13 +3,15 @@
 // and is drawn in plain SVG (no library to fetch or vendor).
 //
 // A panel is an entry of PANELS: an id, a title, the snapshot field it shows and how to
-// turn one item into table cells. A component that adds a field to the snapshot (rules,
-// detector alerts, bridges) adds a panel here; a panel whose field is absent is not shown.
+// turn one item into table cells. A component that adds a field to the snapshot adds a
+// panel here, or a script of its own that registers in SNAPSHOT_HOOKS (rules.js); a panel
+// whose field is absent is not shown.
 "use strict";
 
 const WINDOW_SECONDS = 300;
 const history = []; // {t, rin, rout} in seconds and records per second
 let last = null; // the previous snapshot's time and totals
+const SNAPSHOT_HOOKS = []; // functions other scripts call with each snapshot
 
 const PANELS = [
   {
@@ -169,6 +171,7 @@ function onSnapshot(s) {
   for (const panel of PANELS) {
     if (Array.isArray(s[panel.field])) renderPanel(panel, s[panel.field]);
   }
+  for (const hook of SNAPSHOT_HOOKS) hook(s);
 }
 
 async function loadNode() {

@@ -1,8 +1,9 @@
 //! `GET /api/v1/events`: the live feed the dashboard draws from, as Server-Sent Events. Every
 //! `events_interval` one `snapshot` event carries the node's totals (records and bytes in
 //! and out, so a reader derives rates from two of them), connections per protocol,
-//! subscriptions, streams, consumers, components and memory. Later panels (rules, detector
-//! alerts, bridges) add fields; readers ignore the ones they do not know.
+//! subscriptions, streams, consumers, components and memory. Components add fields of their
+//! own through [`FeedFields`](crate::FeedFields) (the rules component adds `rules`); readers
+//! ignore the ones they do not know.
 
 use std::convert::Infallible;
 
@@ -35,6 +36,9 @@ pub struct Snapshot {
     pub components: Vec<ComponentStatus>,
     /// Resident memory of the process, bytes.
     pub rss_bytes: Option<u64>,
+    /// Fields the components add.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Totals since the node started.
@@ -67,6 +71,10 @@ pub fn snapshot(s: &AdminState) -> Snapshot {
         totals.bytes_in += t.bytes_in;
         totals.bytes_out += t.bytes_out;
     }
+    let mut extra = serde_json::Map::new();
+    for f in &s.feed {
+        f.add(&mut extra);
+    }
     Snapshot {
         time_us: now,
         uptime_seconds: now.saturating_sub(s.node.started_at_us) as f64 / 1e6,
@@ -82,6 +90,7 @@ pub fn snapshot(s: &AdminState) -> Snapshot {
             .collect(),
         components: s.components.components(),
         rss_bytes: crate::process::read().rss_bytes,
+        extra,
     }
 }
 

@@ -1,7 +1,8 @@
 //! fogline's HTTP admin API: the node's streams, consumers, connections and subscriptions as
 //! JSON (`openapi.json` describes every route), stream and consumer management, Prometheus
-//! metrics (`/metrics`), a live feed (`/api/v1/events`, Server-Sent Events) and the dashboard
-//! that draws it (`/`).
+//! metrics (`/metrics`), a live feed (`/api/v1/events`, Server-Sent Events, with fields
+//! components add), live records on topics (`/api/v1/subscribe`) and the dashboard that
+//! draws them (`/`).
 //!
 //! - `config`: the `[admin]` section. `state`: what it serves from ([`AdminState`]).
 //! - `api`: the routes and the JSON errors; `views`: the JSON answers.
@@ -25,4 +26,6 @@ pub use api::OPENAPI;
 pub use config::{AdminConfig, DEFAULT_SECTION};
 pub use events::{snapshot, Snapshot};
 pub use server::AdminServer;
-pub use state::{AdminState, ComponentState, ComponentStatus, Components, Endpoint, NodeInfo};
+pub use state::{
+    AdminState, ComponentState, ComponentStatus, Components, Endpoint, FeedFields, NodeInfo,
+};

@@ -76,6 +76,14 @@ pub trait Components: Send + Sync + 'static {
     fn components(&self) -> Vec<ComponentStatus>;
 }
 
+/// Fields a component adds to the live feed's snapshot, so the dashboard can draw a panel
+/// for it without the admin API knowing the component. Called for every snapshot sent to
+/// every reader: keep it cheap and bounded.
+pub trait FeedFields: Send + Sync + 'static {
+    /// Adds its fields to `into`, under names the snapshot does not use.
+    fn add(&self, into: &mut serde_json::Map<String, serde_json::Value>);
+}
+
 /// Everything the admin API serves from.
 #[derive(Clone)]
 pub struct AdminState {
@@ -89,4 +97,6 @@ pub struct AdminState {
     pub registry: Arc<Mutex<Registry>>,
     /// How often the live feed sends a snapshot.
     pub events_interval: Duration,
+    /// Components' fields of the live feed (see [`FeedFields`]).
+    pub feed: Vec<Arc<dyn FeedFields>>,
 }

@@ -13,7 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use fogline_admin::{Endpoint, NodeInfo};
+use fogline_admin::{Endpoint, FeedFields, NodeInfo};
 use fogline_broker::Broker;
 use fogline_net::intake::ReadBudget;
 use parking_lot::Mutex;
@@ -45,6 +45,8 @@ pub struct Context {
     pub read_budget: Arc<ReadBudget>,
     /// HTTP routes components hand to the admin API (started last, it serves them all).
     pub routes: Arc<Mutex<Vec<axum::Router>>>,
+    /// Fields components add to the admin API's live feed (their dashboard panels).
+    pub feed: Arc<Mutex<Vec<Arc<dyn FeedFields>>>>,
 }
 
 /// A started component.

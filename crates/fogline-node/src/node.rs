@@ -120,6 +120,7 @@ impl Node {
         )));
         let metrics = Arc::new(Mutex::new(registry));
         let routes = Arc::new(Mutex::new(Vec::new()));
+        let feed = Arc::new(Mutex::new(Vec::new()));
         let (done_tx, done) = mpsc::unbounded_channel();
         let mut node = Node {
             retention: retention(broker.clone()),
@@ -140,6 +141,7 @@ impl Node {
                 health: node.board.clone(),
                 read_budget: read_budget.clone(),
                 routes: routes.clone(),
+                feed: feed.clone(),
             };
             match (component.start)(&config, &ctx).await {
                 Ok(Some(started)) => {

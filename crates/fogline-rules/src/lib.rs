@@ -9,11 +9,13 @@
 //! - `config`: the `[rules]` section. `api`: the REST routes. `metrics`: the Prometheus collector.
 //! - `functions`: functions on demand (`fogline_functions`) for triggers and over REST
 //!   (`/api/v1/functions`), with their counters.
+//! - `feed`: the rules' fields of the admin API's live feed (the dashboard's rules panel).
 #![deny(missing_docs)]
 
 pub mod api;
 mod config;
 pub mod engine;
+pub mod feed;
 pub mod functions;
 pub mod metrics;
 pub mod patterns;

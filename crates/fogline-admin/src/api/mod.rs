@@ -7,6 +7,7 @@
 //! - `/api/v1/consumers`, `/api/v1/streams/{name}/consumers[/{consumer}]` (`consumers`).
 //! - `GET /api/v1/connections`, `GET /api/v1/subscriptions`.
 //! - `GET /api/v1/events`: the live feed (Server-Sent Events, see `events`).
+//! - `GET /api/v1/subscribe?filter=...`: live records on topics (Server-Sent Events, `subscribe`).
 //! - `GET /metrics`: Prometheus/OpenMetrics text. `GET /`: the dashboard.
 //!
 //! Changes run on a blocking thread (they write the node's catalog and files).
@@ -14,6 +15,7 @@
 mod consumers;
 pub mod error;
 mod streams;
+mod subscribe;
 
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
@@ -31,6 +33,7 @@ pub const OPENAPI: &str = include_str!("../../openapi.json");
 const DASHBOARD_HTML: &str = include_str!("../../assets/index.html");
 const DASHBOARD_JS: &str = include_str!("../../assets/dashboard.js");
 const DASHBOARD_CSS: &str = include_str!("../../assets/dashboard.css");
+const RULES_JS: &str = include_str!("../../assets/rules.js");
 
 /// Every route of the admin API.
 pub fn router(state: AdminState) -> Router {
@@ -42,6 +45,10 @@ pub fn router(state: AdminState) -> Router {
         .route(
             "/assets/dashboard.js",
             get(|| async { page(DASHBOARD_JS, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/assets/rules.js",
+            get(|| async { page(RULES_JS, "text/javascript; charset=utf-8") }),
         )
         .route(
             "/assets/dashboard.css",
@@ -59,6 +66,7 @@ pub fn router(state: AdminState) -> Router {
         .route("/api/v1/subscriptions", get(subscriptions))
         .merge(streams::routes())
         .merge(consumers::routes())
+        .merge(subscribe::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
         .with_state(state)

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fogline_admin::{
-    AdminConfig, AdminServer, AdminState, ComponentState, ComponentStatus, Components, NodeInfo,
+    AdminConfig, AdminServer, AdminState, ComponentState, ComponentStatus, Components, FeedFields,
+    NodeInfo,
 };
 use fogline_broker::{Broker, BrokerConfig, StorageMode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -41,6 +42,15 @@ pub struct Admin {
 
 impl Admin {
     pub async fn start(storage: StorageMode, components: Vec<ComponentStatus>) -> Admin {
+        Admin::start_with(storage, components, Vec::new()).await
+    }
+
+    /// As `start`, with components' fields in the live feed.
+    pub async fn start_with(
+        storage: StorageMode,
+        components: Vec<ComponentStatus>,
+        feed: Vec<Arc<dyn FeedFields>>,
+    ) -> Admin {
         let dir = tempfile::tempdir().expect("tempdir");
         let (broker, _) = Broker::open(BrokerConfig {
             storage,
@@ -68,6 +78,7 @@ impl Admin {
             components,
             registry: Arc::new(parking_lot::Mutex::new(registry)),
             events_interval: Duration::from_millis(100),
+            feed,
         };
         let cfg = AdminConfig {
             listen: vec!["127.0.0.1:0".into()],

@@ -30,6 +30,7 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         components: ctx.health.clone() as Arc<dyn fogline_admin::Components>,
         registry: ctx.metrics.clone(),
         events_interval: cfg.admin.events_interval,
+        feed: std::mem::take(&mut *ctx.feed.lock()),
     };
     let extra = std::mem::take(&mut *ctx.routes.lock());
     let server = AdminServer::bind(cfg.admin.clone(), state, extra).await?;

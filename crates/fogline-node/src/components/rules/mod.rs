@@ -1,6 +1,6 @@
 //! SQL rules, IF-THEN triggers, pattern sets and functions on demand (`[rules]`):
-//! `fogline_rules::Rules`, its REST routes handed to the admin API and its counters to
-//! `/metrics`. Started after the listeners and before the admin API; stopped before the
+//! `fogline_rules::Rules`, its REST routes and live-feed fields handed to the admin API and
+//! its counters to `/metrics`. Started after the listeners and before the admin API; stopped before the
 //! listeners, each rule writing its last checkpoint and every function instance ended.
 //!
 //! Functions are kept in `<data_dir>/.rules/functions`. A node that keeps no files
@@ -60,6 +60,9 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     routes.push(fogline_rules::api::routes(rules.clone()));
     routes.push(api::routes(service.clone()));
     drop(routes);
+    ctx.feed
+        .lock()
+        .push(Arc::new(fogline_rules::feed::RulesFeed(rules.clone())));
     let mut metrics = ctx.metrics.lock();
     let collector = fogline_rules::metrics::RulesCollector(rules.clone());
     metrics.register_collector(Box::new(collector));
