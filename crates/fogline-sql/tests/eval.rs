@@ -70,6 +70,11 @@ fn comparisons_and_three_valued_logic() {
         assert_eq!(json(e), want, "{e}");
     }
     assert!(eval("s > 1").is_err());
+    assert!(
+        eval("s = 1").is_err(),
+        "eKuiper: invalid operation string = int64"
+    );
+    assert_eq!(json("s IN (1, 'abc')"), "true");
 }
 
 #[test]
