@@ -3,7 +3,7 @@
 use crate::agg::{AggKind, AggSpec};
 use crate::ast::{self, Expr, UnaryOp};
 use crate::error::SqlError;
-use crate::eval::{CExpr, Like};
+use crate::eval::{CExpr, HitOf, Like};
 use crate::ops::LikePattern;
 use crate::state::{Site, SiteKind};
 use crate::value::Value;
@@ -37,6 +37,8 @@ pub(crate) struct Compiler<'a> {
     pub event_field: Option<String>,
     /// Analytic calls compiled now are evaluated ahead of WHERE (eKuiper's order).
     pub pre_eval: bool,
+    /// Compiling a sliding window's `OVER (WHEN ..)`.
+    pub in_when: bool,
     /// Those sites, in evaluation order.
     pub pre_sites: Vec<Site>,
 }
@@ -64,6 +66,7 @@ impl<'a> Compiler<'a> {
             reads_row: false,
             event_field: None,
             pre_eval: false,
+            in_when: false,
             pre_sites: Vec::new(),
         }
     }
@@ -219,6 +222,23 @@ impl<'a> Compiler<'a> {
                     }
                     _ => CExpr::Lit(Value::Null),
                 });
+            }
+            "last_hit_count" | "last_hit_time" | "last_agg_hit_count" | "last_agg_hit_time" => {
+                Self::arity(name, n, 0, 0)?;
+                let of = if name.contains("agg") {
+                    if !self.allow_aggs {
+                        return Err(plan_err(format!(
+                            "{name} is only allowed in the SELECT list and HAVING of a rule \
+                             with a window"
+                        )));
+                    }
+                    HitOf::Agg
+                } else if self.in_when {
+                    HitOf::When
+                } else {
+                    HitOf::Rule
+                };
+                return Ok(CExpr::Hit(of, name.ends_with("time")));
             }
             "window_start" | "window_end" => {
                 Self::arity(name, n, 0, 0)?;

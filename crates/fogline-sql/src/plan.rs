@@ -18,7 +18,7 @@ use crate::decode::Decoder;
 use crate::error::SqlError;
 use crate::eval::{CExpr, Ctx};
 use crate::project::{Core, OutField, DECODE, FILTER, PROJECT, WINDOW};
-use crate::state::States;
+use crate::state::{Hits, States};
 use crate::value::{Row, Value};
 use crate::window::{Compact, Rec, Windows};
 
@@ -157,10 +157,12 @@ impl Plan {
             .map(|e| c.expr(e))
             .collect::<Result<_, _>>()?;
         let (win_filter, trigger) = match &select.window {
-            Some(w) => (
-                w.filter.as_ref().map(|e| c.expr(e)).transpose()?,
-                w.trigger.as_ref().map(|e| c.expr(e)).transpose()?,
-            ),
+            Some(w) => (w.filter.as_ref().map(|e| c.expr(e)).transpose()?, {
+                c.in_when = true;
+                let t = w.trigger.as_ref().map(|e| c.expr(e)).transpose()?;
+                c.in_when = false;
+                t
+            }),
             None => (None, None),
         };
         c.allow_aggs = windowed;
@@ -270,7 +272,14 @@ impl Plan {
         }
         // A windowed record's time; in event time, late records go before any clause runs.
         let ts = match &mut self.windows {
-            None => 0,
+            // Without a window, only last_hit_time() reads it.
+            None => match (self.opts.is_event_time, self.ts_field.as_deref()) {
+                (true, Some(f)) => match row.get(f) {
+                    Some(Value::Int(t)) => *t,
+                    _ => meta.timestamp_ms,
+                },
+                _ => meta.timestamp_ms,
+            },
             Some(w) => {
                 let ts = if self.opts.is_event_time {
                     let f = self.ts_field.as_deref().unwrap_or_default();
@@ -315,6 +324,7 @@ impl Plan {
             let r = core.project_record(row, &meta.topic, meta.timestamp_ms);
             core.stats[PROJECT].process_ns += t1.elapsed().as_nanos() as u64;
             let r = r.map_err(|e| core.fail(PROJECT, e))?;
+            Hits::hit(&mut core.states.hits.rule, ts);
             core.stats[PROJECT].records_out += 1;
             out.push(Emit { rows: vec![r] });
             return Ok(());
@@ -326,6 +336,9 @@ impl Plan {
                     .map_err(|e| core.fail(WINDOW, e))?,
                 None => true,
             };
+            if trigger {
+                Hits::hit(&mut core.states.hits.when, ts);
+            }
             core.stats[FILTER].records_out += 1;
             core.stats[WINDOW].records_in += 1;
             let rec = Rec {

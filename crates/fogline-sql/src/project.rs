@@ -225,6 +225,9 @@ impl Core {
             .collect::<Result<Vec<_>, _>>()?;
         let row = self.project(&cx)?;
         results.push((keys, row));
+        // A result row is a hit of the rule: its event time is the window's end.
+        let end = window.map_or(0, |w| w.1);
+        crate::state::Hits::hit(&mut self.states.hits.agg, end);
         Ok(())
     }
 }

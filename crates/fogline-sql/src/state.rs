@@ -59,6 +59,27 @@ pub(crate) struct States {
     key: String,
     /// Results of the sites evaluated ahead, by [`CExpr::Cached`] index.
     pub cache: Vec<Value>,
+    /// `(count, time)` of the rule's hits, read by `last_hit_count()` and the like.
+    pub hits: Hits,
+}
+
+/// The hits of a rule: `(count, event time of the last)`, each updated after a hit so
+/// that the functions read the state before it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Hits {
+    /// Records that passed WHERE (`last_hit_*` of a rule without a window).
+    pub rule: (i64, i64),
+    /// Records that met a sliding window's `OVER (WHEN ..)` (`last_hit_*` there).
+    pub when: (i64, i64),
+    /// Result rows of windows that passed HAVING (`last_agg_hit_*`).
+    pub agg: (i64, i64),
+}
+
+impl Hits {
+    /// One more hit at `t`.
+    pub(crate) fn hit(slot: &mut (i64, i64), t: i64) {
+        *slot = (slot.0 + 1, t);
+    }
 }
 
 impl States {
@@ -68,6 +89,7 @@ impl States {
             slots: (0..sites).map(|_| (None, HashMap::new())).collect(),
             key: String::new(),
             cache: vec![Value::Null; cached],
+            hits: Hits::default(),
         }
     }
 

@@ -78,6 +78,25 @@ fn rule2_tumbling_after_where() {
 }
 
 #[test]
+fn rule4_sliding_when_last_hit_time() {
+    let got = go_until(
+        "SELECT color, count(*) as c FROM demo \
+         GROUP BY SlidingWindow(ss, 2) OVER(WHEN ts - last_hit_time() > 1000), color \
+         ORDER BY color",
+        &demo(),
+        T0 + 10_000,
+    );
+    assert_eq!(
+        got,
+        [
+            r#"[{"c":1,"color":"red"}]"#,
+            r#"[{"c":2,"color":"blue"},{"c":1,"color":"red"}]"#,
+            r#"[{"c":1,"color":"blue"},{"c":1,"color":"red"},{"c":1,"color":"yellow"}]"#,
+        ]
+    );
+}
+
+#[test]
 fn rule5_session() {
     let ts = [
         6013, 6823, 7932, 8442, 9252, 10062, 10872, 11682, 12492, 13202, 14112,
@@ -204,22 +223,46 @@ fn go_event(sql: &str, recs: &[(String, i64)]) -> (Vec<String>, u64) {
 
 #[test]
 fn event_rule1_hopping_count() {
-    // eKuiper's HAVING last_agg_hit_count() < 4 leaves out the fifth; it is here.
     let (got, late) = go_event(
-        "SELECT count(*), event_time() as et FROM demo GROUP BY HOPPINGWINDOW(ss, 2, 1)",
+        "SELECT count(*), last_agg_hit_time() as lt, last_agg_hit_count() as lc, \
+         event_time() as et FROM demo GROUP BY HOPPINGWINDOW(ss, 2, 1) HAVING lc < 4",
         &demo_e(),
     );
     assert_eq!(
         got,
         [
-            r#"[{"count":1,"et":87000}]"#,
-            r#"[{"count":2,"et":88000}]"#,
-            r#"[{"count":2,"et":89000}]"#,
-            r#"[{"count":2,"et":90000}]"#,
-            r#"[{"count":1,"et":91000}]"#,
+            r#"[{"count":1,"et":87000,"lc":0,"lt":0}]"#,
+            r#"[{"count":2,"et":88000,"lc":1,"lt":87000}]"#,
+            r#"[{"count":2,"et":89000,"lc":2,"lt":88000}]"#,
+            r#"[{"count":2,"et":90000,"lc":3,"lt":89000}]"#,
         ]
     );
     assert_eq!(late, 1);
+}
+
+#[test]
+fn event_rule4_sliding_when_last_hit_time() {
+    let (got, _) = go_event(
+        "SELECT window_start() as ws, color, window_end() as we FROM demo \
+         GROUP BY SlidingWindow(ss, 2) OVER (WHEN ts - last_hit_time() > 1000), color \
+         ORDER BY color",
+        &demo_e(),
+    );
+    let w = |s: i64, e: i64, c: &[&str]| {
+        let rows: Vec<String> = c
+            .iter()
+            .map(|c| format!(r#"{{"color":"{c}","we":{e},"ws":{s}}}"#))
+            .collect();
+        format!("[{}]", rows.join(","))
+    };
+    assert_eq!(
+        got,
+        [
+            w(84013, 86013, &["red"]),
+            w(85632, 87632, &["blue", "red"]),
+            w(87252, 89252, &["blue", "red", "yellow"]),
+        ]
+    );
 }
 
 #[test]
