@@ -28,7 +28,7 @@ fn demo() -> Vec<(String, i64)> {
     .collect()
 }
 
-/// Runs the records, then ticks to `until`; every emit's rows with `T0` taken off
+/// Runs the records (processing time: each at its `ts`), then ticks to `until`; every emit's rows with `T0` taken off
 /// the numbers, to keep the expectations short.
 fn go_until(sql: &str, recs: &[(String, i64)], until: i64) -> Vec<String> {
     let mut p = plan(sql);
@@ -94,6 +94,53 @@ fn rule4_sliding_when_last_hit_time() {
             r#"[{"c":1,"color":"blue"},{"c":1,"color":"red"},{"c":1,"color":"yellow"}]"#,
         ]
     );
+}
+
+#[test]
+fn rules10_12_13_and_count1() {
+    let got = go_until(
+        "SELECT deduplicate(color, false)->color as c FROM demo GROUP BY SlidingWindow(hh, 1)",
+        &demo(),
+        T0 + 10_000,
+    );
+    let want = [
+        r#"[{"c":"red"}]"#,
+        r#"[{"c":"blue"}]"#,
+        "[{}]",
+        r#"[{"c":"yellow"}]"#,
+        "[{}]",
+    ];
+    assert_eq!(got, want);
+
+    let got = go_until(
+        "SELECT collect(size) as allSize FROM demo GROUP BY HOPPINGWINDOW(ss, 2, 1), color \
+         ORDER BY color",
+        &demo(),
+        T0 + 10_000,
+    );
+    assert_eq!(
+        &got[..4],
+        [
+            r#"[{"allSize":[6]},{"allSize":[3]}]"#,
+            r#"[{"allSize":[6,2]},{"allSize":[3]}]"#,
+            r#"[{"allSize":[2]},{"allSize":[4]}]"#,
+            r#"[{"allSize":[1]},{"allSize":[4]}]"#,
+        ]
+    );
+
+    let got = go_until(
+        "SELECT color as c FROM demo GROUP BY SlidingWindow(ss, 3600,1) filter (where size = 3)",
+        &demo(),
+        T0 + 10_000,
+    );
+    assert_eq!(got, [r#"[{"c":"red"}]"#]);
+
+    let got = go_until(
+        "SELECT collect(*)[0]->color as c, window_end() as we FROM demo GROUP BY COUNTWINDOW(3)",
+        &demo(),
+        T0 + 10_000,
+    );
+    assert_eq!(got, [r#"[{"c":"red","we":87632}]"#]);
 }
 
 #[test]
