@@ -12,6 +12,17 @@ fn plan_err(msg: String) -> SqlError {
     SqlError::Plan(msg)
 }
 
+/// Where output aliases stand for their expressions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Aliases {
+    /// Nowhere (WHERE, GROUP BY, the window's clauses).
+    Off,
+    /// For names the stream's schema does not declare (the SELECT list).
+    Undeclared,
+    /// Before fields (HAVING, ORDER BY).
+    On,
+}
+
 /// Compiles the expressions of one rule.
 pub(crate) struct Compiler<'a> {
     stream: &'a str,
@@ -23,8 +34,10 @@ pub(crate) struct Compiler<'a> {
     group_by: &'a [Expr],
     /// Aggregates allowed in the clause being compiled.
     pub allow_aggs: bool,
-    /// Aliases resolvable in the clause being compiled.
-    pub allow_aliases: bool,
+    /// Where output aliases resolve in the clause being compiled.
+    pub aliases_in: Aliases,
+    /// Aliases being expanded (not to be expanded within themselves).
+    expanding: Vec<&'a str>,
     in_agg: bool,
     /// The aggregates found.
     pub aggs: Vec<AggSpec>,
@@ -58,7 +71,8 @@ impl<'a> Compiler<'a> {
                 .collect(),
             group_by: &select.group_by,
             allow_aggs: false,
-            allow_aliases: false,
+            aliases_in: Aliases::Off,
+            expanding: Vec::new(),
             in_agg: false,
             aggs: Vec::new(),
             sites: 0,
@@ -94,12 +108,21 @@ impl<'a> Compiler<'a> {
                     .schema
                     .as_ref()
                     .is_none_or(|s| s.contains(&name.as_str()));
-                if self.allow_aliases && stream.is_none() {
-                    if let Some((_, a)) = self.aliases.iter().find(|(n, _)| *n == name) {
-                        let a: &Expr = a;
-                        if !matches!(a, Expr::Field { name: n, .. } if n == name) {
-                            return self.expr(a);
-                        }
+                // An output alias stands for its expression: in HAVING and ORDER BY, and in
+                // the SELECT list for names the schema does not declare (eKuiper's
+                // `lag(size) + 1 AS b, lag(b)`); never inside its own expansion.
+                let aliases_here = match self.aliases_in {
+                    Aliases::Off => false,
+                    Aliases::Undeclared => self.schema.is_none() || !declared,
+                    Aliases::On => true,
+                };
+                if aliases_here && stream.is_none() && !self.expanding.contains(&name.as_str()) {
+                    let found = self.aliases.iter().find(|(n, _)| *n == name).copied();
+                    if let Some((n, a)) = found {
+                        self.expanding.push(n);
+                        let e = self.expr(a);
+                        self.expanding.pop();
+                        return e;
                     }
                 }
                 if !declared {

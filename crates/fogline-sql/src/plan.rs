@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::ast::{self, WindowKind};
-use crate::compile::{default_name, Compiler};
+use crate::compile::{default_name, Aliases, Compiler};
 use crate::decode::Decoder;
 use crate::error::SqlError;
 use crate::eval::{CExpr, Ctx};
@@ -133,6 +133,7 @@ impl Plan {
         let mut unnamed = 0;
         c.allow_aggs = windowed;
         c.pre_eval = !windowed;
+        c.aliases_in = Aliases::Undeclared;
         for f in &select.fields {
             if let ast::Expr::Wildcard { .. } = f.expr {
                 c.expr(&f.expr)?;
@@ -146,6 +147,7 @@ impl Plan {
             fields.push(OutField::Expr(name, c.expr(&f.expr)?));
         }
         c.allow_aggs = false;
+        c.aliases_in = Aliases::Off;
         // Analytic calls in WHERE run on every record, not cut short by AND and OR (unless
         // WHERE runs on a window's rows).
         c.pre_eval = !where_after;
@@ -166,7 +168,7 @@ impl Plan {
             None => (None, None),
         };
         c.allow_aggs = windowed;
-        c.allow_aliases = true;
+        c.aliases_in = Aliases::On;
         let having = select.having.as_ref().map(|e| c.expr(e)).transpose()?;
         let order_by = select
             .order_by
