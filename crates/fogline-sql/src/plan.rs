@@ -16,8 +16,8 @@ use crate::ast::{self, WindowKind};
 use crate::compile::{default_name, Aliases, Compiler};
 use crate::decode::Decoder;
 use crate::error::SqlError;
-use crate::eval::{CExpr, Ctx};
-use crate::project::{Core, OutField, DECODE, FILTER, PROJECT, WINDOW};
+use crate::eval::{CExpr, Ctx, Fields};
+use crate::project::{Core, OutField, DECODE, FILTER, WINDOW};
 use crate::state::{Hits, States};
 use crate::value::{Row, Value};
 use crate::window::{Compact, Rec, Windows};
@@ -74,6 +74,9 @@ pub struct OperatorStats {
 pub struct Plan {
     core: Core,
     windows: Option<Windows>,
+    /// Without a window, in event time: records held until the watermark passes them (a
+    /// tumbling window of 1 ms, each let go in order).
+    reorder: Option<Windows>,
     win_filter: Option<CExpr>,
     trigger: Option<CExpr>,
     decoder: Decoder,
@@ -147,12 +150,13 @@ impl Plan {
             fields.push(OutField::Expr(name, c.expr(&f.expr)?));
         }
         c.allow_aggs = false;
-        c.aliases_in = Aliases::Off;
+        // eKuiper's WHERE may name an output alias (`WHERE ... AND lc < 2`).
         // Analytic calls in WHERE run on every record, not cut short by AND and OR (unless
         // WHERE runs on a window's rows).
         c.pre_eval = !where_after;
         let filter = select.filter.as_ref().map(|e| c.expr(e)).transpose()?;
         c.pre_eval = false;
+        c.aliases_in = Aliases::Off;
         let group_by = select
             .group_by
             .iter()
@@ -216,6 +220,8 @@ impl Plan {
                 }),
             },
             windows: select.window.as_ref().map(|w| Windows::new(w.kind.clone())),
+            reorder: (!windowed && opts.is_event_time && ts_field.is_some())
+                .then(|| Windows::new(WindowKind::Tumbling { length_ms: 1 })),
             win_filter,
             trigger,
             decoder: Decoder::new(stream),
@@ -255,9 +261,24 @@ impl Plan {
     /// [`SqlError::Eval`]: an expression failed on this record (counted in the stats; the
     /// rule goes on with the next).
     pub fn push(&mut self, row: Row, meta: &Meta, out: &mut Vec<Emit>) -> Result<(), SqlError> {
+        if self.windows.is_none() {
+            return self.push_record(row, meta, out);
+        }
         let t0 = Instant::now();
         let core = &mut self.core;
         core.stats[FILTER].records_in += 1;
+        let Some(w) = &mut self.windows else {
+            unreachable!("checked above")
+        };
+        // The record's time; in event time, late records go before any clause runs.
+        let ts = if self.opts.is_event_time {
+            event_time(&row, self.ts_field.as_deref()).map_err(|e| core.fail(WINDOW, e))?
+        } else {
+            meta.timestamp_ms.max(w.wm)
+        };
+        if !w.admit(ts) {
+            return Ok(());
+        }
         let cx = Ctx {
             row: &row,
             topic: &meta.topic,
@@ -265,43 +286,7 @@ impl Plan {
             window: None,
             aggs: &[],
         };
-        // Analytic functions of the SELECT list see every record, as in eKuiper.
-        for i in 0..core.pre.len() {
-            match core.states.call(&core.pre[i], &cx) {
-                Ok(v) => core.states.cache[i] = v,
-                Err(e) => return Err(core.fail(PROJECT, e)),
-            }
-        }
-        // A windowed record's time; in event time, late records go before any clause runs.
-        let ts = match &mut self.windows {
-            // Without a window, only last_hit_time() reads it.
-            None => match (self.opts.is_event_time, self.ts_field.as_deref()) {
-                (true, Some(f)) => match row.get(f) {
-                    Some(Value::Int(t)) => *t,
-                    _ => meta.timestamp_ms,
-                },
-                _ => meta.timestamp_ms,
-            },
-            Some(w) => {
-                let ts = if self.opts.is_event_time {
-                    let f = self.ts_field.as_deref().unwrap_or_default();
-                    match row.get(f) {
-                        Some(Value::Int(t)) => *t,
-                        Some(Value::Float(t)) => *t as i64,
-                        v => {
-                            let e = SqlError::Eval(format!("event time field {f} is {v:?}"));
-                            return Err(core.fail(WINDOW, e));
-                        }
-                    }
-                } else {
-                    meta.timestamp_ms.max(w.wm)
-                };
-                if !w.admit(ts) {
-                    return Ok(());
-                }
-                ts
-            }
-        };
+        core.pre_eval(&cx)?;
         let mut pass = match &core.filter {
             Some(f) => f
                 .test(&cx, &mut core.states)
@@ -317,20 +302,6 @@ impl Plan {
         }
         let t1 = Instant::now();
         core.stats[FILTER].process_ns += (t1 - t0).as_nanos() as u64;
-        let Some(w) = &mut self.windows else {
-            if !pass {
-                return Ok(());
-            }
-            core.stats[FILTER].records_out += 1;
-            core.stats[PROJECT].records_in += 1;
-            let r = core.project_record(row, &meta.topic, meta.timestamp_ms);
-            core.stats[PROJECT].process_ns += t1.elapsed().as_nanos() as u64;
-            let r = r.map_err(|e| core.fail(PROJECT, e))?;
-            Hits::hit(&mut core.states.hits.rule, ts);
-            core.stats[PROJECT].records_out += 1;
-            out.push(Emit { rows: vec![r] });
-            return Ok(());
-        };
         let kept = if pass {
             let trigger = match &self.trigger {
                 Some(t) => t
@@ -377,6 +348,45 @@ impl Plan {
         Ok(())
     }
 
+    /// A record of a rule without a window; in event time, held until the watermark passes
+    /// it and let go in time order (as eKuiper's watermark does), late ones dropped.
+    fn push_record(&mut self, row: Row, meta: &Meta, out: &mut Vec<Emit>) -> Result<(), SqlError> {
+        let core = &mut self.core;
+        let Some(r) = &mut self.reorder else {
+            let ts = match self.opts.is_event_time {
+                true => event_time(&row, self.ts_field.as_deref()).unwrap_or(meta.timestamp_ms),
+                false => meta.timestamp_ms,
+            };
+            return core.record(row, &meta.topic, meta.timestamp_ms, ts, out);
+        };
+        let ts = event_time(&row, self.ts_field.as_deref()).map_err(|e| core.fail(WINDOW, e))?;
+        if !r.admit(ts) {
+            return Ok(());
+        }
+        let rec = Rec {
+            row: Compact::all(row),
+            topic: meta.topic.clone(),
+            ts,
+            meta_ts: meta.timestamp_ms,
+        };
+        r.insert(rec, false, &mut |_, _, _| Ok(()))?;
+        let wm = r
+            .max_seen
+            .saturating_sub(self.opts.late_tolerance_ms as i64);
+        // Every record let go is processed; the first error is returned.
+        let mut first = None;
+        r.advance(wm, &mut |_, _, recs| {
+            for rec in recs {
+                let res = core.record(rec.row.to_row(), &rec.topic, rec.meta_ts, rec.ts, out);
+                if let Err(e) = res {
+                    first.get_or_insert(e);
+                }
+            }
+            Ok(())
+        })?;
+        first.map_or(Ok(()), Err)
+    }
+
     /// The clock: in processing time, emits the windows that ended by `now_ms`.
     ///
     /// # Errors
@@ -406,7 +416,7 @@ impl Plan {
 
     /// The window's state, for a checkpoint.
     pub fn snapshot(&self) -> serde_json::Value {
-        match &self.windows {
+        match self.windows.as_ref().or(self.reorder.as_ref()) {
             Some(w) => crate::snap::save(w),
             None => serde_json::Value::Null,
         }
@@ -418,7 +428,7 @@ impl Plan {
     /// [`SqlError::Plan`]: the snapshot is not one of this rule's.
     pub fn restore(&mut self, state: &serde_json::Value) -> Result<(), SqlError> {
         self.core.states.clear();
-        match &mut self.windows {
+        match self.windows.as_mut().or(self.reorder.as_mut()) {
             Some(w) => crate::snap::load(w, state),
             None if state.is_null() => Ok(()),
             None => Err(SqlError::Plan(
@@ -441,7 +451,20 @@ impl Plan {
 
     /// Records dropped as later than the watermark allows.
     pub fn late_dropped(&self) -> u64 {
-        self.windows.as_ref().map_or(0, |w| w.late)
+        self.windows
+            .as_ref()
+            .or(self.reorder.as_ref())
+            .map_or(0, |w| w.late)
+    }
+}
+
+/// A record's event time from the stream's TIMESTAMP field (ms).
+fn event_time(row: &Row, field: Option<&str>) -> Result<i64, SqlError> {
+    let f = field.unwrap_or_default();
+    match row.get(f) {
+        Some(Value::Int(t)) => Ok(*t),
+        Some(Value::Float(t)) => Ok(*t as i64),
+        v => Err(SqlError::Eval(format!("event time field {f} is {v:?}"))),
     }
 }
 

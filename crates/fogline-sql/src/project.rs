@@ -80,6 +80,59 @@ impl Core {
         Ok(out)
     }
 
+    /// Evaluates the analytic calls that run ahead of WHERE on every record.
+    pub(crate) fn pre_eval(&mut self, cx: &Ctx<'_>) -> Result<(), SqlError> {
+        for i in 0..self.pre.len() {
+            match self.states.call(&self.pre[i], cx) {
+                Ok(v) => self.states.cache[i] = v,
+                Err(e) => return Err(self.fail(PROJECT, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// A record of a rule without a window: analytic calls, WHERE, projection; `hit_ts` is
+    /// its event time, for `last_hit_time()`.
+    pub(crate) fn record(
+        &mut self,
+        row: Row,
+        topic: &str,
+        meta_ts: i64,
+        hit_ts: i64,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), SqlError> {
+        let t0 = Instant::now();
+        self.stats[FILTER].records_in += 1;
+        let cx = Ctx {
+            row: &row,
+            topic,
+            ts: meta_ts,
+            window: None,
+            aggs: &[],
+        };
+        self.pre_eval(&cx)?;
+        let pass = match &self.filter {
+            Some(f) => f
+                .test(&cx, &mut self.states)
+                .map_err(|e| self.fail(FILTER, e))?,
+            None => true,
+        };
+        let t1 = Instant::now();
+        self.stats[FILTER].process_ns += (t1 - t0).as_nanos() as u64;
+        if !pass {
+            return Ok(());
+        }
+        self.stats[FILTER].records_out += 1;
+        self.stats[PROJECT].records_in += 1;
+        let r = self.project_record(row, topic, meta_ts);
+        self.stats[PROJECT].process_ns += t1.elapsed().as_nanos() as u64;
+        let r = r.map_err(|e| self.fail(PROJECT, e))?;
+        crate::state::Hits::hit(&mut self.states.hits.rule, hit_ts);
+        self.stats[PROJECT].records_out += 1;
+        out.push(Emit { rows: vec![r] });
+        Ok(())
+    }
+
     /// A record of a rule without a window: its row is moved out when it is all `SELECT *`.
     pub(crate) fn project_record(
         &mut self,

@@ -379,3 +379,33 @@ fn event_rule9_hopping() {
         ]
     );
 }
+
+/// TestSingleSQLWithEventTime (internal/topo/topotest/rule_test.go): without a window, in
+/// event time, records come out in time order once the watermark passes them; late ones
+/// are dropped.
+#[test]
+fn event_time_without_a_window() {
+    let (got, late) = go_event("SELECT *, upper(color) FROM demo", &demo_e());
+    assert_eq!(
+        got,
+        [
+            r#"[{"color":"red","size":3,"ts":86013,"upper":"RED"}]"#,
+            r#"[{"color":"blue","size":2,"ts":87632,"upper":"BLUE"}]"#,
+            r#"[{"color":"yellow","size":4,"ts":88442,"upper":"YELLOW"}]"#,
+            r#"[{"color":"red","size":1,"ts":89252,"upper":"RED"}]"#,
+        ]
+    );
+    assert_eq!(late, 1);
+    let (got, _) = go_event(
+        "SELECT *, last_hit_time() as lt, last_hit_count() as lc, event_time() as et \
+         FROM demo WHERE size < 3 AND lc < 2",
+        &demo_e(),
+    );
+    assert_eq!(
+        got,
+        [
+            r#"[{"color":"blue","et":87632,"lc":0,"lt":0,"size":2,"ts":87632}]"#,
+            r#"[{"color":"red","et":89252,"lc":1,"lt":87632,"size":1,"ts":89252}]"#,
+        ]
+    );
+}
