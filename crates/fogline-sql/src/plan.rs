@@ -17,7 +17,7 @@ use crate::compile::{default_name, Aliases, Compiler};
 use crate::decode::Decoder;
 use crate::error::SqlError;
 use crate::eval::{CExpr, Ctx, Fields};
-use crate::project::{Core, OutField, DECODE, FILTER, WINDOW};
+use crate::project::{Changed, Core, OutField, DECODE, FILTER, WINDOW};
 use crate::state::{Hits, States};
 use crate::value::{Row, Value};
 use crate::window::{Compact, Rec, Windows};
@@ -142,6 +142,12 @@ impl Plan {
                 c.expr(&f.expr)?;
                 fields.push(OutField::Wildcard);
                 continue;
+            }
+            if let ast::Expr::Call(call) = &f.expr {
+                if call.name == "changed_cols" {
+                    fields.push(changed_cols(&mut c, call, &mut unnamed)?);
+                    continue;
+                }
             }
             let name = match &f.alias {
                 Some(a) => a.clone(),
@@ -456,6 +462,37 @@ impl Plan {
             .or(self.reorder.as_ref())
             .map_or(0, |w| w.late)
     }
+}
+
+/// `changed_cols(prefix, ignoreNull, cols..)` of the SELECT list.
+fn changed_cols(
+    c: &mut Compiler<'_>,
+    call: &ast::Call,
+    unnamed: &mut usize,
+) -> Result<OutField, SqlError> {
+    let bad = || SqlError::Plan("changed_cols(prefix, ignoreNull, cols..): bad arguments".into());
+    let (prefix, ignore_null) = match &call.args[..] {
+        [ast::Expr::Literal(Value::Str(p)), ast::Expr::Literal(Value::Bool(b)), _, ..] => {
+            (p.clone(), *b)
+        }
+        _ => return Err(bad()),
+    };
+    let cols = call.args[2..]
+        .iter()
+        .map(|e| match e {
+            ast::Expr::Wildcard { .. } => {
+                c.expr(e)?;
+                Ok(None)
+            }
+            e => Ok(Some((default_name(e, unnamed), c.expr(e)?))),
+        })
+        .collect::<Result<_, SqlError>>()?;
+    Ok(OutField::Changed(Box::new(Changed {
+        prefix,
+        ignore_null,
+        cols,
+        prev: Row::new(),
+    })))
 }
 
 /// A record's event time from the stream's TIMESTAMP field (ms).

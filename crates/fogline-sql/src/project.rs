@@ -19,6 +19,30 @@ pub(crate) enum OutField {
     Wildcard,
     /// A named expression.
     Expr(String, CExpr),
+    /// `changed_cols(prefix, ignoreNull, cols..)`: the columns whose value changed since
+    /// the previous result, named with the prefix (eKuiper's multi-column function).
+    Changed(Box<Changed>),
+}
+
+/// The columns and state of a `changed_cols`.
+#[derive(Debug)]
+pub(crate) struct Changed {
+    pub prefix: String,
+    pub ignore_null: bool,
+    /// Named columns; `None` for `*` (every field of the row).
+    pub cols: Vec<Option<(String, CExpr)>>,
+    /// The values of the previous result, by column name.
+    pub prev: Row,
+}
+
+impl Changed {
+    fn column(&mut self, name: &str, v: Value, out: &mut Row) {
+        if (self.ignore_null && v.is_null()) || self.prev.get(name) == Some(&v) {
+            return;
+        }
+        self.prev.insert(name.to_owned(), v.clone());
+        out.entry(format!("{}{name}", self.prefix)).or_insert(v);
+    }
 }
 
 /// Stage indices in the stats.
@@ -57,8 +81,26 @@ impl Core {
     /// The output row of one row context.
     pub(crate) fn project(&mut self, cx: &Ctx<'_>) -> Result<Row, SqlError> {
         let mut out = Row::new();
-        for f in &self.fields {
+        for f in &mut self.fields {
             match f {
+                OutField::Changed(c) => {
+                    for i in 0..c.cols.len() {
+                        match &c.cols[i] {
+                            Some((name, e)) => {
+                                let v = e.eval(cx, &mut self.states)?.into_owned();
+                                let name = name.clone();
+                                c.column(&name, v, &mut out);
+                            }
+                            None => {
+                                let mut all = Vec::new();
+                                cx.row.each(&mut |k, v| all.push((k.to_owned(), v.clone())));
+                                for (k, v) in all {
+                                    c.column(&k, v, &mut out);
+                                }
+                            }
+                        }
+                    }
+                }
                 OutField::Wildcard => {
                     cx.row.each(&mut |k, v| {
                         if !out.contains_key(k) {

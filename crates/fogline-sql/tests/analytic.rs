@@ -168,3 +168,48 @@ fn an_alias_in_the_select_list() {
         [r#"[{"a":2,"b":1,"c":3}]"#]
     );
 }
+
+#[test]
+fn changed_cols_as_documented() {
+    // The docs' window example: the average of each two records, when it changed.
+    let got =
+        go("SELECT CHANGED_COLS(\"t\", true, avg(temperature)) FROM demo GROUP BY CountWindow(2)");
+    assert_eq!(
+        got,
+        [
+            r#"[{"tavg":23.0}]"#,
+            r#"[{"tavg":24.0}]"#,
+            r#"[{"tavg":25.0}]"#,
+            "[{}]"
+        ]
+    );
+    let got = go("SELECT CHANGED_COLS(\"c_\", false, *) FROM demo");
+    assert_eq!(
+        &got[..2],
+        [
+            r#"[{"c_humidity":88,"c_temperature":23,"c_ts":1}]"#,
+            r#"[{"c_ts":2}]"#
+        ]
+    );
+    // eKuiper's TestChanged13 (internal/topo/topotest/rule_test.go) on its demo data.
+    let mut p = plan("SELECT changed_cols(\"tt_\", true, color, size) FROM demo");
+    let recs = [
+        ("red", 3),
+        ("blue", 6),
+        ("blue", 2),
+        ("yellow", 4),
+        ("red", 1),
+    ]
+    .map(|(c, s)| format!(r#"{{"color":"{c}","size":{s}}}"#));
+    let recs: Vec<(&str, i64)> = recs.iter().map(|r| (r.as_str(), 0)).collect();
+    assert_eq!(
+        run(&mut p, &recs),
+        [
+            r#"[{"tt_color":"red","tt_size":3}]"#,
+            r#"[{"tt_color":"blue","tt_size":6}]"#,
+            r#"[{"tt_size":2}]"#,
+            r#"[{"tt_color":"yellow","tt_size":4}]"#,
+            r#"[{"tt_color":"red","tt_size":1}]"#,
+        ]
+    );
+}
