@@ -5,8 +5,9 @@ use crate::ast::{self, Expr, UnaryOp};
 use crate::error::SqlError;
 use crate::eval::{CExpr, HitOf, Like};
 use crate::ops::LikePattern;
+use crate::project::{Changed, OutField};
 use crate::state::{Site, SiteKind};
-use crate::value::Value;
+use crate::value::{Row, Value};
 
 fn plan_err(msg: String) -> SqlError {
     SqlError::Plan(msg)
@@ -415,4 +416,35 @@ pub(crate) fn default_name(e: &Expr, unnamed: &mut usize) -> String {
             n
         }
     }
+}
+
+/// `changed_cols(prefix, ignoreNull, cols..)` of the SELECT list.
+pub(crate) fn changed_cols(
+    c: &mut Compiler<'_>,
+    call: &ast::Call,
+    unnamed: &mut usize,
+) -> Result<OutField, SqlError> {
+    let bad = || SqlError::Plan("changed_cols(prefix, ignoreNull, cols..): bad arguments".into());
+    let (prefix, ignore_null) = match &call.args[..] {
+        [ast::Expr::Literal(Value::Str(p)), ast::Expr::Literal(Value::Bool(b)), _, ..] => {
+            (p.clone(), *b)
+        }
+        _ => return Err(bad()),
+    };
+    let cols = call.args[2..]
+        .iter()
+        .map(|e| match e {
+            ast::Expr::Wildcard { .. } => {
+                c.expr(e)?;
+                Ok(None)
+            }
+            e => Ok(Some((default_name(e, unnamed), c.expr(e)?))),
+        })
+        .collect::<Result<_, SqlError>>()?;
+    Ok(OutField::Changed(Box::new(Changed {
+        prefix,
+        ignore_null,
+        cols,
+        prev: Row::new(),
+    })))
 }

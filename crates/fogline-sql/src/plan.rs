@@ -13,14 +13,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::ast::{self, WindowKind};
-use crate::compile::{default_name, Aliases, Compiler};
+use crate::compile::{changed_cols, default_name, Aliases, Compiler};
 use crate::decode::Decoder;
 use crate::error::SqlError;
 use crate::eval::{CExpr, Ctx, Fields};
-use crate::project::{Changed, Core, OutField, DECODE, FILTER, WINDOW};
+use crate::project::{Core, OutField, DECODE, FILTER, WINDOW};
 use crate::state::{Hits, States};
-use crate::value::{Row, Value};
-use crate::window::{Compact, Rec, Windows};
+use crate::value::Row;
+use crate::window::{check_window, event_time, Compact, Rec, Windows};
 
 /// A record's meta: its topic and when the broker received it.
 #[derive(Clone, Debug)]
@@ -462,62 +462,4 @@ impl Plan {
             .or(self.reorder.as_ref())
             .map_or(0, |w| w.late)
     }
-}
-
-/// `changed_cols(prefix, ignoreNull, cols..)` of the SELECT list.
-fn changed_cols(
-    c: &mut Compiler<'_>,
-    call: &ast::Call,
-    unnamed: &mut usize,
-) -> Result<OutField, SqlError> {
-    let bad = || SqlError::Plan("changed_cols(prefix, ignoreNull, cols..): bad arguments".into());
-    let (prefix, ignore_null) = match &call.args[..] {
-        [ast::Expr::Literal(Value::Str(p)), ast::Expr::Literal(Value::Bool(b)), _, ..] => {
-            (p.clone(), *b)
-        }
-        _ => return Err(bad()),
-    };
-    let cols = call.args[2..]
-        .iter()
-        .map(|e| match e {
-            ast::Expr::Wildcard { .. } => {
-                c.expr(e)?;
-                Ok(None)
-            }
-            e => Ok(Some((default_name(e, unnamed), c.expr(e)?))),
-        })
-        .collect::<Result<_, SqlError>>()?;
-    Ok(OutField::Changed(Box::new(Changed {
-        prefix,
-        ignore_null,
-        cols,
-        prev: Row::new(),
-    })))
-}
-
-/// A record's event time from the stream's TIMESTAMP field (ms).
-fn event_time(row: &Row, field: Option<&str>) -> Result<i64, SqlError> {
-    let f = field.unwrap_or_default();
-    match row.get(f) {
-        Some(Value::Int(t)) => Ok(*t),
-        Some(Value::Float(t)) => Ok(*t as i64),
-        v => Err(SqlError::Eval(format!("event time field {f} is {v:?}"))),
-    }
-}
-
-fn check_window(k: &WindowKind) -> Result<(), SqlError> {
-    let bad = match *k {
-        WindowKind::Tumbling { length_ms } => length_ms == 0,
-        WindowKind::Hopping { length_ms, hop_ms } => hop_ms == 0 || hop_ms > length_ms,
-        WindowKind::Sliding { length_ms, .. } => length_ms == 0,
-        WindowKind::Session {
-            max_length_ms,
-            timeout_ms,
-        } => max_length_ms == 0 || timeout_ms == 0,
-        WindowKind::Count { count, interval } => count == 0 || interval > count,
-    };
-    if bad {
-        return Err(SqlError::Plan(format!("invalid window {k:?}")));
-    }
-    Ok(())
 }

@@ -330,3 +330,30 @@ impl Windows {
         }
     }
 }
+
+/// A record's event time from the stream's TIMESTAMP field (ms).
+pub(crate) fn event_time(row: &Row, field: Option<&str>) -> Result<i64, SqlError> {
+    let f = field.unwrap_or_default();
+    match row.get(f) {
+        Some(Value::Int(t)) => Ok(*t),
+        Some(Value::Float(t)) => Ok(*t as i64),
+        v => Err(SqlError::Eval(format!("event time field {f} is {v:?}"))),
+    }
+}
+
+pub(crate) fn check_window(k: &WindowKind) -> Result<(), SqlError> {
+    let bad = match *k {
+        WindowKind::Tumbling { length_ms } => length_ms == 0,
+        WindowKind::Hopping { length_ms, hop_ms } => hop_ms == 0 || hop_ms > length_ms,
+        WindowKind::Sliding { length_ms, .. } => length_ms == 0,
+        WindowKind::Session {
+            max_length_ms,
+            timeout_ms,
+        } => max_length_ms == 0 || timeout_ms == 0,
+        WindowKind::Count { count, interval } => count == 0 || interval > count,
+    };
+    if bad {
+        return Err(SqlError::Plan(format!("invalid window {k:?}")));
+    }
+    Ok(())
+}
