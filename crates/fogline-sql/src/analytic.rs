@@ -26,10 +26,10 @@ pub(crate) enum AnKind {
 /// The state of one partition.
 #[derive(Debug, Default)]
 pub(crate) struct AnState {
-    hist: VecDeque<Value>,
-    prev: Vec<Option<Value>>,
-    acc: Value,
-    n: u64,
+    pub(crate) hist: VecDeque<Value>,
+    pub(crate) prev: Vec<Option<Value>>,
+    pub(crate) acc: Value,
+    pub(crate) n: u64,
 }
 
 fn constant<'e>(name: &str, e: Option<&'e Expr>) -> Result<Option<&'e Value>, SqlError> {

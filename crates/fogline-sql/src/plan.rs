@@ -420,25 +420,30 @@ impl Plan {
         self.windows.as_ref()?.next_due()
     }
 
-    /// The window's state, for a checkpoint.
+    /// The rule's state, for a checkpoint: the window's (rows with meta, bounds, counters),
+    /// analytic functions' and the hit counters; not detectors'.
     pub fn snapshot(&self) -> serde_json::Value {
-        match self.windows.as_ref().or(self.reorder.as_ref()) {
-            Some(w) => crate::snap::save(w),
-            None => serde_json::Value::Null,
-        }
+        serde_json::json!({
+            "window": self.windows.as_ref().or(self.reorder.as_ref()).map(crate::snap::save),
+            "state": crate::snap::save_states(&self.core.states),
+        })
     }
 
-    /// Puts back a [`Plan::snapshot`]. Detector state starts afresh.
+    /// Puts back a [`Plan::snapshot`] of the same rule. Detector state starts afresh.
     ///
     /// # Errors
     /// [`SqlError::Plan`]: the snapshot is not one of this rule's.
     pub fn restore(&mut self, state: &serde_json::Value) -> Result<(), SqlError> {
         self.core.states.clear();
-        match self.windows.as_mut().or(self.reorder.as_mut()) {
-            Some(w) => crate::snap::load(w, state),
-            None if state.is_null() => Ok(()),
-            None => Err(SqlError::Plan(
-                "snapshot of a window for a rule without".into(),
+        crate::snap::load_states(&mut self.core.states, &state["state"])?;
+        match (
+            self.windows.as_mut().or(self.reorder.as_mut()),
+            &state["window"],
+        ) {
+            (Some(w), j) => crate::snap::load(w, j),
+            (None, serde_json::Value::Null) => Ok(()),
+            (None, _) => Err(SqlError::Plan(
+                "a window's snapshot for a rule without".into(),
             )),
         }
     }

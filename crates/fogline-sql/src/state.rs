@@ -43,19 +43,19 @@ pub(crate) struct Site {
 }
 
 /// The state of a site for one partition.
-enum St {
+pub(crate) enum St {
     Det(Box<dyn Detector>),
     An(AnState),
 }
 
 /// A site's states: the rule's own (no partition) and one per partition key.
-type Slot = (Option<St>, HashMap<String, St>);
+pub(crate) type Slot = (Option<St>, HashMap<String, St>);
 
 /// State of every call site, the pattern sets of the node, and the results of analytic
 /// functions evaluated ahead of WHERE.
 pub(crate) struct States {
     ext: Arc<dyn Extensions>,
-    slots: Vec<Slot>,
+    pub(crate) slots: Vec<Slot>,
     key: String,
     /// Results of the sites evaluated ahead, by [`CExpr::Cached`] index.
     pub cache: Vec<Value>,

@@ -90,3 +90,23 @@ fn held_records_of_a_rule_without_a_window_survive_a_snapshot() {
     got.extend(all(&mut b, &recs[3..]));
     assert_eq!(got, want);
 }
+
+#[test]
+fn analytic_state_and_hits_survive_a_snapshot() {
+    let sql = "SELECT lag(v) OVER (PARTITION BY k) AS p, acc_sum(v) AS s, \
+               changed_col(true, k) AS c, last_hit_count() AS n FROM demo WHERE v > 0";
+    let recs: Vec<String> = (0..12)
+        .map(|i| format!(r#"{{"k":{},"v":{}}}"#, i % 3, i - 2))
+        .collect();
+    let recs: Vec<(&str, i64)> = recs.iter().map(|r| (r.as_str(), 0)).collect();
+    let want = common::run(&mut common::plan(sql), &recs);
+    for at in 0..recs.len() {
+        let mut a = common::plan(sql);
+        let mut got = common::run(&mut a, &recs[..at]);
+        let saved = serde_json::to_string(&a.snapshot()).unwrap();
+        let mut b = common::plan(sql);
+        b.restore(&serde_json::from_str(&saved).unwrap()).unwrap();
+        got.extend(common::run(&mut b, &recs[at..]));
+        assert_eq!(got, want, "split at {at}");
+    }
+}
