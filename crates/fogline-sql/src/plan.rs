@@ -333,9 +333,14 @@ impl Plan {
         } else {
             None
         };
+        // A window whose results fail is counted and passed: the window goes on.
+        let mut first = None;
         let mut fire = |s: i64, e: i64, rows: &[Rec]| -> Result<(), SqlError> {
             core.stats[WINDOW].records_out += 1;
-            core.emit_window(s, e, rows, out)
+            if let Err(e) = core.emit_window(s, e, rows, out) {
+                first.get_or_insert(e);
+            }
+            Ok(())
         };
         if let Some((rec, trigger)) = kept {
             w.insert(rec, trigger, &mut fire)?;
@@ -351,7 +356,7 @@ impl Plan {
             w.advance(wm, &mut fire)?;
         }
         core.stats[WINDOW].process_ns += t1.elapsed().as_nanos() as u64;
-        Ok(())
+        first.map_or(Ok(()), Err)
     }
 
     /// A record of a rule without a window; in event time, held until the watermark passes
@@ -405,11 +410,16 @@ impl Plan {
             return Ok(());
         };
         let core = &mut self.core;
+        let mut first = None;
         let mut fire = |s: i64, e: i64, rows: &[Rec]| -> Result<(), SqlError> {
             core.stats[WINDOW].records_out += 1;
-            core.emit_window(s, e, rows, out)
+            if let Err(e) = core.emit_window(s, e, rows, out) {
+                first.get_or_insert(e);
+            }
+            Ok(())
         };
-        w.advance(now_ms, &mut fire)
+        w.advance(now_ms, &mut fire)?;
+        first.map_or(Ok(()), Err)
     }
 
     /// When [`Plan::tick`] must next be called (`None`: no timer pending).
