@@ -9,7 +9,7 @@ use crate::error::SqlError;
 use crate::eval::Fields;
 use crate::state::{Hits, St, States};
 use crate::value::{base64, Row, Value};
-use crate::window::{Compact, Rec, Windows};
+use crate::window::{Buf, Compact, Rec, Windows};
 
 const BYTES: &str = "$bytes";
 
@@ -106,20 +106,21 @@ pub(crate) fn load(w: &mut Windows, j: &J) -> Result<(), SqlError> {
     w.late = int("late")? as u64;
     w.triggers = serde_json::from_value(j["triggers"].clone()).map_err(|_| bad("triggers"))?;
     let rows = j["rows"].as_array().ok_or_else(|| bad("rows"))?;
-    w.buf = rows
-        .iter()
-        .map(|r| {
-            Ok(Rec {
-                row: match &r["row"] {
-                    J::Object(o) => Compact::all(dec_row(o)?),
-                    _ => return Err(bad("row")),
-                },
-                topic: Arc::from(r["topic"].as_str().ok_or_else(|| bad("topic"))?),
-                ts: r["ts"].as_i64().ok_or_else(|| bad("ts"))?,
-                meta_ts: r["meta_ts"].as_i64().ok_or_else(|| bad("meta_ts"))?,
+    w.buf = Buf::from(
+        rows.iter()
+            .map(|r| {
+                Ok(Rec {
+                    row: match &r["row"] {
+                        J::Object(o) => Compact::all(dec_row(o)?),
+                        _ => return Err(bad("row")),
+                    },
+                    topic: Arc::from(r["topic"].as_str().ok_or_else(|| bad("topic"))?),
+                    ts: r["ts"].as_i64().ok_or_else(|| bad("ts"))?,
+                    meta_ts: r["meta_ts"].as_i64().ok_or_else(|| bad("meta_ts"))?,
+                })
             })
-        })
-        .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?,
+    );
     Ok(())
 }
 
