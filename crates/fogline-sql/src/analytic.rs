@@ -61,7 +61,7 @@ pub(crate) fn by_name(
         "lag" => (|| {
             let offset = match constant(name, args.get(1))? {
                 None => 1,
-                Some(Value::Int(i)) if *i >= 1 => *i as usize,
+                Some(Value::Int(i)) if (1..=1 << 20).contains(i) => *i as usize,
                 Some(v) => return Err(SqlError::Plan(format!("lag: offset {v:?}"))),
             };
             let ignore_null = flag(name, args.get(3))?;

@@ -20,7 +20,7 @@ use crate::eval::{CExpr, Ctx, Fields};
 use crate::project::{Core, OutField, DECODE, FILTER, WINDOW};
 use crate::state::{Hits, States};
 use crate::value::Row;
-use crate::window::{check_window, event_time, Compact, Rec, Windows};
+use crate::window::{check_window, clock, event_time, Compact, Rec, Windows};
 
 /// A record's meta: its topic and when the broker received it.
 #[derive(Clone, Debug)]
@@ -280,7 +280,7 @@ impl Plan {
         let ts = if self.opts.is_event_time {
             event_time(&row, self.ts_field.as_deref()).map_err(|e| core.fail(WINDOW, e))?
         } else {
-            meta.timestamp_ms.max(w.wm)
+            clock(meta.timestamp_ms).max(w.wm)
         };
         if !w.admit(ts) {
             return Ok(());
@@ -418,7 +418,7 @@ impl Plan {
             }
             Ok(())
         };
-        w.advance(now_ms, &mut fire)?;
+        w.advance(clock(now_ms), &mut fire)?;
         first.map_or(Ok(()), Err)
     }
 

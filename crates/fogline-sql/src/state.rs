@@ -134,8 +134,12 @@ impl States {
         };
         if let SiteKind::Analytic(k) = site.kind {
             let vals = eval_args(&site.args, cx, self)?;
-            let St::An(st) = self.state(site, cx, || St::An(AnState::default()))? else {
-                unreachable!("an analytic site holds analytic state")
+            let st = self.state(site, cx, || St::An(AnState::default()))?;
+            if !matches!(st, St::An(_)) {
+                *st = St::An(AnState::default()); // another rule's snapshot
+            }
+            let St::An(st) = st else {
+                unreachable!("replaced above")
             };
             return step(k, st, &vals, update);
         }
@@ -168,8 +172,12 @@ impl States {
                     .ok_or_else(|| SqlError::Eval(format!("anomaly score of {v:?}")))?;
                 let fresh =
                     || St::Det(fogline_detect::by_name(name).expect("checked at plan time"));
-                let St::Det(det) = self.state(site, cx, fresh)? else {
-                    unreachable!("a detector site holds a detector")
+                let st = self.state(site, cx, fresh)?;
+                if !matches!(st, St::Det(_)) {
+                    *st = fresh(); // another rule's snapshot
+                }
+                let St::Det(det) = st else {
+                    unreachable!("replaced above")
                 };
                 let score = det.update(cx.ts.div_euclid(1000), x);
                 Ok(match site.kind {

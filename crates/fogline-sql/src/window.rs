@@ -384,22 +384,41 @@ impl Windows {
 /// A record's event time from the stream's TIMESTAMP field (ms).
 pub(crate) fn event_time(row: &Row, field: Option<&str>) -> Result<i64, SqlError> {
     let f = field.unwrap_or_default();
-    match row.get(f) {
-        Some(Value::Int(t)) => Ok(*t),
-        Some(Value::Float(t)) => Ok(*t as i64),
-        v => Err(SqlError::Eval(format!("event time field {f} is {v:?}"))),
+    let t = match row.get(f) {
+        Some(Value::Int(t)) => *t,
+        Some(Value::Float(t)) => *t as i64,
+        v => return Err(SqlError::Eval(format!("event time field {f} is {v:?}"))),
+    };
+    if t.abs() > MAX_TIME {
+        return Err(SqlError::Eval(format!("event time {t} out of range")));
     }
+    Ok(t)
+}
+
+/// Event times and window sizes stay within this (2^53 ms, 285 000 years), processing
+/// times within 2^62: window arithmetic never overflows.
+pub(crate) const MAX_TIME: i64 = 1 << 53;
+
+/// A processing time (receipt or clock) within range.
+pub(crate) fn clock(t: i64) -> i64 {
+    t.clamp(-(1 << 62), 1 << 62)
 }
 
 pub(crate) fn check_window(k: &WindowKind) -> Result<(), SqlError> {
+    let too_big = |d: u64| d > MAX_TIME as u64;
     let bad = match *k {
-        WindowKind::Tumbling { length_ms } => length_ms == 0,
-        WindowKind::Hopping { length_ms, hop_ms } => hop_ms == 0 || hop_ms > length_ms,
-        WindowKind::Sliding { length_ms, .. } => length_ms == 0,
+        WindowKind::Tumbling { length_ms } => length_ms == 0 || too_big(length_ms),
+        WindowKind::Hopping { length_ms, hop_ms } => {
+            hop_ms == 0 || hop_ms > length_ms || too_big(length_ms)
+        }
+        WindowKind::Sliding {
+            length_ms,
+            delay_ms,
+        } => length_ms == 0 || too_big(length_ms) || too_big(delay_ms),
         WindowKind::Session {
             max_length_ms,
             timeout_ms,
-        } => max_length_ms == 0 || timeout_ms == 0,
+        } => max_length_ms == 0 || timeout_ms == 0 || too_big(max_length_ms) || too_big(timeout_ms),
         WindowKind::Count { count, interval } => count == 0 || interval > count,
     };
     if bad {
