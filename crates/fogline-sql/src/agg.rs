@@ -158,7 +158,7 @@ impl AggSpec {
             Median | PercentileCont | PercentileDisc => {
                 let p = match self.kind {
                     Median => 0.5,
-                    _ => self.param.as_f64().unwrap_or(0.5),
+                    _ => self.param.as_f64().unwrap_or(0.5).clamp(0.0, 1.0),
                 };
                 let mut xs = numbers(nonnull())?;
                 if xs.is_empty() {

@@ -26,10 +26,10 @@ pub(crate) enum AnKind {
 /// The state of one partition.
 #[derive(Debug, Default)]
 pub(crate) struct AnState {
-    hist: VecDeque<Value>,
-    prev: Vec<Option<Value>>,
-    acc: Value,
-    n: u64,
+    pub(crate) hist: VecDeque<Value>,
+    pub(crate) prev: Vec<Option<Value>>,
+    pub(crate) acc: Value,
+    pub(crate) n: u64,
 }
 
 fn constant<'e>(name: &str, e: Option<&'e Expr>) -> Result<Option<&'e Value>, SqlError> {
@@ -61,7 +61,7 @@ pub(crate) fn by_name(
         "lag" => (|| {
             let offset = match constant(name, args.get(1))? {
                 None => 1,
-                Some(Value::Int(i)) if *i >= 1 => *i as usize,
+                Some(Value::Int(i)) if (1..=1 << 20).contains(i) => *i as usize,
                 Some(v) => return Err(SqlError::Plan(format!("lag: offset {v:?}"))),
             };
             let ignore_null = flag(name, args.get(3))?;

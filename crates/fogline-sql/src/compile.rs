@@ -3,13 +3,25 @@
 use crate::agg::{AggKind, AggSpec};
 use crate::ast::{self, Expr, UnaryOp};
 use crate::error::SqlError;
-use crate::eval::{CExpr, Like};
+use crate::eval::{CExpr, HitOf, Like};
 use crate::ops::LikePattern;
+use crate::project::{Changed, OutField};
 use crate::state::{Site, SiteKind};
-use crate::value::Value;
+use crate::value::{Row, Value};
 
 fn plan_err(msg: String) -> SqlError {
     SqlError::Plan(msg)
+}
+
+/// Where output aliases stand for their expressions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Aliases {
+    /// Nowhere (WHERE, GROUP BY, the window's clauses).
+    Off,
+    /// For names the stream's schema does not declare (the SELECT list).
+    Undeclared,
+    /// Before fields (HAVING, ORDER BY).
+    On,
 }
 
 /// Compiles the expressions of one rule.
@@ -23,8 +35,10 @@ pub(crate) struct Compiler<'a> {
     group_by: &'a [Expr],
     /// Aggregates allowed in the clause being compiled.
     pub allow_aggs: bool,
-    /// Aliases resolvable in the clause being compiled.
-    pub allow_aliases: bool,
+    /// Where output aliases resolve in the clause being compiled.
+    pub aliases_in: Aliases,
+    /// Aliases being expanded (not to be expanded within themselves).
+    expanding: Vec<&'a str>,
     in_agg: bool,
     /// The aggregates found.
     pub aggs: Vec<AggSpec>,
@@ -37,6 +51,8 @@ pub(crate) struct Compiler<'a> {
     pub event_field: Option<String>,
     /// Analytic calls compiled now are evaluated ahead of WHERE (eKuiper's order).
     pub pre_eval: bool,
+    /// Compiling a sliding window's `OVER (WHEN ..)`.
+    pub in_when: bool,
     /// Those sites, in evaluation order.
     pub pre_sites: Vec<Site>,
 }
@@ -56,7 +72,8 @@ impl<'a> Compiler<'a> {
                 .collect(),
             group_by: &select.group_by,
             allow_aggs: false,
-            allow_aliases: false,
+            aliases_in: Aliases::Off,
+            expanding: Vec::new(),
             in_agg: false,
             aggs: Vec::new(),
             sites: 0,
@@ -64,6 +81,7 @@ impl<'a> Compiler<'a> {
             reads_row: false,
             event_field: None,
             pre_eval: false,
+            in_when: false,
             pre_sites: Vec::new(),
         }
     }
@@ -91,12 +109,21 @@ impl<'a> Compiler<'a> {
                     .schema
                     .as_ref()
                     .is_none_or(|s| s.contains(&name.as_str()));
-                if self.allow_aliases && stream.is_none() {
-                    if let Some((_, a)) = self.aliases.iter().find(|(n, _)| *n == name) {
-                        let a: &Expr = a;
-                        if !matches!(a, Expr::Field { name: n, .. } if n == name) {
-                            return self.expr(a);
-                        }
+                // An output alias stands for its expression: in HAVING and ORDER BY, and in
+                // the SELECT list for names the schema does not declare (eKuiper's
+                // `lag(size) + 1 AS b, lag(b)`); never inside its own expansion.
+                let aliases_here = match self.aliases_in {
+                    Aliases::Off => false,
+                    Aliases::Undeclared => self.schema.is_none() || !declared,
+                    Aliases::On => true,
+                };
+                if aliases_here && stream.is_none() && !self.expanding.contains(&name.as_str()) {
+                    let found = self.aliases.iter().find(|(n, _)| *n == name).copied();
+                    if let Some((n, a)) = found {
+                        self.expanding.push(n);
+                        let e = self.expr(a);
+                        self.expanding.pop();
+                        return e;
                     }
                 }
                 if !declared {
@@ -219,6 +246,23 @@ impl<'a> Compiler<'a> {
                     }
                     _ => CExpr::Lit(Value::Null),
                 });
+            }
+            "last_hit_count" | "last_hit_time" | "last_agg_hit_count" | "last_agg_hit_time" => {
+                Self::arity(name, n, 0, 0)?;
+                let of = if name.contains("agg") {
+                    if !self.allow_aggs {
+                        return Err(plan_err(format!(
+                            "{name} is only allowed in the SELECT list and HAVING of a rule \
+                             with a window"
+                        )));
+                    }
+                    HitOf::Agg
+                } else if self.in_when {
+                    HitOf::When
+                } else {
+                    HitOf::Rule
+                };
+                return Ok(CExpr::Hit(of, name.ends_with("time")));
             }
             "window_start" | "window_end" => {
                 Self::arity(name, n, 0, 0)?;
@@ -372,4 +416,35 @@ pub(crate) fn default_name(e: &Expr, unnamed: &mut usize) -> String {
             n
         }
     }
+}
+
+/// `changed_cols(prefix, ignoreNull, cols..)` of the SELECT list.
+pub(crate) fn changed_cols(
+    c: &mut Compiler<'_>,
+    call: &ast::Call,
+    unnamed: &mut usize,
+) -> Result<OutField, SqlError> {
+    let bad = || SqlError::Plan("changed_cols(prefix, ignoreNull, cols..): bad arguments".into());
+    let (prefix, ignore_null) = match &call.args[..] {
+        [ast::Expr::Literal(Value::Str(p)), ast::Expr::Literal(Value::Bool(b)), _, ..] => {
+            (p.clone(), *b)
+        }
+        _ => return Err(bad()),
+    };
+    let cols = call.args[2..]
+        .iter()
+        .map(|e| match e {
+            ast::Expr::Wildcard { .. } => {
+                c.expr(e)?;
+                Ok(None)
+            }
+            e => Ok(Some((default_name(e, unnamed), c.expr(e)?))),
+        })
+        .collect::<Result<_, SqlError>>()?;
+    Ok(OutField::Changed(Box::new(Changed {
+        prefix,
+        ignore_null,
+        cols,
+        prev: Row::new(),
+    })))
 }

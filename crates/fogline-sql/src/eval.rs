@@ -73,10 +73,20 @@ pub(crate) enum CExpr {
     WindowEnd,
     /// `event_time()`: the window's end, else the event time field (or the meta time).
     EventTime(Option<Box<str>>),
+    /// `last_hit_count()` and the like: which hits, and the time (else the count).
+    Hit(HitOf, bool),
     /// A stateful function call site (detectors, pattern sets, analytic functions).
     Stateful(Box<crate::state::Site>),
     /// The result of a site evaluated ahead of WHERE.
     Cached(usize),
+}
+
+/// Whose hits `last_hit_*` and `last_agg_hit_*` read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HitOf {
+    Rule,
+    When,
+    Agg,
 }
 
 /// A LIKE pattern: constant (parsed once) or computed per row.
@@ -256,8 +266,18 @@ impl CExpr {
                 ("topic".to_owned(), Value::Str(cx.topic.to_owned())),
                 ("timestamp".to_owned(), Value::Int(cx.ts)),
             ]))),
-            CExpr::WindowStart => owned(cx.window.map_or(Value::Null, |w| Value::Int(w.0))),
-            CExpr::WindowEnd => owned(cx.window.map_or(Value::Null, |w| Value::Int(w.1))),
+            // eKuiper: 0 without a window.
+            CExpr::WindowStart => owned(Value::Int(cx.window.map_or(0, |w| w.0))),
+            CExpr::WindowEnd => owned(Value::Int(cx.window.map_or(0, |w| w.1))),
+            CExpr::Hit(of, time) => {
+                let h = st.hits;
+                let (count, t) = match of {
+                    HitOf::Rule => h.rule,
+                    HitOf::When => h.when,
+                    HitOf::Agg => h.agg,
+                };
+                owned(Value::Int(if *time { t } else { count }))
+            }
             CExpr::EventTime(field) => match (cx.window, field) {
                 (Some(w), _) => owned(Value::Int(w.1)),
                 (None, Some(f)) => Ok(Cow::Borrowed(cx.row.field(f).unwrap_or(&NULL))),

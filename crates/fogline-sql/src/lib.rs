@@ -7,9 +7,14 @@
 //! - `ast`: the syntax tree; `parse`: text to tree ([`parse()`] for a statement,
 //!   [`parse_expr`] for an expression), over `lex`, the tokens.
 //! - `func`: scalar functions, by name (`FUNCTIONS.md` lists eKuiper's and which are here);
-//!   `agg`: aggregates; `eval`: expressions over a row.
-//! - `window`: the window kinds; `decode`: payloads to rows by a stream's format and schema.
-//! - `plan`: a `SELECT` compiled against its stream, run record by record and tick by tick.
+//!   `agg`: aggregates; `analytic`: eKuiper's analytic functions; `state`: per-partition
+//!   state of those and of fogline's detectors and pattern sets.
+//! - `compile`: tree to compiled expressions (names resolved once); `eval` and `ops`: those
+//!   over a row.
+//! - `window`: the window kinds; `decode`: payloads to rows by a stream's format and schema;
+//!   `snap`: window state to JSON and back.
+//! - `plan`: a `SELECT` compiled against its stream, run record by record and tick by tick
+//!   ([`Plan`]); `project`: its stages after the window.
 #![deny(missing_docs)]
 
 mod agg;

@@ -26,6 +26,8 @@ pub(crate) fn binary(op: BinaryOp, l: &Value, r: &Value) -> Result<Value, SqlErr
             })),
             _ => Err(err(op, l, r)),
         },
+        // Values of types that do not compare are an error, as in eKuiper.
+        Eq | Ne if !comparable(l, r) => Err(err(op, l, r)),
         Eq => Ok(Value::Bool(equal(l, r) == Some(true))),
         Ne => Ok(Value::Bool(equal(l, r) != Some(true))),
         Lt | Le | Gt | Ge => {
@@ -109,6 +111,21 @@ pub(crate) fn equal(l: &Value, r: &Value) -> Option<bool> {
         }
         _ => Some(l == r),
     }
+}
+
+/// True when `=` may compare the two (non-NULL) values.
+fn comparable(l: &Value, r: &Value) -> bool {
+    matches!(
+        (l, r),
+        (
+            Value::Int(_) | Value::Float(_),
+            Value::Int(_) | Value::Float(_)
+        ) | (Value::Str(_), Value::Str(_))
+            | (Value::Bool(_), Value::Bool(_))
+            | (Value::Bytes(_), Value::Bytes(_))
+            | (Value::Array(_), Value::Array(_))
+            | (Value::Object(_), Value::Object(_))
+    )
 }
 
 /// Order of two values of comparable types (numbers, strings, booleans, bytes).

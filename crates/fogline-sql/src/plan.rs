@@ -13,14 +13,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::ast::{self, WindowKind};
-use crate::compile::{default_name, Compiler};
+use crate::compile::{changed_cols, default_name, Aliases, Compiler};
 use crate::decode::Decoder;
 use crate::error::SqlError;
-use crate::eval::{CExpr, Ctx};
-use crate::project::{Core, OutField, DECODE, FILTER, PROJECT, WINDOW};
-use crate::state::States;
-use crate::value::{Row, Value};
-use crate::window::{Compact, Rec, Windows};
+use crate::eval::{CExpr, Ctx, Fields};
+use crate::project::{Core, OutField, DECODE, FILTER, WINDOW};
+use crate::state::{Hits, States};
+use crate::value::Row;
+use crate::window::{check_window, clock, event_time, Compact, Rec, Windows};
 
 /// A record's meta: its topic and when the broker received it.
 #[derive(Clone, Debug)]
@@ -74,6 +74,9 @@ pub struct OperatorStats {
 pub struct Plan {
     core: Core,
     windows: Option<Windows>,
+    /// Without a window, in event time: records held until the watermark passes them (a
+    /// tumbling window of 1 ms, each let go in order).
+    reorder: Option<Windows>,
     win_filter: Option<CExpr>,
     trigger: Option<CExpr>,
     decoder: Decoder,
@@ -133,11 +136,18 @@ impl Plan {
         let mut unnamed = 0;
         c.allow_aggs = windowed;
         c.pre_eval = !windowed;
+        c.aliases_in = Aliases::Undeclared;
         for f in &select.fields {
             if let ast::Expr::Wildcard { .. } = f.expr {
                 c.expr(&f.expr)?;
                 fields.push(OutField::Wildcard);
                 continue;
+            }
+            if let ast::Expr::Call(call) = &f.expr {
+                if call.name == "changed_cols" {
+                    fields.push(changed_cols(&mut c, call, &mut unnamed)?);
+                    continue;
+                }
             }
             let name = match &f.alias {
                 Some(a) => a.clone(),
@@ -146,25 +156,29 @@ impl Plan {
             fields.push(OutField::Expr(name, c.expr(&f.expr)?));
         }
         c.allow_aggs = false;
+        // eKuiper's WHERE may name an output alias (`WHERE ... AND lc < 2`).
         // Analytic calls in WHERE run on every record, not cut short by AND and OR (unless
         // WHERE runs on a window's rows).
         c.pre_eval = !where_after;
         let filter = select.filter.as_ref().map(|e| c.expr(e)).transpose()?;
         c.pre_eval = false;
+        c.aliases_in = Aliases::Off;
         let group_by = select
             .group_by
             .iter()
             .map(|e| c.expr(e))
             .collect::<Result<_, _>>()?;
         let (win_filter, trigger) = match &select.window {
-            Some(w) => (
-                w.filter.as_ref().map(|e| c.expr(e)).transpose()?,
-                w.trigger.as_ref().map(|e| c.expr(e)).transpose()?,
-            ),
+            Some(w) => (w.filter.as_ref().map(|e| c.expr(e)).transpose()?, {
+                c.in_when = true;
+                let t = w.trigger.as_ref().map(|e| c.expr(e)).transpose()?;
+                c.in_when = false;
+                t
+            }),
             None => (None, None),
         };
         c.allow_aggs = windowed;
-        c.allow_aliases = true;
+        c.aliases_in = Aliases::On;
         let having = select.having.as_ref().map(|e| c.expr(e)).transpose()?;
         let order_by = select
             .order_by
@@ -212,6 +226,8 @@ impl Plan {
                 }),
             },
             windows: select.window.as_ref().map(|w| Windows::new(w.kind.clone())),
+            reorder: (!windowed && opts.is_event_time && ts_field.is_some())
+                .then(|| Windows::new(WindowKind::Tumbling { length_ms: 1 })),
             win_filter,
             trigger,
             decoder: Decoder::new(stream),
@@ -251,9 +267,24 @@ impl Plan {
     /// [`SqlError::Eval`]: an expression failed on this record (counted in the stats; the
     /// rule goes on with the next).
     pub fn push(&mut self, row: Row, meta: &Meta, out: &mut Vec<Emit>) -> Result<(), SqlError> {
+        if self.windows.is_none() {
+            return self.push_record(row, meta, out);
+        }
         let t0 = Instant::now();
         let core = &mut self.core;
         core.stats[FILTER].records_in += 1;
+        let Some(w) = &mut self.windows else {
+            unreachable!("checked above")
+        };
+        // The record's time; in event time, late records go before any clause runs.
+        let ts = if self.opts.is_event_time {
+            event_time(&row, self.ts_field.as_deref()).map_err(|e| core.fail(WINDOW, e))?
+        } else {
+            clock(meta.timestamp_ms).max(w.wm)
+        };
+        if !w.admit(ts) {
+            return Ok(());
+        }
         let cx = Ctx {
             row: &row,
             topic: &meta.topic,
@@ -261,36 +292,7 @@ impl Plan {
             window: None,
             aggs: &[],
         };
-        // Analytic functions of the SELECT list see every record, as in eKuiper.
-        for i in 0..core.pre.len() {
-            match core.states.call(&core.pre[i], &cx) {
-                Ok(v) => core.states.cache[i] = v,
-                Err(e) => return Err(core.fail(PROJECT, e)),
-            }
-        }
-        // A windowed record's time; in event time, late records go before any clause runs.
-        let ts = match &mut self.windows {
-            None => 0,
-            Some(w) => {
-                let ts = if self.opts.is_event_time {
-                    let f = self.ts_field.as_deref().unwrap_or_default();
-                    match row.get(f) {
-                        Some(Value::Int(t)) => *t,
-                        Some(Value::Float(t)) => *t as i64,
-                        v => {
-                            let e = SqlError::Eval(format!("event time field {f} is {v:?}"));
-                            return Err(core.fail(WINDOW, e));
-                        }
-                    }
-                } else {
-                    meta.timestamp_ms.max(w.wm)
-                };
-                if !w.admit(ts) {
-                    return Ok(());
-                }
-                ts
-            }
-        };
+        core.pre_eval(&cx)?;
         let mut pass = match &core.filter {
             Some(f) => f
                 .test(&cx, &mut core.states)
@@ -306,19 +308,6 @@ impl Plan {
         }
         let t1 = Instant::now();
         core.stats[FILTER].process_ns += (t1 - t0).as_nanos() as u64;
-        let Some(w) = &mut self.windows else {
-            if !pass {
-                return Ok(());
-            }
-            core.stats[FILTER].records_out += 1;
-            core.stats[PROJECT].records_in += 1;
-            let r = core.project_record(row, &meta.topic, meta.timestamp_ms);
-            core.stats[PROJECT].process_ns += t1.elapsed().as_nanos() as u64;
-            let r = r.map_err(|e| core.fail(PROJECT, e))?;
-            core.stats[PROJECT].records_out += 1;
-            out.push(Emit { rows: vec![r] });
-            return Ok(());
-        };
         let kept = if pass {
             let trigger = match &self.trigger {
                 Some(t) => t
@@ -326,6 +315,9 @@ impl Plan {
                     .map_err(|e| core.fail(WINDOW, e))?,
                 None => true,
             };
+            if trigger {
+                Hits::hit(&mut core.states.hits.when, ts);
+            }
             core.stats[FILTER].records_out += 1;
             core.stats[WINDOW].records_in += 1;
             let rec = Rec {
@@ -341,9 +333,14 @@ impl Plan {
         } else {
             None
         };
+        // A window whose results fail is counted and passed: the window goes on.
+        let mut first = None;
         let mut fire = |s: i64, e: i64, rows: &[Rec]| -> Result<(), SqlError> {
             core.stats[WINDOW].records_out += 1;
-            core.emit_window(s, e, rows, out)
+            if let Err(e) = core.emit_window(s, e, rows, out) {
+                first.get_or_insert(e);
+            }
+            Ok(())
         };
         if let Some((rec, trigger)) = kept {
             w.insert(rec, trigger, &mut fire)?;
@@ -359,7 +356,46 @@ impl Plan {
             w.advance(wm, &mut fire)?;
         }
         core.stats[WINDOW].process_ns += t1.elapsed().as_nanos() as u64;
-        Ok(())
+        first.map_or(Ok(()), Err)
+    }
+
+    /// A record of a rule without a window; in event time, held until the watermark passes
+    /// it and let go in time order (as eKuiper's watermark does), late ones dropped.
+    fn push_record(&mut self, row: Row, meta: &Meta, out: &mut Vec<Emit>) -> Result<(), SqlError> {
+        let core = &mut self.core;
+        let Some(r) = &mut self.reorder else {
+            let ts = match self.opts.is_event_time {
+                true => event_time(&row, self.ts_field.as_deref()).unwrap_or(meta.timestamp_ms),
+                false => meta.timestamp_ms,
+            };
+            return core.record(row, &meta.topic, meta.timestamp_ms, ts, out);
+        };
+        let ts = event_time(&row, self.ts_field.as_deref()).map_err(|e| core.fail(WINDOW, e))?;
+        if !r.admit(ts) {
+            return Ok(());
+        }
+        let rec = Rec {
+            row: Compact::all(row),
+            topic: meta.topic.clone(),
+            ts,
+            meta_ts: meta.timestamp_ms,
+        };
+        r.insert(rec, false, &mut |_, _, _| Ok(()))?;
+        let wm = r
+            .max_seen
+            .saturating_sub(self.opts.late_tolerance_ms as i64);
+        // Every record let go is processed; the first error is returned.
+        let mut first = None;
+        r.advance(wm, &mut |_, _, recs| {
+            for rec in recs {
+                let res = core.record(rec.row.to_row(), &rec.topic, rec.meta_ts, rec.ts, out);
+                if let Err(e) = res {
+                    first.get_or_insert(e);
+                }
+            }
+            Ok(())
+        })?;
+        first.map_or(Ok(()), Err)
     }
 
     /// The clock: in processing time, emits the windows that ended by `now_ms`.
@@ -374,11 +410,16 @@ impl Plan {
             return Ok(());
         };
         let core = &mut self.core;
+        let mut first = None;
         let mut fire = |s: i64, e: i64, rows: &[Rec]| -> Result<(), SqlError> {
             core.stats[WINDOW].records_out += 1;
-            core.emit_window(s, e, rows, out)
+            if let Err(e) = core.emit_window(s, e, rows, out) {
+                first.get_or_insert(e);
+            }
+            Ok(())
         };
-        w.advance(now_ms, &mut fire)
+        w.advance(clock(now_ms), &mut fire)?;
+        first.map_or(Ok(()), Err)
     }
 
     /// When [`Plan::tick`] must next be called (`None`: no timer pending).
@@ -389,25 +430,30 @@ impl Plan {
         self.windows.as_ref()?.next_due()
     }
 
-    /// The window's state, for a checkpoint.
+    /// The rule's state, for a checkpoint: the window's (rows with meta, bounds, counters),
+    /// analytic functions' and the hit counters; not detectors'.
     pub fn snapshot(&self) -> serde_json::Value {
-        match &self.windows {
-            Some(w) => crate::snap::save(w),
-            None => serde_json::Value::Null,
-        }
+        serde_json::json!({
+            "window": self.windows.as_ref().or(self.reorder.as_ref()).map(crate::snap::save),
+            "state": crate::snap::save_states(&self.core.states),
+        })
     }
 
-    /// Puts back a [`Plan::snapshot`]. Detector state starts afresh.
+    /// Puts back a [`Plan::snapshot`] of the same rule. Detector state starts afresh.
     ///
     /// # Errors
     /// [`SqlError::Plan`]: the snapshot is not one of this rule's.
     pub fn restore(&mut self, state: &serde_json::Value) -> Result<(), SqlError> {
         self.core.states.clear();
-        match &mut self.windows {
-            Some(w) => crate::snap::load(w, state),
-            None if state.is_null() => Ok(()),
-            None => Err(SqlError::Plan(
-                "snapshot of a window for a rule without".into(),
+        crate::snap::load_states(&mut self.core.states, &state["state"])?;
+        match (
+            self.windows.as_mut().or(self.reorder.as_mut()),
+            &state["window"],
+        ) {
+            (Some(w), j) => crate::snap::load(w, j),
+            (None, serde_json::Value::Null) => Ok(()),
+            (None, _) => Err(SqlError::Plan(
+                "a window's snapshot for a rule without".into(),
             )),
         }
     }
@@ -426,23 +472,9 @@ impl Plan {
 
     /// Records dropped as later than the watermark allows.
     pub fn late_dropped(&self) -> u64 {
-        self.windows.as_ref().map_or(0, |w| w.late)
+        self.windows
+            .as_ref()
+            .or(self.reorder.as_ref())
+            .map_or(0, |w| w.late)
     }
-}
-
-fn check_window(k: &WindowKind) -> Result<(), SqlError> {
-    let bad = match *k {
-        WindowKind::Tumbling { length_ms } => length_ms == 0,
-        WindowKind::Hopping { length_ms, hop_ms } => hop_ms == 0 || hop_ms > length_ms,
-        WindowKind::Sliding { length_ms, .. } => length_ms == 0,
-        WindowKind::Session {
-            max_length_ms,
-            timeout_ms,
-        } => max_length_ms == 0 || timeout_ms == 0,
-        WindowKind::Count { count, interval } => count == 0 || interval > count,
-    };
-    if bad {
-        return Err(SqlError::Plan(format!("invalid window {k:?}")));
-    }
-    Ok(())
 }

@@ -19,6 +19,30 @@ pub(crate) enum OutField {
     Wildcard,
     /// A named expression.
     Expr(String, CExpr),
+    /// `changed_cols(prefix, ignoreNull, cols..)`: the columns whose value changed since
+    /// the previous result, named with the prefix (eKuiper's multi-column function).
+    Changed(Box<Changed>),
+}
+
+/// The columns and state of a `changed_cols`.
+#[derive(Debug)]
+pub(crate) struct Changed {
+    pub prefix: String,
+    pub ignore_null: bool,
+    /// Named columns; `None` for `*` (every field of the row).
+    pub cols: Vec<Option<(String, CExpr)>>,
+    /// The values of the previous result, by column name.
+    pub prev: Row,
+}
+
+impl Changed {
+    fn column(&mut self, name: &str, v: Value, out: &mut Row) {
+        if (self.ignore_null && v.is_null()) || self.prev.get(name) == Some(&v) {
+            return;
+        }
+        self.prev.insert(name.to_owned(), v.clone());
+        out.entry(format!("{}{name}", self.prefix)).or_insert(v);
+    }
 }
 
 /// Stage indices in the stats.
@@ -57,8 +81,26 @@ impl Core {
     /// The output row of one row context.
     pub(crate) fn project(&mut self, cx: &Ctx<'_>) -> Result<Row, SqlError> {
         let mut out = Row::new();
-        for f in &self.fields {
+        for f in &mut self.fields {
             match f {
+                OutField::Changed(c) => {
+                    for i in 0..c.cols.len() {
+                        match &c.cols[i] {
+                            Some((name, e)) => {
+                                let v = e.eval(cx, &mut self.states)?.into_owned();
+                                let name = name.clone();
+                                c.column(&name, v, &mut out);
+                            }
+                            None => {
+                                let mut all = Vec::new();
+                                cx.row.each(&mut |k, v| all.push((k.to_owned(), v.clone())));
+                                for (k, v) in all {
+                                    c.column(&k, v, &mut out);
+                                }
+                            }
+                        }
+                    }
+                }
                 OutField::Wildcard => {
                     cx.row.each(&mut |k, v| {
                         if !out.contains_key(k) {
@@ -78,6 +120,59 @@ impl Core {
             }
         }
         Ok(out)
+    }
+
+    /// Evaluates the analytic calls that run ahead of WHERE on every record.
+    pub(crate) fn pre_eval(&mut self, cx: &Ctx<'_>) -> Result<(), SqlError> {
+        for i in 0..self.pre.len() {
+            match self.states.call(&self.pre[i], cx) {
+                Ok(v) => self.states.cache[i] = v,
+                Err(e) => return Err(self.fail(PROJECT, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// A record of a rule without a window: analytic calls, WHERE, projection; `hit_ts` is
+    /// its event time, for `last_hit_time()`.
+    pub(crate) fn record(
+        &mut self,
+        row: Row,
+        topic: &str,
+        meta_ts: i64,
+        hit_ts: i64,
+        out: &mut Vec<Emit>,
+    ) -> Result<(), SqlError> {
+        let t0 = Instant::now();
+        self.stats[FILTER].records_in += 1;
+        let cx = Ctx {
+            row: &row,
+            topic,
+            ts: meta_ts,
+            window: None,
+            aggs: &[],
+        };
+        self.pre_eval(&cx)?;
+        let pass = match &self.filter {
+            Some(f) => f
+                .test(&cx, &mut self.states)
+                .map_err(|e| self.fail(FILTER, e))?,
+            None => true,
+        };
+        let t1 = Instant::now();
+        self.stats[FILTER].process_ns += (t1 - t0).as_nanos() as u64;
+        if !pass {
+            return Ok(());
+        }
+        self.stats[FILTER].records_out += 1;
+        self.stats[PROJECT].records_in += 1;
+        let r = self.project_record(row, topic, meta_ts);
+        self.stats[PROJECT].process_ns += t1.elapsed().as_nanos() as u64;
+        let r = r.map_err(|e| self.fail(PROJECT, e))?;
+        crate::state::Hits::hit(&mut self.states.hits.rule, hit_ts);
+        self.stats[PROJECT].records_out += 1;
+        out.push(Emit { rows: vec![r] });
+        Ok(())
     }
 
     /// A record of a rule without a window: its row is moved out when it is all `SELECT *`.
@@ -225,6 +320,9 @@ impl Core {
             .collect::<Result<Vec<_>, _>>()?;
         let row = self.project(&cx)?;
         results.push((keys, row));
+        // A result row is a hit of the rule: its event time is the window's end.
+        let end = window.map_or(0, |w| w.1);
+        crate::state::Hits::hit(&mut self.states.hits.agg, end);
         Ok(())
     }
 }

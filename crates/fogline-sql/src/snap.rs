@@ -4,10 +4,12 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value as J};
 
+use crate::analytic::AnState;
 use crate::error::SqlError;
 use crate::eval::Fields;
+use crate::state::{Hits, St, States};
 use crate::value::{base64, Row, Value};
-use crate::window::{Compact, Rec, Windows};
+use crate::window::{Buf, Compact, Rec, Windows};
 
 const BYTES: &str = "$bytes";
 
@@ -104,19 +106,91 @@ pub(crate) fn load(w: &mut Windows, j: &J) -> Result<(), SqlError> {
     w.late = int("late")? as u64;
     w.triggers = serde_json::from_value(j["triggers"].clone()).map_err(|_| bad("triggers"))?;
     let rows = j["rows"].as_array().ok_or_else(|| bad("rows"))?;
-    w.buf = rows
-        .iter()
-        .map(|r| {
-            Ok(Rec {
-                row: match &r["row"] {
-                    J::Object(o) => Compact::all(dec_row(o)?),
-                    _ => return Err(bad("row")),
-                },
-                topic: Arc::from(r["topic"].as_str().ok_or_else(|| bad("topic"))?),
-                ts: r["ts"].as_i64().ok_or_else(|| bad("ts"))?,
-                meta_ts: r["meta_ts"].as_i64().ok_or_else(|| bad("meta_ts"))?,
+    w.buf = Buf::from(
+        rows.iter()
+            .map(|r| {
+                Ok(Rec {
+                    row: match &r["row"] {
+                        J::Object(o) => Compact::all(dec_row(o)?),
+                        _ => return Err(bad("row")),
+                    },
+                    topic: Arc::from(r["topic"].as_str().ok_or_else(|| bad("topic"))?),
+                    ts: r["ts"].as_i64().ok_or_else(|| bad("ts"))?,
+                    meta_ts: r["meta_ts"].as_i64().ok_or_else(|| bad("meta_ts"))?,
+                })
             })
-        })
-        .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?,
+    );
+    Ok(())
+}
+
+fn save_an(a: &AnState) -> J {
+    json!({
+        "hist": a.hist.iter().map(enc).collect::<Vec<_>>(),
+        "prev": a.prev.iter().map(|p| p.as_ref().map(|v| json!([enc(v)]))).collect::<Vec<_>>(),
+        "acc": enc(&a.acc),
+        "n": a.n,
+    })
+}
+
+fn load_an(j: &J) -> Result<AnState, SqlError> {
+    let arr = |k: &str| j[k].as_array().ok_or_else(|| bad(k));
+    Ok(AnState {
+        hist: arr("hist")?.iter().map(dec).collect::<Result<_, _>>()?,
+        prev: arr("prev")?
+            .iter()
+            .map(|p| match p {
+                J::Null => Ok(None),
+                p => dec(&p[0]).map(Some),
+            })
+            .collect::<Result<_, _>>()?,
+        acc: dec(&j["acc"])?,
+        n: j["n"].as_u64().ok_or_else(|| bad("n"))?,
+    })
+}
+
+/// The state of analytic functions (per site and partition) and the rule's hits; detector
+/// state is not kept (detectors do not export it).
+pub(crate) fn save_states(s: &States) -> J {
+    let an = |st: &St| match st {
+        St::An(a) => Some(save_an(a)),
+        St::Det(_) => None,
+    };
+    let h = s.hits;
+    json!({
+        "hits": [h.rule, h.when, h.agg],
+        "sites": s.slots.iter().map(|(own, keyed)| json!({
+            "own": own.as_ref().and_then(an),
+            "keyed": keyed
+                .iter()
+                .filter_map(|(k, st)| Some((k.clone(), an(st)?)))
+                .collect::<Map<_, _>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Puts [`save_states`] back.
+pub(crate) fn load_states(s: &mut States, j: &J) -> Result<(), SqlError> {
+    let hits: [(i64, i64); 3] =
+        serde_json::from_value(j["hits"].clone()).map_err(|_| bad("hits"))?;
+    s.hits = Hits {
+        rule: hits[0],
+        when: hits[1],
+        agg: hits[2],
+    };
+    let sites = j["sites"].as_array().ok_or_else(|| bad("sites"))?;
+    if sites.len() != s.slots.len() {
+        return Err(bad("another rule's functions"));
+    }
+    for (slot, site) in s.slots.iter_mut().zip(sites) {
+        slot.0 = match &site["own"] {
+            J::Null => None,
+            a => Some(St::An(load_an(a)?)),
+        };
+        slot.1.clear();
+        for (k, a) in site["keyed"].as_object().ok_or_else(|| bad("keyed"))? {
+            slot.1.insert(k.clone(), St::An(load_an(a)?));
+        }
+    }
     Ok(())
 }

@@ -43,22 +43,43 @@ pub(crate) struct Site {
 }
 
 /// The state of a site for one partition.
-enum St {
+pub(crate) enum St {
     Det(Box<dyn Detector>),
     An(AnState),
 }
 
 /// A site's states: the rule's own (no partition) and one per partition key.
-type Slot = (Option<St>, HashMap<String, St>);
+pub(crate) type Slot = (Option<St>, HashMap<String, St>);
 
 /// State of every call site, the pattern sets of the node, and the results of analytic
 /// functions evaluated ahead of WHERE.
 pub(crate) struct States {
     ext: Arc<dyn Extensions>,
-    slots: Vec<Slot>,
+    pub(crate) slots: Vec<Slot>,
     key: String,
     /// Results of the sites evaluated ahead, by [`CExpr::Cached`] index.
     pub cache: Vec<Value>,
+    /// `(count, time)` of the rule's hits, read by `last_hit_count()` and the like.
+    pub hits: Hits,
+}
+
+/// The hits of a rule: `(count, event time of the last)`, each updated after a hit so
+/// that the functions read the state before it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Hits {
+    /// Records that passed WHERE (`last_hit_*` of a rule without a window).
+    pub rule: (i64, i64),
+    /// Records that met a sliding window's `OVER (WHEN ..)` (`last_hit_*` there).
+    pub when: (i64, i64),
+    /// Result rows of windows that passed HAVING (`last_agg_hit_*`).
+    pub agg: (i64, i64),
+}
+
+impl Hits {
+    /// One more hit at `t`.
+    pub(crate) fn hit(slot: &mut (i64, i64), t: i64) {
+        *slot = (slot.0 + 1, t);
+    }
 }
 
 impl States {
@@ -68,6 +89,7 @@ impl States {
             slots: (0..sites).map(|_| (None, HashMap::new())).collect(),
             key: String::new(),
             cache: vec![Value::Null; cached],
+            hits: Hits::default(),
         }
     }
 
@@ -112,8 +134,12 @@ impl States {
         };
         if let SiteKind::Analytic(k) = site.kind {
             let vals = eval_args(&site.args, cx, self)?;
-            let St::An(st) = self.state(site, cx, || St::An(AnState::default()))? else {
-                unreachable!("an analytic site holds analytic state")
+            let st = self.state(site, cx, || St::An(AnState::default()))?;
+            if !matches!(st, St::An(_)) {
+                *st = St::An(AnState::default()); // another rule's snapshot
+            }
+            let St::An(st) = st else {
+                unreachable!("replaced above")
             };
             return step(k, st, &vals, update);
         }
@@ -146,8 +172,12 @@ impl States {
                     .ok_or_else(|| SqlError::Eval(format!("anomaly score of {v:?}")))?;
                 let fresh =
                     || St::Det(fogline_detect::by_name(name).expect("checked at plan time"));
-                let St::Det(det) = self.state(site, cx, fresh)? else {
-                    unreachable!("a detector site holds a detector")
+                let st = self.state(site, cx, fresh)?;
+                if !matches!(st, St::Det(_)) {
+                    *st = fresh(); // another rule's snapshot
+                }
+                let St::Det(det) = st else {
+                    unreachable!("replaced above")
                 };
                 let score = det.update(cx.ts.div_euclid(1000), x);
                 Ok(match site.kind {

@@ -39,7 +39,7 @@ pub(crate) struct Rec {
 
 /// A row as a window keeps it: only the fields the rule reads, names shared with the plan,
 /// sorted by name (a fraction of a `BTreeMap`'s node per row).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Compact(Box<[(Arc<str>, Value)]>);
 
 impl Compact {
@@ -74,6 +74,56 @@ impl Fields for Compact {
     }
 }
 
+/// Records in time order: a vector read from `head`, so that evicting the oldest is a
+/// move of `head` (compacted now and then), not a shift of every record.
+#[derive(Debug, Default)]
+pub(crate) struct Buf {
+    v: Vec<Rec>,
+    head: usize,
+}
+
+impl Buf {
+    fn push(&mut self, r: Rec) {
+        self.v.push(r);
+    }
+
+    /// Inserts at `at`, counted from the oldest.
+    fn insert(&mut self, at: usize, r: Rec) {
+        self.v.insert(self.head + at, r);
+    }
+
+    /// Drops the `n` oldest.
+    fn evict(&mut self, n: usize) {
+        // Dropped now, storage reclaimed once half the vector is dead.
+        for r in &mut self.v[self.head..self.head + n] {
+            r.row = Compact::default();
+        }
+        self.head += n;
+        if self.head * 2 >= self.v.len() {
+            self.v.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    fn clear(&mut self) {
+        self.v.clear();
+        self.head = 0;
+    }
+}
+
+impl From<Vec<Rec>> for Buf {
+    fn from(v: Vec<Rec>) -> Buf {
+        Buf { v, head: 0 }
+    }
+}
+
+impl std::ops::Deref for Buf {
+    type Target = [Rec];
+    fn deref(&self) -> &[Rec] {
+        &self.v[self.head..]
+    }
+}
+
 /// Called for each window emitted: bounds and rows (in time order).
 pub(crate) type Fire<'f> = dyn FnMut(i64, i64, &[Rec]) -> Result<(), SqlError> + 'f;
 
@@ -94,7 +144,7 @@ struct SessionPart {
 pub(crate) struct Windows {
     pub(crate) kind: WindowKind,
     /// Records, sorted by time (stable: arrival order among equal times).
-    pub(crate) buf: Vec<Rec>,
+    pub(crate) buf: Buf,
     /// No record earlier than this is to come (`i64::MIN` before any).
     pub(crate) wm: i64,
     /// Highest record time seen (event time's watermark source).
@@ -118,7 +168,7 @@ impl Windows {
     pub(crate) fn new(kind: WindowKind) -> Windows {
         Windows {
             kind,
-            buf: Vec::new(),
+            buf: Buf::default(),
             wm: i64::MIN,
             max_seen: i64::MIN,
             cont: None,
@@ -171,7 +221,7 @@ impl Windows {
             let count = count as usize;
             if self.buf.len() > count {
                 let extra = self.buf.len() - count;
-                self.buf.drain(..extra);
+                self.buf.evict(extra);
             }
             // Tumbling: every `count` records; else every `interval`-th once full (the
             // docs' COUNTWINDOW(5, 2) first emits at the 6th record).
@@ -182,7 +232,7 @@ impl Windows {
             };
             if due {
                 let (s, e) = (self.buf[0].ts, self.buf[count - 1].ts);
-                fire(s, e, &self.buf)?;
+                fire(s, e, &self.buf[..])?;
                 if interval == 0 {
                     self.buf.clear();
                 }
@@ -229,7 +279,7 @@ impl Windows {
                     let keep = self
                         .buf
                         .partition_point(|r| floor_div(r.ts, hop) * hop + len <= e);
-                    self.buf.drain(..keep);
+                    self.buf.evict(keep);
                     done = e;
                 }
             }
@@ -252,7 +302,7 @@ impl Windows {
                     .unwrap_or(wm)
                     .min(wm);
                 let keep = self.buf.partition_point(|r| r.ts <= oldest - len);
-                self.buf.drain(..keep);
+                self.buf.evict(keep);
             }
             WindowKind::Session { .. } => {
                 while let Some(p) = self.session_part() {
@@ -262,7 +312,7 @@ impl Windows {
                     if p.rows > 0 {
                         fire(p.start, p.end, &self.buf[..p.rows])?;
                     }
-                    self.buf.drain(..p.rows);
+                    self.buf.evict(p.rows);
                     self.cont = p.cut.then_some((p.end, p.last));
                 }
             }
@@ -292,7 +342,7 @@ impl Windows {
         let cut = (floor_div(start + max, max) + 1) * max;
         let mut end = last.map_or(cut, |l| (l + timeout).min(cut));
         let mut rows = 0;
-        for r in &self.buf {
+        for r in self.buf.iter() {
             if last.is_some() && r.ts >= end {
                 break;
             }
@@ -329,4 +379,50 @@ impl Windows {
             WindowKind::Session { .. } | WindowKind::Count { .. } => None,
         }
     }
+}
+
+/// A record's event time from the stream's TIMESTAMP field (ms).
+pub(crate) fn event_time(row: &Row, field: Option<&str>) -> Result<i64, SqlError> {
+    let f = field.unwrap_or_default();
+    let t = match row.get(f) {
+        Some(Value::Int(t)) => *t,
+        Some(Value::Float(t)) => *t as i64,
+        v => return Err(SqlError::Eval(format!("event time field {f} is {v:?}"))),
+    };
+    if t.abs() > MAX_TIME {
+        return Err(SqlError::Eval(format!("event time {t} out of range")));
+    }
+    Ok(t)
+}
+
+/// Event times and window sizes stay within this (2^53 ms, 285 000 years), processing
+/// times within 2^62: window arithmetic never overflows.
+pub(crate) const MAX_TIME: i64 = 1 << 53;
+
+/// A processing time (receipt or clock) within range.
+pub(crate) fn clock(t: i64) -> i64 {
+    t.clamp(-(1 << 62), 1 << 62)
+}
+
+pub(crate) fn check_window(k: &WindowKind) -> Result<(), SqlError> {
+    let too_big = |d: u64| d > MAX_TIME as u64;
+    let bad = match *k {
+        WindowKind::Tumbling { length_ms } => length_ms == 0 || too_big(length_ms),
+        WindowKind::Hopping { length_ms, hop_ms } => {
+            hop_ms == 0 || hop_ms > length_ms || too_big(length_ms)
+        }
+        WindowKind::Sliding {
+            length_ms,
+            delay_ms,
+        } => length_ms == 0 || too_big(length_ms) || too_big(delay_ms),
+        WindowKind::Session {
+            max_length_ms,
+            timeout_ms,
+        } => max_length_ms == 0 || timeout_ms == 0 || too_big(max_length_ms) || too_big(timeout_ms),
+        WindowKind::Count { count, interval } => count == 0 || interval > count,
+    };
+    if bad {
+        return Err(SqlError::Plan(format!("invalid window {k:?}")));
+    }
+    Ok(())
 }

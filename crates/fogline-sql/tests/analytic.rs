@@ -134,3 +134,82 @@ fn partitions_keep_their_own_history() {
     );
     assert_eq!(got, [r#"[{}]"#, r#"[{}]"#, r#"[{"p":1}]"#, r#"[{"p":2}]"#]);
 }
+
+/// eKuiper's TestAnalyzeFuncAlias2 (internal/topo/topotest/rule_test.go): an alias of the
+/// SELECT list used in it, on its `demo` data.
+#[test]
+fn an_alias_in_the_select_list() {
+    let s = r#"CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="demo")"#;
+    let mut p = try_plan(
+        s,
+        "SELECT lag(size,1,0) + 1 as b, lag(b,1,0),size FROM demo",
+        Default::default(),
+    )
+    .unwrap();
+    let recs: Vec<String> = [3, 6, 2, 4, 1]
+        .iter()
+        .map(|s| format!(r#"{{"color":"red","size":{s},"ts":1}}"#))
+        .collect();
+    let recs: Vec<(&str, i64)> = recs.iter().map(|r| (r.as_str(), 0)).collect();
+    assert_eq!(
+        run(&mut p, &recs),
+        [
+            r#"[{"b":1,"lag":0,"size":3}]"#,
+            r#"[{"b":4,"lag":1,"size":6}]"#,
+            r#"[{"b":7,"lag":4,"size":2}]"#,
+            r#"[{"b":3,"lag":7,"size":4}]"#,
+            r#"[{"b":5,"lag":3,"size":1}]"#,
+        ]
+    );
+    // Aliases swap; an alias of its own name reads the field.
+    let mut p = plan("SELECT a AS b, b AS a, c AS c FROM demo");
+    assert_eq!(
+        run(&mut p, &[(r#"{"a":1,"b":2,"c":3}"#, 0)]),
+        [r#"[{"a":2,"b":1,"c":3}]"#]
+    );
+}
+
+#[test]
+fn changed_cols_as_documented() {
+    // The docs' window example: the average of each two records, when it changed.
+    let got =
+        go("SELECT CHANGED_COLS(\"t\", true, avg(temperature)) FROM demo GROUP BY CountWindow(2)");
+    assert_eq!(
+        got,
+        [
+            r#"[{"tavg":23.0}]"#,
+            r#"[{"tavg":24.0}]"#,
+            r#"[{"tavg":25.0}]"#,
+            "[{}]"
+        ]
+    );
+    let got = go("SELECT CHANGED_COLS(\"c_\", false, *) FROM demo");
+    assert_eq!(
+        &got[..2],
+        [
+            r#"[{"c_humidity":88,"c_temperature":23,"c_ts":1}]"#,
+            r#"[{"c_ts":2}]"#
+        ]
+    );
+    // eKuiper's TestChanged13 (internal/topo/topotest/rule_test.go) on its demo data.
+    let mut p = plan("SELECT changed_cols(\"tt_\", true, color, size) FROM demo");
+    let recs = [
+        ("red", 3),
+        ("blue", 6),
+        ("blue", 2),
+        ("yellow", 4),
+        ("red", 1),
+    ]
+    .map(|(c, s)| format!(r#"{{"color":"{c}","size":{s}}}"#));
+    let recs: Vec<(&str, i64)> = recs.iter().map(|r| (r.as_str(), 0)).collect();
+    assert_eq!(
+        run(&mut p, &recs),
+        [
+            r#"[{"tt_color":"red","tt_size":3}]"#,
+            r#"[{"tt_color":"blue","tt_size":6}]"#,
+            r#"[{"tt_size":2}]"#,
+            r#"[{"tt_color":"yellow","tt_size":4}]"#,
+            r#"[{"tt_color":"red","tt_size":1}]"#,
+        ]
+    );
+}

@@ -28,7 +28,7 @@ fn demo() -> Vec<(String, i64)> {
     .collect()
 }
 
-/// Runs the records, then ticks to `until`; every emit's rows with `T0` taken off
+/// Runs the records (processing time: each at its `ts`), then ticks to `until`; every emit's rows with `T0` taken off
 /// the numbers, to keep the expectations short.
 fn go_until(sql: &str, recs: &[(String, i64)], until: i64) -> Vec<String> {
     let mut p = plan(sql);
@@ -75,6 +75,72 @@ fn rule2_tumbling_after_where() {
             r#"[{"color":"yellow","ts":88442}]"#,
         ]
     );
+}
+
+#[test]
+fn rule4_sliding_when_last_hit_time() {
+    let got = go_until(
+        "SELECT color, count(*) as c FROM demo \
+         GROUP BY SlidingWindow(ss, 2) OVER(WHEN ts - last_hit_time() > 1000), color \
+         ORDER BY color",
+        &demo(),
+        T0 + 10_000,
+    );
+    assert_eq!(
+        got,
+        [
+            r#"[{"c":1,"color":"red"}]"#,
+            r#"[{"c":2,"color":"blue"},{"c":1,"color":"red"}]"#,
+            r#"[{"c":1,"color":"blue"},{"c":1,"color":"red"},{"c":1,"color":"yellow"}]"#,
+        ]
+    );
+}
+
+#[test]
+fn rules10_12_13_and_count1() {
+    let got = go_until(
+        "SELECT deduplicate(color, false)->color as c FROM demo GROUP BY SlidingWindow(hh, 1)",
+        &demo(),
+        T0 + 10_000,
+    );
+    let want = [
+        r#"[{"c":"red"}]"#,
+        r#"[{"c":"blue"}]"#,
+        "[{}]",
+        r#"[{"c":"yellow"}]"#,
+        "[{}]",
+    ];
+    assert_eq!(got, want);
+
+    let got = go_until(
+        "SELECT collect(size) as allSize FROM demo GROUP BY HOPPINGWINDOW(ss, 2, 1), color \
+         ORDER BY color",
+        &demo(),
+        T0 + 10_000,
+    );
+    assert_eq!(
+        &got[..4],
+        [
+            r#"[{"allSize":[6]},{"allSize":[3]}]"#,
+            r#"[{"allSize":[6,2]},{"allSize":[3]}]"#,
+            r#"[{"allSize":[2]},{"allSize":[4]}]"#,
+            r#"[{"allSize":[1]},{"allSize":[4]}]"#,
+        ]
+    );
+
+    let got = go_until(
+        "SELECT color as c FROM demo GROUP BY SlidingWindow(ss, 3600,1) filter (where size = 3)",
+        &demo(),
+        T0 + 10_000,
+    );
+    assert_eq!(got, [r#"[{"c":"red"}]"#]);
+
+    let got = go_until(
+        "SELECT collect(*)[0]->color as c, window_end() as we FROM demo GROUP BY COUNTWINDOW(3)",
+        &demo(),
+        T0 + 10_000,
+    );
+    assert_eq!(got, [r#"[{"c":"red","we":87632}]"#]);
 }
 
 #[test]
@@ -204,22 +270,46 @@ fn go_event(sql: &str, recs: &[(String, i64)]) -> (Vec<String>, u64) {
 
 #[test]
 fn event_rule1_hopping_count() {
-    // eKuiper's HAVING last_agg_hit_count() < 4 leaves out the fifth; it is here.
     let (got, late) = go_event(
-        "SELECT count(*), event_time() as et FROM demo GROUP BY HOPPINGWINDOW(ss, 2, 1)",
+        "SELECT count(*), last_agg_hit_time() as lt, last_agg_hit_count() as lc, \
+         event_time() as et FROM demo GROUP BY HOPPINGWINDOW(ss, 2, 1) HAVING lc < 4",
         &demo_e(),
     );
     assert_eq!(
         got,
         [
-            r#"[{"count":1,"et":87000}]"#,
-            r#"[{"count":2,"et":88000}]"#,
-            r#"[{"count":2,"et":89000}]"#,
-            r#"[{"count":2,"et":90000}]"#,
-            r#"[{"count":1,"et":91000}]"#,
+            r#"[{"count":1,"et":87000,"lc":0,"lt":0}]"#,
+            r#"[{"count":2,"et":88000,"lc":1,"lt":87000}]"#,
+            r#"[{"count":2,"et":89000,"lc":2,"lt":88000}]"#,
+            r#"[{"count":2,"et":90000,"lc":3,"lt":89000}]"#,
         ]
     );
     assert_eq!(late, 1);
+}
+
+#[test]
+fn event_rule4_sliding_when_last_hit_time() {
+    let (got, _) = go_event(
+        "SELECT window_start() as ws, color, window_end() as we FROM demo \
+         GROUP BY SlidingWindow(ss, 2) OVER (WHEN ts - last_hit_time() > 1000), color \
+         ORDER BY color",
+        &demo_e(),
+    );
+    let w = |s: i64, e: i64, c: &[&str]| {
+        let rows: Vec<String> = c
+            .iter()
+            .map(|c| format!(r#"{{"color":"{c}","we":{e},"ws":{s}}}"#))
+            .collect();
+        format!("[{}]", rows.join(","))
+    };
+    assert_eq!(
+        got,
+        [
+            w(84013, 86013, &["red"]),
+            w(85632, 87632, &["blue", "red"]),
+            w(87252, 89252, &["blue", "red", "yellow"]),
+        ]
+    );
 }
 
 #[test]
@@ -286,6 +376,36 @@ fn event_rule9_hopping() {
             w(87000, 89000, &["blue", "yellow"]),
             w(88000, 90000, &["yellow", "red"]),
             w(89000, 91000, &["red"]),
+        ]
+    );
+}
+
+/// TestSingleSQLWithEventTime (internal/topo/topotest/rule_test.go): without a window, in
+/// event time, records come out in time order once the watermark passes them; late ones
+/// are dropped.
+#[test]
+fn event_time_without_a_window() {
+    let (got, late) = go_event("SELECT *, upper(color) FROM demo", &demo_e());
+    assert_eq!(
+        got,
+        [
+            r#"[{"color":"red","size":3,"ts":86013,"upper":"RED"}]"#,
+            r#"[{"color":"blue","size":2,"ts":87632,"upper":"BLUE"}]"#,
+            r#"[{"color":"yellow","size":4,"ts":88442,"upper":"YELLOW"}]"#,
+            r#"[{"color":"red","size":1,"ts":89252,"upper":"RED"}]"#,
+        ]
+    );
+    assert_eq!(late, 1);
+    let (got, _) = go_event(
+        "SELECT *, last_hit_time() as lt, last_hit_count() as lc, event_time() as et \
+         FROM demo WHERE size < 3 AND lc < 2",
+        &demo_e(),
+    );
+    assert_eq!(
+        got,
+        [
+            r#"[{"color":"blue","et":87632,"lc":0,"lt":0,"size":2,"ts":87632}]"#,
+            r#"[{"color":"red","et":89252,"lc":1,"lt":87632,"size":1,"ts":89252}]"#,
         ]
     );
 }

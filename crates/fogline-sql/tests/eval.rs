@@ -70,6 +70,11 @@ fn comparisons_and_three_valued_logic() {
         assert_eq!(json(e), want, "{e}");
     }
     assert!(eval("s > 1").is_err());
+    assert!(
+        eval("s = 1").is_err(),
+        "eKuiper: invalid operation string = int64"
+    );
+    assert_eq!(json("s IN (1, 'abc')"), "true");
 }
 
 #[test]
@@ -134,7 +139,7 @@ fn meta_and_qualified_names() {
     assert_eq!(json("meta(timestamp)"), "1234");
     assert_eq!(json("meta(*)"), r#"{"timestamp":1234,"topic":"demo"}"#);
     assert_eq!(json("demo.i"), "7");
-    assert_eq!(json("window_start()"), "null");
+    assert_eq!(json("window_start()"), "0", "eKuiper: 0 without a window");
 }
 
 #[test]
@@ -149,5 +154,24 @@ fn event_time_and_mqtt_topic() {
     let mut p = try_plan(s, "SELECT event_time() AS x FROM demo", opts).unwrap();
     let mut out = Vec::new();
     p.push(row(ROW), &meta(1_234), &mut out).unwrap();
+    // Held until the watermark passes it (as eKuiper's watermark holds records).
+    assert!(out.is_empty());
+    p.push(row(r#"{"i":9}"#), &meta(1_235), &mut out).unwrap();
     assert_eq!(out[0].rows[0]["x"], Value::Int(7));
+}
+
+#[test]
+fn last_hit_reads_the_hits_before_this_one() {
+    let mut p = plan("SELECT last_hit_count() AS c, last_hit_time() AS t FROM demo WHERE v > 0");
+    let got = run(
+        &mut p,
+        &[(r#"{"v":1}"#, 10), (r#"{"v":-1}"#, 20), (r#"{"v":2}"#, 30)],
+    );
+    assert_eq!(got, [r#"[{"c":0,"t":0}]"#, r#"[{"c":1,"t":10}]"#]);
+    let e = try_plan(
+        DEMO,
+        "SELECT last_agg_hit_count() FROM demo",
+        Default::default(),
+    );
+    assert!(matches!(e, Err(SqlError::Plan(_))));
 }

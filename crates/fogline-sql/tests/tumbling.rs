@@ -76,3 +76,16 @@ fn windows_without_aggregates_emit_their_rows_and_having_filters_groups() {
     );
     assert_eq!(got, [r#"[{"k":3,"m":8}]"#]);
 }
+
+#[test]
+fn a_window_that_fails_is_counted_and_the_next_ones_come() {
+    let mut p = plan("SELECT sum(a) / sum(b) AS r FROM demo GROUP BY TUMBLINGWINDOW(ms, 10)");
+    let mut out = Vec::new();
+    p.push(row(r#"{"a":1,"b":0}"#), &meta(0), &mut out).unwrap();
+    let e = p.push(row(r#"{"a":4,"b":2}"#), &meta(10), &mut out);
+    assert!(e.is_err(), "division by zero in the first window");
+    p.push(row(r#"{"a":1,"b":1}"#), &meta(25), &mut out)
+        .unwrap();
+    assert_eq!(text(&out), [r#"[{"r":2}]"#]);
+    assert_eq!(p.stats()[3].exceptions, 1);
+}
