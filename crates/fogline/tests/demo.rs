@@ -21,7 +21,15 @@ fn demo_delivers_and_stores_every_record() {
     );
     assert!(stdout.contains("replayed 20000 stored records"), "{stdout}");
     assert!(
-        stdout.contains("ok: every record was delivered live and stored"),
+        stdout.contains("the rule counted 20000/20000 records"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("robot0 5000, robot1 5000, robot2 5000, robot3 5000"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ok: every record was delivered live, counted by the rule and stored"),
         "{stdout}"
     );
 }

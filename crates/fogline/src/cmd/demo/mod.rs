@@ -2,9 +2,12 @@
 //!
 //! Starts a server (embedded default configuration, a temporary data
 //! directory, ephemeral ports), a live subscriber on `site/+/telemetry`, and
-//! a publisher sending numbered readings with acknowledgements; then replays
-//! the stored stream through a durable consumer, reads the node's metrics from
-//! its admin API, and prints what each saw.
+//! a publisher sending numbered readings with acknowledgements, and a SQL rule
+//! counting each robot's records in 1-second windows inside the node; then
+//! replays the stored stream through a durable consumer, reads the node's
+//! metrics from its admin API, and prints what each saw.
+
+mod rule;
 
 use std::time::{Duration, Instant};
 
@@ -61,6 +64,8 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         .subscribe("site/+/telemetry", SubscribeOptions::default())
         .await?;
     println!("2. live subscriber on site/+/telemetry");
+    let mut counts = rule::start(&http, &sub_client).await?;
+    println!("   SQL rule in the node: {}", rule::SQL);
 
     let n = args.count;
     let receiver = tokio::spawn(async move {
@@ -127,11 +132,21 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         }
     );
 
+    let (per_robot, windows) = rule::totals(&mut counts, n).await;
+    let counted: u64 = per_robot.values().sum();
+    let list: Vec<String> = per_robot.iter().map(|(r, c)| format!("{r} {c}")).collect();
+    println!(
+        "   the rule counted {counted}/{n} records in {windows} window result(s): {}",
+        list.join(", ")
+    );
+
     let mut consumer = sub_client
         .consumer(
             "default",
             ConsumerOptions {
                 start: StartPosition::Earliest,
+                // The stream also holds the rule's results.
+                filter: "site/+/telemetry".into(),
                 ..ConsumerOptions::default()
             },
         )
@@ -167,11 +182,11 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     println!("6. admin API on http://{http}/ (dashboard, /api/v1, /metrics): {line}");
     let _ = stop.send(());
     running.await??;
-    let ok = got == n && in_order && replayed == n;
+    let ok = got == n && in_order && replayed == n && counted == n;
     println!(
         "{}",
         if ok {
-            "ok: every record was delivered live and stored"
+            "ok: every record was delivered live, counted by the rule and stored"
         } else {
             "FAILED: records went missing"
         }
