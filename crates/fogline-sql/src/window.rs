@@ -404,7 +404,20 @@ pub(crate) fn clock(t: i64) -> i64 {
     t.clamp(-(1 << 62), 1 << 62)
 }
 
+/// Most hopping windows one record may fall in (length / hop): each is emitted with the
+/// record, so more would cost time and memory without bound (found by fuzzing:
+/// `HOPPINGWINDOW(ss, 4333333333344, 4)`).
+pub const MAX_HOPS: u64 = 1000;
+
 pub(crate) fn check_window(k: &WindowKind) -> Result<(), SqlError> {
+    if let WindowKind::Hopping { length_ms, hop_ms } = *k {
+        if hop_ms > 0 && length_ms / hop_ms > MAX_HOPS {
+            return Err(SqlError::Plan(format!(
+                "HOPPINGWINDOW: a record would fall in {} windows (length / hop); at most {MAX_HOPS}",
+                length_ms / hop_ms
+            )));
+        }
+    }
     let too_big = |d: u64| d > MAX_TIME as u64;
     let bad = match *k {
         WindowKind::Tumbling { length_ms } => length_ms == 0 || too_big(length_ms),

@@ -3,7 +3,8 @@
 //!
 //! Window rules enforced here (eKuiper's, plus what its docs state): the unit is one of DD
 //! HH MI SS MS; every size is an integer literal above 0, except a sliding window's delay,
-//! which may be 0; a hop is at most the window's length; a count window's interval is at
+//! which may be 0; a hop is at most the window's length and at least a thousandth of it
+//! (`window::MAX_HOPS`); a count window's interval is at
 //! most its count; `OVER (WHEN ..)` only on a sliding window; one window per statement.
 
 use super::Parser;
@@ -244,6 +245,16 @@ impl Parser {
                     return Err(super::error_at(
                         at,
                         "HOPPINGWINDOW's hop must not exceed its length".into(),
+                    ));
+                }
+                if length_ms / second > crate::window::MAX_HOPS {
+                    return Err(super::error_at(
+                        at,
+                        format!(
+                            "HOPPINGWINDOW: a record would fall in {} windows (length / hop); at most {}",
+                            length_ms / second,
+                            crate::window::MAX_HOPS
+                        ),
                     ));
                 }
                 WindowKind::Hopping {

@@ -120,6 +120,12 @@ fn rejected_with_reasons() {
         window("HOPPINGWINDOW(ss, 5, 6)"),
         "HOPPINGWINDOW's hop must not exceed its length"
     );
+    // Found by fuzzing: each record fell in 10^12 windows, all emitted.
+    assert_eq!(
+        window("HOPPINGWINDOW(ss, 4333333333344, 4)"),
+        "HOPPINGWINDOW: a record would fall in 1083333333336 windows (length / hop); at most 1000"
+    );
+    assert!(crate::parse("SELECT * FROM s GROUP BY HOPPINGWINDOW(ss, 1000, 1)").is_ok());
     assert_eq!(
         window("SESSIONWINDOW(ss, 5, 0)"),
         "the timeout must be above 0"
