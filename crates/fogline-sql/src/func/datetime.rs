@@ -74,9 +74,11 @@ pub(super) struct Civil {
 }
 
 impl Civil {
-    /// From nanoseconds since the epoch.
+    /// From nanoseconds since the epoch. Days beyond ±2^40 (about 3 billion years) are
+    /// taken as that bound, so the calendar arithmetic cannot overflow.
     pub fn at_nanos(t: i128) -> Civil {
-        let days = t.div_euclid(NS * 86_400) as i64;
+        const LIMIT: i128 = 1 << 40;
+        let days = t.div_euclid(NS * 86_400).clamp(-LIMIT, LIMIT) as i64;
         let rem = t.rem_euclid(NS * 86_400);
         let secs = (rem / NS) as u32;
         let (year, month, day) = civil_from_days(days);

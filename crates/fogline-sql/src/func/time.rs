@@ -172,7 +172,7 @@ fn from_days(args: &[Value]) -> R {
     if days == 0 {
         return Ok(Value::Null);
     }
-    let at = i128::from(days - 1) * 86_400 * NS;
+    let at = (i128::from(days) - 1) * 86_400 * NS;
     show("from_days", &Civil::at_nanos(at), DATE)
 }
 
