@@ -1,11 +1,14 @@
 //! `fogline-bench`: the tools that measure fogline against its peers, kept out of the edge
 //! binary. `run` drives the benchmark scenarios (it starts `fogline serve` from the `fogline`
 //! executable beside this one, or `--fogline PATH`), `match` compares the multi-pattern
-//! matcher with Hyperscan, aho-corasick and daachorse, and `detect` scores the anomaly
-//! detectors on the Numenta Anomaly Benchmark.
+//! matcher with Hyperscan, aho-corasick and daachorse, `detect` scores the anomaly
+//! detectors on the Numenta Anomaly Benchmark, and `rules` (feature `peers`) measures SQL
+//! rules on a live MQTT stream against eKuiper.
 
 mod detect;
 mod matching;
+#[cfg(feature = "peers")]
+mod rules;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +30,10 @@ enum Command {
     Match(matching::MatchArgs),
     /// Run the anomaly detectors over the NAB corpus and print the scoreboard.
     Detect(detect::DetectArgs),
+    /// SQL rules on a live MQTT stream: records/s through a filter and a tumbling-window rule
+    /// and memory per rule, fogline and (with --ekuiper) eKuiper side by side.
+    #[cfg(feature = "peers")]
+    Rules(rules::RulesArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -42,6 +49,8 @@ fn main() -> anyhow::Result<()> {
         Command::Run(args) => run::run(args),
         Command::Match(args) => matching::run(args),
         Command::Detect(args) => detect::run(args),
+        #[cfg(feature = "peers")]
+        Command::Rules(args) => rules::run(args),
     }
 }
 
