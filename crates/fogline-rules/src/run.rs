@@ -229,20 +229,22 @@ pub async fn run(ready: Ready, stop: watch::Receiver<bool>) -> Result<(), String
             }
             _ = sleep => {}
         }
-        if tick_at.is_some_and(|t| t <= Instant::now()) {
+        // One clock reading per wake-up (a batch of records), not per record.
+        let now = Instant::now();
+        if tick_at.is_some_and(|t| t <= now) {
             if let Err(e) = job.plan.tick(now_ms(), &mut out) {
                 job.stats.exception(e.to_string());
             }
         }
         dispatch(&mut job, &mut out, replaying).await;
-        if job.qos1 && Instant::now() >= next_checkpoint {
+        if job.qos1 && now >= next_checkpoint {
             checkpoint(&mut job, cursor).await?;
             replaying = false;
             next_checkpoint = Instant::now() + job.checkpoint_every;
         }
-        if Instant::now() >= next_stats {
+        if now >= next_stats {
             *job.stats.operators.lock() = job.plan.stats();
-            next_stats = Instant::now() + STATS_EVERY;
+            next_stats = now + STATS_EVERY;
         }
     }
     *job.stats.operators.lock() = job.plan.stats();
@@ -375,11 +377,14 @@ fn push(job: &mut Job, payload: &[u8], meta: &Meta, out: &mut Vec<Emit>) {
 }
 
 async fn dispatch(job: &mut Job, out: &mut Vec<Emit>, replaying: bool) {
+    if out.is_empty() {
+        return;
+    }
+    job.stats
+        .last_result_us
+        .store(fogline_broker::now_micros(), Ordering::Relaxed);
     for emit in out.drain(..) {
         job.stats.results.fetch_add(1, Ordering::Relaxed);
-        job.stats
-            .last_result_us
-            .store(fogline_broker::now_micros(), Ordering::Relaxed);
         if replaying {
             job.stats.replayed_results.fetch_add(1, Ordering::Relaxed);
         }

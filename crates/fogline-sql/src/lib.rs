@@ -30,6 +30,7 @@ mod ops;
 pub mod parse;
 pub mod plan;
 mod project;
+mod sample;
 mod snap;
 mod state;
 pub mod value;

@@ -10,7 +10,6 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::ast::{self, WindowKind};
 use crate::compile::{changed_cols, default_name, Aliases, Compiler};
@@ -210,6 +209,7 @@ impl Plan {
         };
         Ok(Plan {
             core: Core {
+                sampler: Default::default(),
                 fields,
                 filter,
                 post_filter,
@@ -246,11 +246,11 @@ impl Plan {
     /// # Errors
     /// [`SqlError::Decode`]: not in the format, or (strict) not fitting the schema.
     pub fn decode(&self, payload: &[u8]) -> Result<Vec<Row>, SqlError> {
-        let t0 = Instant::now();
+        let t0 = self.core.sampler.start();
         let r = self.decoder.decode(payload);
         let mut s = self.decode_stats.borrow_mut();
         s.records_in += 1;
-        s.process_ns += t0.elapsed().as_nanos() as u64;
+        crate::sample::lap(&mut s.process_ns, t0);
         match &r {
             Ok(rows) => s.records_out += rows.len() as u64,
             Err(e) => {
@@ -270,7 +270,7 @@ impl Plan {
         if self.windows.is_none() {
             return self.push_record(row, meta, out);
         }
-        let t0 = Instant::now();
+        let t0 = self.core.sampler.start();
         let core = &mut self.core;
         core.stats[FILTER].records_in += 1;
         let Some(w) = &mut self.windows else {
@@ -306,8 +306,7 @@ impl Plan {
                     .map_err(|e| core.fail(FILTER, e))?;
             }
         }
-        let t1 = Instant::now();
-        core.stats[FILTER].process_ns += (t1 - t0).as_nanos() as u64;
+        let t1 = crate::sample::lap(&mut core.stats[FILTER].process_ns, t0);
         let kept = if pass {
             let trigger = match &self.trigger {
                 Some(t) => t
@@ -355,7 +354,7 @@ impl Plan {
         if !matches!(w.kind, WindowKind::Count { .. }) && w.max_seen != i64::MIN {
             w.advance(wm, &mut fire)?;
         }
-        core.stats[WINDOW].process_ns += t1.elapsed().as_nanos() as u64;
+        crate::sample::lap(&mut core.stats[WINDOW].process_ns, t1);
         first.map_or(Ok(()), Err)
     }
 

@@ -68,6 +68,8 @@ pub(crate) struct Core {
     /// Analytic sites evaluated on each record ahead of WHERE.
     pub pre: Vec<crate::state::Site>,
     pub stats: [OperatorStats; 5],
+    /// Which records are timed for `stats`.
+    pub sampler: crate::sample::Sampler,
 }
 
 impl Core {
@@ -143,7 +145,7 @@ impl Core {
         hit_ts: i64,
         out: &mut Vec<Emit>,
     ) -> Result<(), SqlError> {
-        let t0 = Instant::now();
+        let t0 = self.sampler.start();
         self.stats[FILTER].records_in += 1;
         let cx = Ctx {
             row: &row,
@@ -159,15 +161,14 @@ impl Core {
                 .map_err(|e| self.fail(FILTER, e))?,
             None => true,
         };
-        let t1 = Instant::now();
-        self.stats[FILTER].process_ns += (t1 - t0).as_nanos() as u64;
+        let t1 = crate::sample::lap(&mut self.stats[FILTER].process_ns, t0);
         if !pass {
             return Ok(());
         }
         self.stats[FILTER].records_out += 1;
         self.stats[PROJECT].records_in += 1;
         let r = self.project_record(row, topic, meta_ts);
-        self.stats[PROJECT].process_ns += t1.elapsed().as_nanos() as u64;
+        crate::sample::lap(&mut self.stats[PROJECT].process_ns, t1);
         let r = r.map_err(|e| self.fail(PROJECT, e))?;
         crate::state::Hits::hit(&mut self.states.hits.rule, hit_ts);
         self.stats[PROJECT].records_out += 1;
