@@ -13,6 +13,8 @@ pub struct RulesConfig {
     pub enabled: bool,
     /// Most rules the node accepts.
     pub max_rules: usize,
+    /// Most records one window of a rule holds; records beyond are dropped and counted.
+    pub max_window_rows: usize,
 }
 
 impl Default for RulesConfig {
@@ -20,6 +22,7 @@ impl Default for RulesConfig {
         RulesConfig {
             enabled: true,
             max_rules: 10_000,
+            max_window_rows: fogline_sql::plan::DEFAULT_MAX_WINDOW_ROWS,
         }
     }
 }

@@ -87,6 +87,25 @@ impl Extensions for Ext {
     }
 }
 
+/// What a node's rules may hold (`[rules] max_rules`, `max_window_rows`).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Most rules.
+    pub max_rules: usize,
+    /// Most records one window of a rule holds (see `PlanOptions::max_window_rows`).
+    pub max_window_rows: usize,
+}
+
+impl From<usize> for Limits {
+    /// `max_rules`, with the default window bound.
+    fn from(max_rules: usize) -> Limits {
+        Limits {
+            max_rules,
+            max_window_rows: fogline_sql::plan::DEFAULT_MAX_WINDOW_ROWS,
+        }
+    }
+}
+
 /// Every rule of a node.
 #[derive(Clone)]
 pub struct Rules {
@@ -102,6 +121,7 @@ struct Inner {
     functions: Option<Arc<dyn Functions>>,
     rules: Mutex<BTreeMap<String, Entry>>,
     max_rules: usize,
+    max_window_rows: usize,
 }
 
 impl Rules {
@@ -114,8 +134,12 @@ impl Rules {
         broker: Broker,
         dir: Option<std::path::PathBuf>,
         functions: Option<Arc<dyn Functions>>,
-        max_rules: usize,
+        limits: impl Into<Limits>,
     ) -> Result<Rules, String> {
+        let Limits {
+            max_rules,
+            max_window_rows,
+        } = limits.into();
         let sub = |name: &str| {
             Store::open(dir.as_ref().map(|d| d.join(name)))
                 .map_err(|e| format!("cannot open the rules' {name} store: {e}"))
@@ -130,6 +154,7 @@ impl Rules {
                 functions,
                 rules: Mutex::new(BTreeMap::new()),
                 max_rules,
+                max_window_rows,
                 specs,
             }),
         };
@@ -417,6 +442,7 @@ impl Rules {
         let opts = PlanOptions {
             is_event_time: spec.options.is_event_time,
             late_tolerance_ms: spec.options.late_tolerance,
+            max_window_rows: self.inner.max_window_rows,
         };
         let plan = Plan::new(&select, &def, opts, ext.clone()).map_err(|e| e.to_string())?;
         let sinks = spec

@@ -26,7 +26,7 @@ pub mod store;
 pub mod trigger;
 
 pub use config::{RulesConfig, DEFAULT_SECTION};
-pub use engine::{RuleError, Rules, State, Status};
+pub use engine::{Limits, RuleError, Rules, State, Status};
 pub use spec::RuleSpec;
 
 /// What [`Functions`] answers with, later.

@@ -38,12 +38,30 @@ pub struct Emit {
 }
 
 /// How a rule runs.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct PlanOptions {
     /// Windows by the stream's `TIMESTAMP` field (else by receive time and the clock).
     pub is_event_time: bool,
     /// How far behind the highest event time records may come (event time only).
     pub late_tolerance_ms: u64,
+    /// Most records a time window holds at once: a window keeps its records until it
+    /// emits, so a long window over a fast stream would hold memory without a bound. A
+    /// record beyond it is dropped and counted ([`Plan::window_full_dropped`], and as a
+    /// window exception); a count window longer than this is refused.
+    pub max_window_rows: usize,
+}
+
+/// The default of [`PlanOptions::max_window_rows`].
+pub const DEFAULT_MAX_WINDOW_ROWS: usize = 1_000_000;
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            is_event_time: false,
+            late_tolerance_ms: 0,
+            max_window_rows: DEFAULT_MAX_WINDOW_ROWS,
+        }
+    }
 }
 
 /// What the node lends to rules: named pattern sets for `match_count` and `matches`.
@@ -85,6 +103,8 @@ pub struct Plan {
     ts_field: Option<String>,
     /// Fields a window keeps of each row, sorted (`None`: all of them).
     keep: Option<Vec<Arc<str>>>,
+    /// Records dropped because their window held `max_window_rows` already.
+    window_full: u64,
 }
 
 impl std::fmt::Debug for Plan {
@@ -120,6 +140,15 @@ impl Plan {
         }
         if let Some(w) = &select.window {
             check_window(&w.kind)?;
+            if let WindowKind::Count { count, .. } = w.kind {
+                if count > opts.max_window_rows as u64 {
+                    return Err(SqlError::Plan(format!(
+                        "COUNTWINDOW({count}) holds more records than a window may ({}, \
+                         [rules] max_window_rows)",
+                        opts.max_window_rows
+                    )));
+                }
+            }
         }
         // eKuiper runs WHERE on a window's rows, not on records, for count windows and in
         // event time (it pushes it below only processing-time windows).
@@ -238,6 +267,7 @@ impl Plan {
             opts,
             ts_field,
             keep,
+            window_full: 0,
         })
     }
 
@@ -332,6 +362,14 @@ impl Plan {
         } else {
             None
         };
+        // Time goes on with every record, kept or not.
+        let wm = if self.opts.is_event_time {
+            w.max_seen
+                .saturating_sub(self.opts.late_tolerance_ms as i64)
+        } else {
+            ts
+        };
+        let timed = !matches!(w.kind, WindowKind::Count { .. });
         // A window whose results fail is counted and passed: the window goes on.
         let mut first = None;
         let mut fire = |s: i64, e: i64, rows: &[Rec]| -> Result<(), SqlError> {
@@ -341,18 +379,32 @@ impl Plan {
             }
             Ok(())
         };
+        let mut full = false;
         if let Some((rec, trigger)) = kept {
-            w.insert(rec, trigger, &mut fire)?;
+            if timed && w.buf.len() >= self.opts.max_window_rows {
+                // The windows this record's time closes go first: they may make room.
+                w.advance(wm, &mut fire)?;
+                full = w.buf.len() >= self.opts.max_window_rows;
+            }
+            if !full {
+                w.insert(rec, trigger, &mut fire)?;
+            }
         }
-        // Time goes on with every record, kept or not.
-        let wm = if self.opts.is_event_time {
-            w.max_seen
-                .saturating_sub(self.opts.late_tolerance_ms as i64)
-        } else {
-            ts
-        };
-        if !matches!(w.kind, WindowKind::Count { .. }) && w.max_seen != i64::MIN {
+        if timed && w.max_seen != i64::MIN {
             w.advance(wm, &mut fire)?;
+        }
+        if full {
+            self.window_full += 1;
+            let s = &mut core.stats[WINDOW];
+            s.exceptions += 1;
+            // The message once in a while, not a string per dropped record.
+            if self.window_full % 1024 == 1 {
+                s.last_exception = Some(format!(
+                    "a window holds its most records ({}, [rules] max_window_rows): {} \
+                     records dropped so far",
+                    self.opts.max_window_rows, self.window_full
+                ));
+            }
         }
         crate::sample::lap(&mut core.stats[WINDOW].process_ns, t1);
         first.map_or(Ok(()), Err)
@@ -467,6 +519,11 @@ impl Plan {
         let mut v = self.core.stats.to_vec();
         v[DECODE] = self.decode_stats.borrow().clone();
         v
+    }
+
+    /// Records dropped because their window held `max_window_rows` already.
+    pub fn window_full_dropped(&self) -> u64 {
+        self.window_full
     }
 
     /// Records dropped as later than the watermark allows.

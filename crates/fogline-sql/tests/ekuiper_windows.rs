@@ -259,6 +259,7 @@ fn go_event(sql: &str, recs: &[(String, i64)]) -> (Vec<String>, u64) {
     let opts = PlanOptions {
         is_event_time: true,
         late_tolerance_ms: 1000,
+        ..Default::default()
     };
     let s = r#"CREATE STREAM demo () WITH (DATASOURCE="demo", TIMESTAMP="ts")"#;
     let mut p = try_plan(s, sql, opts).unwrap();

@@ -150,6 +150,7 @@ fn event_time_and_mqtt_topic() {
     let opts = fogline_sql::PlanOptions {
         is_event_time: true,
         late_tolerance_ms: 0,
+        ..Default::default()
     };
     let mut p = try_plan(s, "SELECT event_time() AS x FROM demo", opts).unwrap();
     let mut out = Vec::new();

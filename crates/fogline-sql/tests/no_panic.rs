@@ -58,7 +58,11 @@ proptest! {
             return Ok(());
         };
         let s = stream(r#"CREATE STREAM demo () WITH (DATASOURCE="demo", TIMESTAMP="ts")"#);
-        let opts = PlanOptions { is_event_time: event, late_tolerance_ms: tol };
+        let opts = PlanOptions {
+            is_event_time: event,
+            late_tolerance_ms: tol,
+            ..PlanOptions::default()
+        };
         let Ok(mut p) = Plan::new(&sel, &s, opts, Arc::new(Ext(None))) else {
             return Ok(());
         };

@@ -67,6 +67,7 @@ fn held_records_of_a_rule_without_a_window_survive_a_snapshot() {
     let opts = fogline_sql::PlanOptions {
         is_event_time: true,
         late_tolerance_ms: 100,
+        ..Default::default()
     };
     let sql = "SELECT v FROM demo WHERE v > 1";
     let recs: Vec<(String, i64)> = [(1, 5), (2, 50), (3, 20), (4, 300), (5, 120), (6, 600)]

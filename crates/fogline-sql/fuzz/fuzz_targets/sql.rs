@@ -44,6 +44,7 @@ fuzz_target!(|data: &[u8]| {
         let opts = PlanOptions {
             is_event_time: event_time,
             late_tolerance_ms: 10,
+            ..Default::default()
         };
         let Ok(mut plan) = Plan::new(&select, &stream, opts, Arc::new(NoSets)) else {
             return;

@@ -61,6 +61,7 @@ pub fn window_plan_sql(kind: Kind, event: bool, tol: i64, head: &str) -> Plan {
     let opts = PlanOptions {
         is_event_time: event,
         late_tolerance_ms: tol as u64,
+        ..Default::default()
     };
     Plan::new(&select(&sql), &s, opts, std::sync::Arc::new(Ext(None))).unwrap()
 }

@@ -49,13 +49,16 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     let dir =
         (cfg.broker.storage != StorageMode::Memory).then(|| cfg.broker.data_dir.join(".rules"));
     let broker = ctx.broker.clone();
-    let max = cfg.rules.max_rules;
+    let limits = fogline_rules::Limits {
+        max_rules: cfg.rules.max_rules,
+        max_window_rows: cfg.rules.max_window_rows,
+    };
     let service = functions(cfg, ctx)?;
     let for_rules = service
         .as_ref()
         .ok()
         .map(|s| Arc::new(s.clone()) as Arc<dyn Functions>);
-    let rules = Rules::open(broker, dir, for_rules, max)?;
+    let rules = Rules::open(broker, dir, for_rules, limits)?;
     let mut routes = ctx.routes.lock();
     routes.push(fogline_rules::api::routes(rules.clone()));
     routes.push(api::routes(service.clone()));
