@@ -25,7 +25,7 @@ pub use api::error::{status_of, ApiError};
 pub use api::OPENAPI;
 pub use config::{AdminConfig, DEFAULT_SECTION};
 pub use events::{snapshot, Snapshot};
-pub use server::AdminServer;
+pub use server::{AdminServer, ExtraRoutes};
 pub use state::{
     AdminState, ComponentState, ComponentStatus, Components, Endpoint, FeedFields, NodeInfo,
 };

@@ -11,6 +11,16 @@ use tokio::sync::{watch, Semaphore};
 use crate::config::AdminConfig;
 use crate::state::AdminState;
 
+/// Routes another component serves on the admin API, with their description: a JSON
+/// document holding `paths` (and `components.schemas`) in OpenAPI 3 form, merged into
+/// `/api/v1/openapi.json`.
+pub struct ExtraRoutes {
+    /// The routes, their state applied.
+    pub router: axum::Router,
+    /// Their description.
+    pub openapi: &'static str,
+}
+
 /// The bound admin API, ready to run.
 pub struct AdminServer {
     listeners: Vec<Listener>,
@@ -20,19 +30,25 @@ pub struct AdminServer {
 
 impl AdminServer {
     /// Binds every address of `config.listen` and builds the routes over `state`, with
-    /// `extra` routes of other components merged in.
+    /// `extra` routes of other components merged in (and their descriptions into the API's).
     ///
     /// # Errors
     /// [`BindError`] naming the address that could not be bound.
+    ///
+    /// # Panics
+    /// An extra description that is not a JSON object (a component's constant, tested in
+    /// its crate).
     pub async fn bind(
         config: AdminConfig,
         state: AdminState,
-        extra: Vec<axum::Router>,
+        extra: Vec<ExtraRoutes>,
     ) -> Result<AdminServer, BindError> {
         let listeners = Listener::bind_all(&config.listen).await?;
-        let mut router = crate::api::router(state);
-        for r in extra {
-            router = router.merge(r);
+        let docs: Vec<&str> = extra.iter().map(|e| e.openapi).collect();
+        let openapi = crate::api::merged_openapi(&docs);
+        let mut router = crate::api::router(state, openapi);
+        for e in extra {
+            router = router.merge(e.router);
         }
         Ok(AdminServer {
             listeners,

@@ -43,8 +43,9 @@ pub struct Context {
     pub health: Arc<Board>,
     /// The budget every listener's connections read under (`[node] read_buffer_budget`).
     pub read_budget: Arc<ReadBudget>,
-    /// HTTP routes components hand to the admin API (started last, it serves them all).
-    pub routes: Arc<Mutex<Vec<axum::Router>>>,
+    /// HTTP routes (with their OpenAPI description) components hand to the admin API
+    /// (started last, it serves them all).
+    pub routes: Arc<Mutex<Vec<fogline_admin::ExtraRoutes>>>,
     /// Fields components add to the admin API's live feed (their dashboard panels).
     pub feed: Arc<Mutex<Vec<Arc<dyn FeedFields>>>>,
 }

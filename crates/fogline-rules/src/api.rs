@@ -23,6 +23,10 @@ use crate::engine::{RuleError, Rules};
 use crate::patterns::PatternSet;
 use crate::spec::RuleSpec;
 
+/// The description of these routes (OpenAPI paths and schemas), merged into the admin API's
+/// `/api/v1/openapi.json`; `tests/openapi.rs` keeps it equal to the routes.
+pub const OPENAPI: &str = include_str!("../openapi.json");
+
 /// The routes, ready to merge into the admin API.
 pub fn routes(rules: Rules) -> Router {
     Router::new()

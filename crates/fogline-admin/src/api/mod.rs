@@ -35,8 +35,34 @@ const DASHBOARD_JS: &str = include_str!("../../assets/dashboard.js");
 const DASHBOARD_CSS: &str = include_str!("../../assets/dashboard.css");
 const RULES_JS: &str = include_str!("../../assets/rules.js");
 
-/// Every route of the admin API.
-pub fn router(state: AdminState) -> Router {
+/// The API's description with other components' merged in: their `paths` and
+/// `components.schemas` added to the admin API's own.
+///
+/// # Panics
+/// A description that is not a JSON object (see [`crate::ExtraRoutes`]).
+pub fn merged_openapi(extra: &[&str]) -> std::sync::Arc<str> {
+    if extra.is_empty() {
+        return std::sync::Arc::from(OPENAPI);
+    }
+    let mut doc: serde_json::Value = serde_json::from_str(OPENAPI).expect("openapi.json is JSON");
+    for text in extra {
+        let part: serde_json::Value =
+            serde_json::from_str(text).expect("a component's OpenAPI description is JSON");
+        for section in [&["paths"][..], &["components", "schemas"][..]] {
+            let Some(from) = section.iter().try_fold(&part, |v, k| v.get(*k)) else {
+                continue;
+            };
+            let into = section.iter().fold(&mut doc, |v, k| &mut v[*k]);
+            if let (Some(into), Some(from)) = (into.as_object_mut(), from.as_object()) {
+                into.extend(from.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+    }
+    std::sync::Arc::from(doc.to_string())
+}
+
+/// Every route of the admin API; `openapi` is the description it serves.
+pub fn router(state: AdminState, openapi: std::sync::Arc<str>) -> Router {
     Router::new()
         .route(
             "/",
@@ -58,7 +84,13 @@ pub fn router(state: AdminState) -> Router {
         .route("/metrics", get(metrics))
         .route(
             "/api/v1/openapi.json",
-            get(|| async { page(OPENAPI, "application/json") }),
+            get(move || async move {
+                (
+                    [(header::CONTENT_TYPE, "application/json")],
+                    openapi.to_string(),
+                )
+                    .into_response()
+            }),
         )
         .route("/api/v1/node", get(node))
         .route("/api/v1/events", get(crate::events::events))

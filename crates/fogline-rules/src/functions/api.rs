@@ -38,6 +38,10 @@ use super::FunctionService;
 /// Either the service or why this node has none.
 type Svc = Result<FunctionService, String>;
 
+/// The description of these routes (OpenAPI paths), merged into the admin API's
+/// `/api/v1/openapi.json`; `tests/openapi.rs` keeps it equal to the routes.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
 /// The routes, ready to merge into the admin API. `Err(why)`: functions are off on this
 /// node, and every route says why.
 pub fn routes(service: Result<FunctionService, String>) -> Router {

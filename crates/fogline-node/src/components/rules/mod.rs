@@ -60,8 +60,14 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         .map(|s| Arc::new(s.clone()) as Arc<dyn Functions>);
     let rules = Rules::open(broker, dir, for_rules, limits)?;
     let mut routes = ctx.routes.lock();
-    routes.push(fogline_rules::api::routes(rules.clone()));
-    routes.push(api::routes(service.clone()));
+    routes.push(fogline_admin::ExtraRoutes {
+        router: fogline_rules::api::routes(rules.clone()),
+        openapi: fogline_rules::api::OPENAPI,
+    });
+    routes.push(fogline_admin::ExtraRoutes {
+        router: api::routes(service.clone()),
+        openapi: api::OPENAPI,
+    });
     drop(routes);
     ctx.feed
         .lock()
