@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::Store;
 
-/// A pattern set as uploaded: `{"name", "patterns": ["GET /", ...], "caseInsensitive"?}`.
+/// A pattern set as uploaded: `{"name", "patterns": ["GET /", ...], "caseInsensitive"?,
+/// "hex"?}`. With `"hex": true` each pattern is its bytes in hexadecimal (`"0d0a0d0a"`), for
+/// binary patterns such as those of IDS rules.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PatternSet {
@@ -23,6 +25,9 @@ pub struct PatternSet {
     /// Match ASCII letters regardless of case.
     #[serde(default)]
     pub case_insensitive: bool,
+    /// The patterns are written in hexadecimal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hex: bool,
 }
 
 /// Every pattern set, compiled.
@@ -111,9 +116,54 @@ fn compile(set: &PatternSet) -> Result<Arc<Matcher>, String> {
         if p.is_empty() {
             return Err(format!("pattern set {}: pattern {i} is empty", set.name));
         }
-        b.add(i as u32, p.as_bytes(), set.case_insensitive);
+        let bytes = if set.hex {
+            unhex(p).ok_or_else(|| {
+                format!(
+                    "pattern set {}: pattern {i} is not hexadecimal: {p:?}",
+                    set.name
+                )
+            })?
+        } else {
+            p.as_bytes().to_vec()
+        };
+        b.add(i as u32, bytes, set.case_insensitive);
     }
     b.build()
         .map(Arc::new)
         .map_err(|e| format!("pattern set {}: {e}", set.name))
+}
+
+/// Bytes from hexadecimal digits (an even number of them).
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    let digits = text.as_bytes();
+    if digits.len() % 2 != 0 {
+        return None;
+    }
+    let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    digits
+        .chunks(2)
+        .map(|p| Some(nibble(p[0])? << 4 | nibble(p[1])?))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_patterns_decode_and_bad_ones_are_named() {
+        assert_eq!(unhex("0d0A00ff"), Some(vec![0x0d, 0x0a, 0x00, 0xff]));
+        assert_eq!(unhex("0d0"), None);
+        assert_eq!(unhex("zz"), None);
+        let set = |p: &str| PatternSet {
+            name: "s".into(),
+            patterns: vec![p.into()],
+            case_insensitive: false,
+            hex: true,
+        };
+        let m = compile(&set("00ff")).unwrap();
+        assert_eq!(m.count(b"a\x00\xffb\x00\xff"), 2);
+        let e = compile(&set("0g")).err().unwrap();
+        assert!(e.contains("pattern 0 is not hexadecimal"), "{e}");
+    }
 }

@@ -281,6 +281,7 @@ async fn a_matcher_operator_counts_patterns_of_an_uploaded_set() {
             name: "bad".into(),
             patterns: vec!["evil".into(), "EXPLOIT".into()],
             case_insensitive: true,
+            hex: false,
         })
         .unwrap();
     let link = b.link("test");

@@ -94,6 +94,9 @@ pub enum PatternCommand {
         /// Match ASCII letters regardless of case.
         #[arg(long)]
         nocase: bool,
+        /// Each line is a pattern's bytes in hexadecimal (binary patterns).
+        #[arg(long)]
+        hex: bool,
         #[command(flatten)]
         admin: Admin,
     },
@@ -234,13 +237,14 @@ pub fn run_pattern(cmd: PatternCommand) -> anyhow::Result<()> {
                 name,
                 file,
                 nocase,
+                hex,
                 admin,
             } => {
                 let text = String::from_utf8(read_input(None, Some(file))?)
                     .map_err(|_| anyhow::anyhow!("the pattern file is not UTF-8"))?;
                 let patterns: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
                 let body = serde_json::json!({
-                    "name": name, "patterns": patterns, "caseInsensitive": nocase
+                    "name": name, "patterns": patterns, "caseInsensitive": nocase, "hex": hex
                 });
                 let path = format!("/api/v1/patterns/{name}");
                 let v = call(&admin, "PUT", &path, Some(body.to_string().into_bytes())).await?;
