@@ -8,8 +8,16 @@
 //! predicate (exact keyword, partial keyword, numeric range, geographic box or radius).
 //!
 //! - `model`: the types ([`DataProfile`], [`Interest`], [`Predicate`]).
+//! - `parse`, `display`: the text form (`DataProfile::parse`, `Interest::parse`, `Display`),
+//!   grammar in `docs/PROFILES.md`; errors are [`ParseError`].
 #![deny(missing_docs)]
 
+mod display;
+mod error;
+mod lex;
 pub mod model;
+mod parse;
 
+pub use error::{ErrorKind, ParseError};
+pub use lex::{attribute_char, parse_number, parse_point, valid_attribute};
 pub use model::{DataProfile, GeoPoint, Interest, Predicate, Term};
