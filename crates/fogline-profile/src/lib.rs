@@ -10,14 +10,17 @@
 //! - `model`: the types ([`DataProfile`], [`Interest`], [`Predicate`]).
 //! - `parse`, `display`: the text form (`DataProfile::parse`, `Interest::parse`, `Display`),
 //!   grammar in `docs/PROFILES.md`; errors are [`ParseError`].
+//! - `eval`: the reference semantics ([`Interest::matches`], [`Predicate::holds`]).
 #![deny(missing_docs)]
 
 mod display;
 mod error;
+mod eval;
 mod lex;
 pub mod model;
 mod parse;
 
 pub use error::{ErrorKind, ParseError};
+pub use eval::{box_contains, wildcard_matches, EARTH_RADIUS_M};
 pub use lex::{attribute_char, parse_number, parse_point, valid_attribute};
 pub use model::{DataProfile, GeoPoint, Interest, Predicate, Term};
