@@ -8,8 +8,29 @@
 //! predicate (exact keyword, partial keyword, numeric range, geographic box or radius).
 //!
 //! - `model`: the types ([`DataProfile`], [`Interest`], [`Predicate`]).
+//! - `parse`, `display`: the text form (`DataProfile::parse`, `Interest::parse`, `Display`),
+//!   grammar in `docs/PROFILES.md`; errors are [`ParseError`].
+//! - `eval`: the reference semantics ([`Interest::matches`], [`Predicate::holds`]).
+//!
+//! ```
+//! use fogline_profile::{DataProfile, Interest};
+//!
+//! let data = DataProfile::parse("type=drone sensor=lidar geo=40.0583,-74.4056 urgent")?;
+//! let interest = Interest::parse("@site/+/lidar sensor=li* geo~40.05,-74.40,5km urgent")?;
+//! assert!(interest.matches(&data, "site/nj/lidar"));
+//! assert_eq!(Interest::parse(&interest.to_string())?, interest);
+//! # Ok::<(), fogline_profile::ParseError>(())
+//! ```
 #![deny(missing_docs)]
 
+mod display;
+mod error;
+mod eval;
+mod lex;
 pub mod model;
+mod parse;
 
+pub use error::{ErrorKind, ParseError};
+pub use eval::{box_contains, wildcard_matches, EARTH_RADIUS_M};
+pub use lex::{attribute_char, parse_number, parse_point, valid_attribute};
 pub use model::{DataProfile, GeoPoint, Interest, Predicate, Term};

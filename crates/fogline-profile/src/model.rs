@@ -40,7 +40,8 @@ pub enum Predicate {
     /// The value ends with this: `attr=*dar`.
     Suffix(String),
     /// The value matches a pattern with `*` (any run) and `?` (one character) anywhere:
-    /// `attr=L*d?r`. (`*` alone is [`Predicate::Present`] with a value.)
+    /// `attr=L*d?r`. (`attr=*` parses as [`Predicate::Present`].) In the pattern,
+    /// `\` makes the next character literal (`\*`, `\?`, `\\`), as the parser writes it.
     Wildcard(String),
     /// The value is a number within the bounds (inclusive; `None` = open): `attr=20..30`,
     /// `attr=20..`, `attr=..30`.
