@@ -8,8 +8,11 @@
 //! predicate (exact keyword, partial keyword, numeric range, geographic box or radius).
 //!
 //! - `model`: the types ([`DataProfile`], [`Interest`], [`Predicate`]).
+//! - `index`: [`InterestIndex`], one data profile against many interests without a scan.
 #![deny(missing_docs)]
 
+pub mod index;
 pub mod model;
 
+pub use index::{InterestId, InterestIndex};
 pub use model::{DataProfile, GeoPoint, Interest, Predicate, Term};
