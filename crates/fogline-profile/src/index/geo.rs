@@ -9,7 +9,8 @@ use crate::model::{GeoPoint, Predicate};
 /// Mean earth radius (IUGG), metres.
 pub(crate) const EARTH_RADIUS_M: f64 = 6_371_008.8;
 const LEVELS: usize = 21;
-const MAX_CELLS: usize = 16;
+// Few cells per shape: each is a copy to store and a lookup that may find it.
+const MAX_CELLS: usize = 4;
 
 /// A shape a point may fall in.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -170,21 +171,26 @@ fn cells_of(pieces: &[[f64; 4]]) -> Vec<u64> {
     unreachable!("level 0 always returns")
 }
 
-/// One shape in a cell: its owner and the shape to check exactly.
+/// A shape and its owner, stored once; cells refer to it by number.
 #[derive(Clone, Copy)]
-struct Entry {
+struct Stored {
     slot: u32,
-    term: u32,
     shape: Shape,
 }
 
 /// The shapes of one attribute.
 #[derive(Default)]
 pub(crate) struct GeoGrid {
-    cells: FastMap<u64, Vec<Entry>>,
+    shapes: Vec<Stored>,
+    free: Vec<u32>,
+    /// `(slot, term)` -> shape number, for removal.
+    numbers: FastMap<(u32, u32), u32>,
+    /// Cell key -> `(slot, shape number)`: the slot is kept here too so removal need not
+    /// follow the numbers.
+    cells: FastMap<u64, Vec<(u32, u32)>>,
     per_level: [usize; LEVELS],
     /// Shapes with no safe bounding box, checked for every point.
-    loose: Vec<Entry>,
+    loose: Vec<u32>,
     len: usize,
 }
 
@@ -194,47 +200,61 @@ impl GeoGrid {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        let entry = std::mem::size_of::<Entry>();
-        self.cells.capacity() * (8 + std::mem::size_of::<Vec<Entry>>())
-            + self
-                .cells
-                .values()
-                .map(|v| v.capacity() * entry)
-                .sum::<usize>()
-            + self.loose.capacity() * entry
+        self.shapes.capacity() * std::mem::size_of::<Stored>()
+            + (self.free.capacity() + self.loose.capacity()) * 4
+            + self.numbers.capacity() * 13
+            + self.cells.capacity() * (9 + std::mem::size_of::<Vec<(u32, u32)>>())
+            + self.cells.values().map(|v| v.capacity() * 8).sum::<usize>()
     }
 
     pub(crate) fn insert(&mut self, shape: Shape, slot: u32, term: u32) {
-        let entry = Entry { slot, term, shape };
+        let stored = Stored { slot, shape };
+        let n = match self.free.pop() {
+            Some(n) => {
+                self.shapes[n as usize] = stored;
+                n
+            }
+            None => {
+                self.shapes.push(stored);
+                (self.shapes.len() - 1) as u32
+            }
+        };
         self.len += 1;
+        self.numbers.insert((slot, term), n);
         match shape.pieces() {
-            Err(()) => self.loose.push(entry),
-            Ok(p) if p.is_empty() => {} // holds for no point; the interest never matches
+            Err(()) => self.loose.push(n),
             Ok(p) => {
-                for key in cells_of(&p) {
+                // No pieces: holds for no point, so it is filed nowhere.
+                for key in if p.is_empty() {
+                    Vec::new()
+                } else {
+                    cells_of(&p)
+                } {
                     self.per_level[(key >> 48) as usize] += 1;
-                    self.cells.entry(key).or_default().push(entry);
+                    self.cells.entry(key).or_default().push((slot, n));
                 }
             }
         }
     }
 
     pub(crate) fn remove(&mut self, shape: Shape, slot: u32, term: u32) {
-        let mine = |e: &Entry| e.slot == slot && e.term == term;
+        let Some(n) = self.numbers.remove(&(slot, term)) else {
+            return;
+        };
         self.len -= 1;
+        self.free.push(n);
         match shape.pieces() {
-            Err(()) => {
-                if let Some(i) = self.loose.iter().position(mine) {
-                    self.loose.swap_remove(i);
-                }
-            }
-            Ok(p) if p.is_empty() => {}
+            Err(()) => self.loose.retain(|&x| x != n),
             Ok(p) => {
-                for key in cells_of(&p) {
+                for key in if p.is_empty() {
+                    Vec::new()
+                } else {
+                    cells_of(&p)
+                } {
                     let Some(list) = self.cells.get_mut(&key) else {
                         continue;
                     };
-                    if let Some(i) = list.iter().position(mine) {
+                    if let Some(i) = list.iter().position(|&e| e == (slot, n)) {
                         list.swap_remove(i);
                         self.per_level[(key >> 48) as usize] -= 1;
                     }
@@ -248,11 +268,13 @@ impl GeoGrid {
 
     /// Calls `hit(slot)` for every shape containing `p`.
     pub(crate) fn stab(&self, p: GeoPoint, hit: &mut impl FnMut(u32)) {
-        for e in &self.loose {
-            if e.shape.contains(p) {
-                hit(e.slot);
+        let mut check = |n: u32| {
+            let s = &self.shapes[n as usize];
+            if s.shape.contains(p) {
+                hit(s.slot);
             }
-        }
+        };
+        self.loose.iter().for_each(|&n| check(n));
         for level in 0..LEVELS {
             if self.per_level[level] == 0 {
                 continue;
@@ -260,11 +282,7 @@ impl GeoGrid {
             let (y, _) = cell_range(p.lat, p.lat, -90.0, 180.0, level);
             let (x, _) = cell_range(p.lon, p.lon, -180.0, 360.0, level);
             if let Some(list) = self.cells.get(&cell_key(level, y, x)) {
-                for e in list {
-                    if e.shape.contains(p) {
-                        hit(e.slot);
-                    }
-                }
+                list.iter().for_each(|&(_, n)| check(n));
             }
         }
     }
