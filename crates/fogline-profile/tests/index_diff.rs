@@ -163,6 +163,85 @@ proptest! {
     }
 }
 
+/// A point within a few degrees of the antimeridian, a pole or a plain spot.
+fn near_anchor() -> impl Strategy<Value = GeoPoint> {
+    let anchors = vec![
+        (0.0, 180.0),
+        (0.0, -180.0),
+        (89.5, 0.0),
+        (-89.5, 90.0),
+        (45.0, 10.0),
+    ];
+    (prop::sample::select(anchors), -3.0..3.0f64, -3.0..3.0f64).prop_map(|((a, o), dl, dn)| {
+        let lon = o + dn;
+        let lon = if lon > 180.0 {
+            lon - 360.0
+        } else if lon < -180.0 {
+            lon + 360.0
+        } else {
+            lon
+        };
+        GeoPoint {
+            lat: (a + dl).clamp(-90.0, 90.0),
+            lon,
+        }
+    })
+}
+
+fn geo_interest() -> impl Strategy<Value = Interest> {
+    let pred = prop_oneof![
+        (near_anchor(), near_anchor()).prop_map(|(a, b)| Predicate::GeoBox {
+            south_west: GeoPoint {
+                lat: a.lat.min(b.lat),
+                lon: a.lon
+            },
+            north_east: GeoPoint {
+                lat: a.lat.max(b.lat),
+                lon: b.lon
+            },
+        }),
+        (near_anchor(), 0.0..5e5)
+            .prop_map(|(center, radius_m)| Predicate::Near { center, radius_m }),
+    ];
+    prop::collection::vec(pred, 1..3).prop_map(|ps| Interest {
+        terms: ps
+            .into_iter()
+            .map(|predicate| Term {
+                attribute: "g".into(),
+                predicate,
+            })
+            .collect(),
+        topic: None,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn geo_index_equals_scan(
+        interests in prop::collection::vec(geo_interest(), 1..40),
+        points in prop::collection::vec(near_anchor(), 1..20),
+    ) {
+        let mut index = InterestIndex::new();
+        let live: Vec<(u64, Interest)> = interests.into_iter().enumerate().map(|(i, it)| (i as u64, it)).collect();
+        for (id, it) in &live {
+            index.insert(*id, it);
+        }
+        let profiles: Vec<(DataProfile, &str)> = points
+            .iter()
+            .map(|p| (DataProfile { pairs: vec![("g".into(), Some(format!("{},{}", p.lat, p.lon)))] }, "t"))
+            .collect();
+        check(&index, &live, &profiles);
+    }
+}
+
+#[test]
+fn index_is_send_and_sync() {
+    fn shared<T: Send + Sync>() {}
+    shared::<InterestIndex>();
+}
+
 #[test]
 fn examples() {
     let term = |a: &str, p| Term {
