@@ -8,6 +8,22 @@
 //! satisfies and counts them per interest; an interest matches when its count reaches its
 //! number of terms. The work grows with the number of satisfied terms, not with the number
 //! of interests. Interests without terms match every profile (subject to their topic).
+//!
+//! Cost of matching one attribute value `v` (k = the terms it satisfies):
+//! - present, exact: one hash lookup, then k;
+//! - prefix, suffix: one hash lookup per prefix (suffix) of `v` up to the longest key;
+//! - wildcard: patterns are filed under their literal head (before the first `*` or `?`),
+//!   one lookup per prefix of `v`; every pattern whose head is a prefix of `v` is checked
+//!   directly, O(|pattern| x |v|) each, so patterns opening with `*` are all checked;
+//! - range: a stabbing query on a treap by low bound, O(k log n) expected;
+//! - geo box and radius: one grid lookup per occupied level (at most 21), then an exact check
+//!   of each shape in that cell (shapes cover at most 4 cells at their level, so the cell holds
+//!   few that miss); shapes with no safe bounding box (a radius centred off the earth's
+//!   ranges) are checked for every point.
+//!
+//! Then each interest whose count reached its terms is checked against the topic filter.
+//! Insert and remove touch only the interest's own terms (removal searches the owner lists
+//! of its keys, linear in each list).
 
 mod attr;
 mod geo;
@@ -130,8 +146,8 @@ impl InterestIndex {
             .is_none_or(|f| fogline_wire::filter_matches(f, topic))
     }
 
-    /// Counts satisfied terms per slot; `done(slot)` is called when a slot's count reaches
-    /// its need and stops the walk by returning true. Returns whether it was stopped.
+    /// Counts satisfied terms per slot; `done(slot)` is called when a slot's last term is
+    /// satisfied and stops the walk by returning true. Returns whether it was stopped.
     fn count(&self, profile: &DataProfile, done: &mut impl FnMut(u32) -> bool) -> bool {
         SCRATCH.with(|cell| {
             let (counts, touched) = &mut *cell.borrow_mut();
@@ -148,12 +164,16 @@ impl InterestIndex {
                     continue;
                 };
                 a.stab(value.as_deref(), &mut |slot| {
+                    // Holds 1 + the terms still to satisfy (0: untouched), so `need` is read
+                    // once per touched slot rather than once per satisfied term.
                     let c = &mut counts[slot as usize];
                     if *c == 0 {
                         touched.push(slot);
+                        *c = self.need[slot as usize];
+                    } else {
+                        *c -= 1;
                     }
-                    *c += 1;
-                    if !stopped && *c == self.need[slot as usize] {
+                    if !stopped && *c == 1 {
                         stopped = done(slot);
                     }
                 });
