@@ -11,6 +11,7 @@
 //! - `parse`, `display`: the text form (`DataProfile::parse`, `Interest::parse`, `Display`),
 //!   grammar in `docs/PROFILES.md`; errors are [`ParseError`].
 //! - `eval`: the reference semantics ([`Interest::matches`], [`Predicate::holds`]).
+//! - `index`: [`InterestIndex`], one data profile against many interests without a scan.
 //!
 //! ```
 //! use fogline_profile::{DataProfile, Interest};
@@ -26,11 +27,13 @@
 mod display;
 mod error;
 mod eval;
+pub mod index;
 mod lex;
 pub mod model;
 mod parse;
 
 pub use error::{ErrorKind, ParseError};
 pub use eval::{box_contains, wildcard_matches, EARTH_RADIUS_M};
+pub use index::{InterestId, InterestIndex};
 pub use lex::{attribute_char, parse_number, parse_point, valid_attribute};
 pub use model::{DataProfile, GeoPoint, Interest, Predicate, Term};
