@@ -12,6 +12,8 @@
 //!   grammar in `docs/PROFILES.md`; errors are [`ParseError`].
 //! - `eval`: the reference semantics ([`Interest::matches`], [`Predicate::holds`]).
 //! - `index`: [`InterestIndex`], one data profile against many interests without a scan.
+//! - `rendezvous`: `notify_interest`, producers told to start and stop as interests come
+//!   and go.
 //!
 //! ```
 //! use fogline_profile::{DataProfile, Interest};
@@ -31,6 +33,7 @@ pub mod index;
 mod lex;
 pub mod model;
 mod parse;
+pub mod rendezvous;
 
 pub use error::{ErrorKind, ParseError};
 pub use eval::{box_contains, wildcard_matches, EARTH_RADIUS_M};
