@@ -10,6 +10,7 @@
 //! - `model`: the types ([`DataProfile`], [`Interest`], [`Predicate`]).
 //! - `parse`, `display`: the text form (`DataProfile::parse`, `Interest::parse`, `Display`),
 //!   grammar in `docs/PROFILES.md`; errors are [`ParseError`].
+//! - `carry`: a data profile as record headers (`DataProfile::from_headers`, `to_headers`).
 //! - `eval`: the reference semantics ([`Interest::matches`], [`Predicate::holds`]).
 //! - `index`: [`InterestIndex`], one data profile against many interests without a scan.
 //! - `rendezvous`: `notify_interest`, producers told to start and stop as interests come
@@ -26,6 +27,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod carry;
 mod display;
 mod error;
 mod eval;
@@ -35,6 +37,7 @@ pub mod model;
 mod parse;
 pub mod rendezvous;
 
+pub use carry::Skipped;
 pub use error::{ErrorKind, ParseError};
 pub use eval::{box_contains, wildcard_matches, EARTH_RADIUS_M};
 pub use index::{InterestId, InterestIndex};

@@ -1,0 +1,99 @@
+//! How a data profile travels with a record: one header per attribute (name = attribute,
+//! value = its value; a bare attribute has an empty value), as `docs/PROFILES.md` states.
+//! MQTT 5 user properties on PUBLISH become headers in the MQTT front end, so this is the
+//! carriage for both protocols. Headers named `mqtt.*` are the broker's, not attributes.
+
+use fogline_wire::{Headers, HeadersBuilder, WireError};
+
+use crate::model::DataProfile;
+
+/// What [`DataProfile::from_headers`] left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Headers whose name is not a valid attribute (`docs/PROFILES.md`).
+    pub bad_names: usize,
+    /// Headers whose value is not UTF-8 (a profile's values are text).
+    pub binary_values: usize,
+}
+
+impl DataProfile {
+    /// The data profile a record's headers carry; what cannot be an attribute is left out
+    /// and counted. A name given twice: the later value wins, as in the text form.
+    pub fn from_headers(headers: &Headers) -> (DataProfile, Skipped) {
+        let mut profile = DataProfile::default();
+        let mut skipped = Skipped::default();
+        for (name, value) in headers {
+            let name = name.as_str();
+            if name.starts_with("mqtt.") {
+                continue;
+            }
+            let Ok(value) = std::str::from_utf8(&value) else {
+                skipped.binary_values += 1;
+                continue;
+            };
+            let value = (!value.is_empty()).then(|| value.to_string());
+            if profile.insert(name, value).is_err() {
+                skipped.bad_names += 1;
+            }
+        }
+        (profile, skipped)
+    }
+
+    /// The header block carrying this profile.
+    ///
+    /// # Errors
+    /// More attributes or longer ones than a header block holds.
+    pub fn to_headers(&self) -> Result<bytes::Bytes, WireError> {
+        self.pairs
+            .iter()
+            .fold(HeadersBuilder::new(), |b, (a, v)| {
+                b.add(a, v.as_deref().unwrap_or(""))
+            })
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &[u8])]) -> Headers {
+        let block = pairs
+            .iter()
+            .fold(HeadersBuilder::new(), |b, (k, v)| b.add(k, v))
+            .finish()
+            .unwrap();
+        Headers::parse(block).unwrap()
+    }
+
+    #[test]
+    fn a_profile_round_trips_through_headers() {
+        let p = DataProfile::parse("type=drone sensor=lidar geo=40.0583,-74.4056 urgent 城市=東京")
+            .unwrap();
+        let block = p.to_headers().unwrap();
+        let (back, skipped) = DataProfile::from_headers(&Headers::parse(block).unwrap());
+        assert_eq!(back, p);
+        assert_eq!(skipped, Skipped::default());
+    }
+
+    #[test]
+    fn broker_headers_bad_names_and_binary_values_are_left_out() {
+        let h = headers(&[
+            ("mqtt.content_type", b"json"),
+            ("type", b"drone"),
+            ("bad name", b"x"),
+            ("blob", &[0xff, 0xfe]),
+            ("urgent", b""),
+            ("type", b"robot"),
+        ]);
+        let (p, skipped) = DataProfile::from_headers(&h);
+        assert_eq!(p, DataProfile::parse("type=robot urgent").unwrap());
+        assert_eq!(
+            skipped,
+            Skipped {
+                bad_names: 1,
+                binary_values: 1
+            }
+        );
+    }
+}
