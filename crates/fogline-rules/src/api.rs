@@ -162,7 +162,7 @@ async fn status(State(r): State<Rules>, Path(id): Path<String>) -> Result<Json<J
     }
     m.insert("restarts".into(), json!(st.restarts));
     m.insert("lastStartTimestamp".into(), json!(st.started_us / 1000));
-    let source = spec_stream(&spec.sql);
+    let source = crate::engine::from_stream(&spec.sql).unwrap_or_else(|| "unknown".into());
     m.insert(
         format!("source_{source}_0_records_in_total"),
         n(&stats.records_in),
@@ -213,13 +213,6 @@ async fn status(State(r): State<Rules>, Path(id): Path<String>) -> Result<Json<J
         m.insert("last_exception".into(), json!(e));
     }
     Ok(Json(Json_::Object(m)))
-}
-
-fn spec_stream(sql: &str) -> String {
-    match fogline_sql::parse(sql) {
-        Ok(fogline_sql::ast::Statement::Select(s)) => s.from,
-        _ => "unknown".into(),
-    }
 }
 
 async fn patterns(State(r): State<Rules>) -> Json<Json_> {

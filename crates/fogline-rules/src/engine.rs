@@ -507,7 +507,7 @@ pub fn stream_def(cfg: &fogline_broker::StreamConfig) -> Result<StreamDef, Strin
 }
 
 /// The stream a rule's SQL reads, if it parses.
-fn from_stream(sql: &str) -> Option<String> {
+pub(crate) fn from_stream(sql: &str) -> Option<String> {
     match fogline_sql::parse(sql).ok()? {
         Statement::Select(s) => Some(s.from),
         Statement::CreateStream(_) => None,

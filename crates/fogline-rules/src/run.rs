@@ -343,7 +343,12 @@ async fn read(
             return Ok(v);
         }
     };
-    let name: Arc<str> = Arc::from(batch.topic.as_ref());
+    // The topic's name as the plan wants it, made once per run of batches on one topic.
+    if topic.1.as_ref() != batch.topic.as_ref() {
+        topic.1 = Arc::from(batch.topic.as_ref());
+        topic.0 = bytes::Bytes::new();
+    }
+    let name = topic.1.clone();
     let mut v = Vec::with_capacity(batch.count() as usize);
     let mut records = batch.records.clone();
     while let Some(r) = records.pop_front() {

@@ -409,13 +409,20 @@ pub(crate) fn clock(t: i64) -> i64 {
 /// `HOPPINGWINDOW(ss, 4333333333344, 4)`).
 pub const MAX_HOPS: u64 = 1000;
 
+/// Why a hopping window is too many hops long, if it is (the parser and the plan both ask).
+pub(crate) fn too_many_hops(length_ms: u64, hop_ms: u64) -> Option<String> {
+    (hop_ms > 0 && length_ms / hop_ms > MAX_HOPS).then(|| {
+        format!(
+            "HOPPINGWINDOW: a record would fall in {} windows (length / hop); at most {MAX_HOPS}",
+            length_ms / hop_ms
+        )
+    })
+}
+
 pub(crate) fn check_window(k: &WindowKind) -> Result<(), SqlError> {
     if let WindowKind::Hopping { length_ms, hop_ms } = *k {
-        if hop_ms > 0 && length_ms / hop_ms > MAX_HOPS {
-            return Err(SqlError::Plan(format!(
-                "HOPPINGWINDOW: a record would fall in {} windows (length / hop); at most {MAX_HOPS}",
-                length_ms / hop_ms
-            )));
+        if let Some(why) = too_many_hops(length_ms, hop_ms) {
+            return Err(SqlError::Plan(why));
         }
     }
     let too_big = |d: u64| d > MAX_TIME as u64;

@@ -12,9 +12,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::time::Duration;
 
-use bytes::Bytes;
 use fogline_client::{Client, ClientOptions, ConsumerOptions, PublishRecord};
-use fogline_rules::sink::request;
 use fogline_wire::StartPosition;
 use support::Served;
 
@@ -29,20 +27,7 @@ fn start(dir: &std::path::Path) -> Served {
 }
 
 async fn post(http: &str, path: &str, body: serde_json::Value) {
-    let r = request(
-        "POST",
-        &format!("http://{http}{path}"),
-        Bytes::from(body.to_string()),
-        Duration::from_secs(10),
-    )
-    .await
-    .unwrap();
-    assert!(
-        r.status < 300,
-        "{path}: {} {}",
-        r.status,
-        String::from_utf8_lossy(&r.body)
-    );
+    support::admin(http, "POST", path, Some(body)).await;
 }
 
 async fn publish(native: &str, from: u64, to: u64) {

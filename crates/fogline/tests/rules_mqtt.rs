@@ -8,31 +8,13 @@ mod support;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use bytes::Bytes;
-use fogline_rules::sink::request;
-
 async fn call(
     http: &str,
     method: &str,
     path: &str,
     body: Option<serde_json::Value>,
 ) -> serde_json::Value {
-    let body = body.map(|b| Bytes::from(b.to_string())).unwrap_or_default();
-    let r = request(
-        method,
-        &format!("http://{http}{path}"),
-        body,
-        Duration::from_secs(10),
-    )
-    .await
-    .unwrap();
-    assert!(
-        r.status < 300,
-        "{path}: {} {}",
-        r.status,
-        String::from_utf8_lossy(&r.body)
-    );
-    serde_json::from_slice(&r.body).unwrap()
+    support::admin(http, method, path, body).await
 }
 
 fn mosquitto(cmd: &str, port: &str, args: &[&str]) -> Output {

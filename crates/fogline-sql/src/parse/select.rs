@@ -247,15 +247,8 @@ impl Parser {
                         "HOPPINGWINDOW's hop must not exceed its length".into(),
                     ));
                 }
-                if length_ms / second > crate::window::MAX_HOPS {
-                    return Err(super::error_at(
-                        at,
-                        format!(
-                            "HOPPINGWINDOW: a record would fall in {} windows (length / hop); at most {}",
-                            length_ms / second,
-                            crate::window::MAX_HOPS
-                        ),
-                    ));
+                if let Some(why) = crate::window::too_many_hops(length_ms, second) {
+                    return Err(super::error_at(at, why));
                 }
                 WindowKind::Hopping {
                     length_ms,

@@ -139,3 +139,25 @@ where
         log,
     }
 }
+
+/// One request to a server's admin API (`http` is its `HOST:PORT`), asserted to succeed;
+/// its JSON answer (`null` when the body is not JSON).
+pub async fn admin(
+    http: &str,
+    method: &str,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> serde_json::Value {
+    let body = body.map(|b| b.to_string().into()).unwrap_or_default();
+    let url = format!("http://{http}{path}");
+    let r = fogline_rules::sink::request(method, &url, body, std::time::Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(
+        r.status < 300,
+        "{method} {path}: {} {}",
+        r.status,
+        String::from_utf8_lossy(&r.body)
+    );
+    serde_json::from_slice(&r.body).unwrap_or(serde_json::Value::Null)
+}

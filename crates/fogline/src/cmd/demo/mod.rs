@@ -17,7 +17,6 @@ use fogline_client::{
     Client, ClientOptions, ConsumerOptions, PublishRecord, StartPosition, SubscribeOptions,
 };
 use fogline_node::{Config, Node};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Run a server, a publisher and subscribers in one process and show records flowing.
 #[derive(Args, Debug)]
@@ -174,7 +173,7 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     }
     sub_client.close().await?;
     publisher.close().await?;
-    let metrics = http_get(&http, "/metrics").await?;
+    let metrics = rule::get(&http, "/metrics").await?;
     let line = metrics
         .lines()
         .find(|l| l.starts_with("fogline_records_in_total{protocol=\"native\"}"))
@@ -196,16 +195,4 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     }
     println!("next: `fogline serve` (dashboard on http://127.0.0.1:7767/), then `fogline sub 'site/#'` and `fogline pub site/r1/temp 21.5` in other terminals");
     Ok(())
-}
-
-/// The body of one HTTP/1.1 GET (the admin API closes after `Connection: close`).
-async fn http_get(addr: &str, path: &str) -> anyhow::Result<String> {
-    let mut sock = tokio::net::TcpStream::connect(addr).await?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    sock.write_all(request.as_bytes()).await?;
-    let mut raw = Vec::new();
-    sock.read_to_end(&mut raw).await?;
-    let text = String::from_utf8_lossy(&raw);
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    Ok(body.to_string())
 }

@@ -38,22 +38,24 @@ pub const SQL: &str = "SELECT split_value(meta(topic), '/', 1) AS robot, count(*
      FROM telemetry GROUP BY meta(topic), TUMBLINGWINDOW(ss, 1)";
 
 async fn post(http: &str, path: &str, body: serde_json::Value) -> anyhow::Result<()> {
+    send(http, "POST", path, Bytes::from(body.to_string()))
+        .await
+        .map(drop)
+}
+
+/// The body of a GET on the admin API.
+pub async fn get(http: &str, path: &str) -> anyhow::Result<String> {
+    send(http, "GET", path, Bytes::new()).await
+}
+
+async fn send(http: &str, method: &str, path: &str, body: Bytes) -> anyhow::Result<String> {
     let url = format!("http://{http}{path}");
-    let r = request(
-        "POST",
-        &url,
-        Bytes::from(body.to_string()),
-        Duration::from_secs(10),
-    )
-    .await?;
+    let r = request(method, &url, body, Duration::from_secs(10)).await?;
+    let text = String::from_utf8_lossy(&r.body).into_owned();
     if r.status >= 300 {
-        anyhow::bail!(
-            "{path}: HTTP {}: {}",
-            r.status,
-            String::from_utf8_lossy(&r.body)
-        );
+        anyhow::bail!("{method} {path}: HTTP {}: {text}", r.status);
     }
-    Ok(())
+    Ok(text)
 }
 
 /// Adds up the windows' counts until they cover `total` records (or 10 s pass).
