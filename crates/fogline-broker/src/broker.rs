@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use fogline_log::RecoveryReport;
+use fogline_profile::Interest;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::Notify;
 
@@ -27,6 +28,7 @@ use crate::config::{BrokerConfig, SlowConsumerPolicy, StorageMode, StreamConfig}
 use crate::consumer::{Consumer, ConsumerOptions};
 use crate::direct::{DirectSink, Handoff};
 use crate::error::BrokerError;
+use crate::profiled::{with_filter, Profiles};
 use crate::queue::{CloseReason, Push, QueueLimits, SubQueue};
 use crate::stats::BrokerStats;
 use crate::stream::Stream;
@@ -49,6 +51,10 @@ pub struct SubscribeOptions {
     pub group: Option<String>,
     /// Do not deliver batches published by `origin` (MQTT no-local).
     pub no_local: bool,
+    /// Only records whose data profile satisfies this interest's terms (its topic, if
+    /// any, is ignored: the filter is the subscription's). An interest without terms is
+    /// a plain subscription. See `profiled`.
+    pub interest: Option<Interest>,
 }
 
 /// A live subscription; the subscriber drains its queue.
@@ -62,9 +68,17 @@ pub struct Subscription {
     no_local: AtomicBool,
     queue: Arc<SubQueue>,
     direct: Option<Arc<dyn DirectSink>>,
+    /// The interest, with the filter as its topic (`None`: a plain subscription).
+    interest: Option<Interest>,
 }
 
 impl Subscription {
+    /// The interest profile it routes by, with its filter as the topic (`None`: a plain
+    /// subscription).
+    pub fn interest(&self) -> Option<&Interest> {
+        self.interest.as_ref()
+    }
+
     /// Broker-wide id.
     pub fn id(&self) -> u64 {
         self.id
@@ -103,7 +117,7 @@ impl Subscription {
 
     /// Has the direct sink, if any, keep its durable copy of `batch` (see
     /// [`DirectSink::persist`]).
-    fn persist(&self, batch: &Arc<Batch>) -> std::io::Result<()> {
+    pub(crate) fn persist(&self, batch: &Arc<Batch>) -> std::io::Result<()> {
         match &self.direct {
             Some(d) => d.persist(self.id, batch),
             None => Ok(()),
@@ -154,9 +168,11 @@ fn targets(route: &Route, origin: u64) -> impl Iterator<Item = &Subscription> {
 }
 
 #[derive(Default)]
-struct Subs {
-    trie: Trie,
-    by_id: HashMap<u64, Arc<Subscription>>,
+pub(crate) struct Subs {
+    pub(crate) trie: Trie,
+    pub(crate) by_id: HashMap<u64, Arc<Subscription>>,
+    /// Interests and announced producers (`profiled`).
+    pub(crate) profiles: Profiles,
 }
 
 /// Most topics whose routes are cached; past it the cache starts over.
@@ -173,7 +189,9 @@ pub struct Broker {
 
 pub(crate) struct Inner {
     pub(crate) config: BrokerConfig,
-    subs: RwLock<Subs>,
+    pub(crate) subs: RwLock<Subs>,
+    /// Subscriptions with an interest: while 0, no batch reads the subscriptions' lock.
+    pub(crate) profiled: AtomicUsize,
     pub(crate) generation: AtomicU64,
     /// Looked up for every published batch: foldhash, a tenth the instructions of std's
     /// SipHash for a short topic; its per-process random seed keeps crafted collisions hard.
@@ -236,6 +254,7 @@ impl Broker {
         let inner = Inner {
             config,
             subs: RwLock::new(Subs::default()),
+            profiled: AtomicUsize::new(0),
             generation: AtomicU64::new(1),
             routes: Mutex::new(foldhash::HashMap::default()),
             streams: RwLock::new(streams.into()),
@@ -410,6 +429,14 @@ impl Broker {
                 self.offer(sub, &batch, started).await;
             }
         }
+        for (sub, part) in self.profiled_targets(&batch) {
+            if let Err(e) = sub.persist(&part) {
+                failed.get_or_insert(e);
+            }
+            if !self.try_direct(&sub, handoff, &part) {
+                self.offer(&sub, &part, started).await;
+            }
+        }
         match failed {
             None => Ok(()),
             Some(e) => Err(BrokerError::io(
@@ -459,8 +486,21 @@ impl Broker {
                 Push::Closed | Push::Disconnected => {}
             }
         }
+        let profiled = self.profiled_targets(&batch);
+        let mut full_profiled = Vec::new();
+        for (sub, part) in &profiled {
+            if self.try_direct(sub, handoff, part) {
+                continue;
+            }
+            match self.try_offer(sub, part) {
+                Push::Queued => queued = true,
+                Push::Full => full_profiled.push((sub, part)),
+                Push::Closed | Push::Disconnected => {}
+            }
+        }
         if queued
             && full.is_empty()
+            && full_profiled.is_empty()
             && !route.streams.is_empty()
             && batch.weight() >= YIELD_BEFORE_APPEND
         {
@@ -473,6 +513,9 @@ impl Broker {
         let started = tokio::time::Instant::now();
         for sub in full {
             self.offer(sub, &batch, started).await;
+        }
+        for (sub, part) in full_profiled {
+            self.offer(sub, part, started).await;
         }
         stored.map(drop)
     }
@@ -682,8 +725,14 @@ impl Broker {
             policy: opts.policy.unwrap_or(q.policy),
             block_timeout: q.block_timeout,
         };
+        let interest = opts
+            .interest
+            .as_ref()
+            .filter(|i| !i.terms.is_empty())
+            .map(|i| with_filter(i, filter));
         let sub = Arc::new(Subscription {
             id: self.inner.next_id.fetch_add(1, Ordering::Relaxed),
+            interest,
             filter: filter.to_string(),
             origin,
             no_local: AtomicBool::new(opts.no_local),
@@ -696,8 +745,13 @@ impl Broker {
             direct,
         });
         let mut subs = self.inner.subs.write();
-        subs.trie.insert(filter, sub.id);
+        if sub.interest.is_some() {
+            self.inner.profiled.fetch_add(1, Ordering::Relaxed);
+        } else {
+            subs.trie.insert(filter, sub.id);
+        }
         subs.by_id.insert(sub.id, sub.clone());
+        subs.profiles.add(&sub);
         self.inner.generation.fetch_add(1, Ordering::AcqRel);
         drop(subs);
         self.drop_routes();
@@ -709,7 +763,12 @@ impl Broker {
         let mut subs = self.inner.subs.write();
         let removed = subs.by_id.remove(&sub.id).is_some();
         if removed {
-            subs.trie.remove(&sub.filter, sub.id);
+            if sub.interest.is_some() {
+                self.inner.profiled.fetch_sub(1, Ordering::Relaxed);
+            } else {
+                subs.trie.remove(&sub.filter, sub.id);
+            }
+            subs.profiles.remove(sub.id, sub.interest.is_some());
             self.inner.generation.fetch_add(1, Ordering::AcqRel);
         }
         drop(subs);

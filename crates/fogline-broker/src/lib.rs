@@ -12,6 +12,8 @@
 //!   consume with a remote client's semantics, without sockets.
 //! - `manage` creates, changes, purges and deletes streams at runtime (kept in the
 //!   node's catalog, `catalog`), and lists and deletes consumers.
+//! - `profiled` routes by content (subscriptions with an interest profile) and tells
+//!   announced producers when somebody is interested ([`Broker::announce`]).
 //! - [`clients`] is the node's list of connections with their traffic; [`stats`] the
 //!   broker's counters.
 //!
@@ -31,6 +33,7 @@ mod error;
 pub mod link;
 mod manage;
 mod positions;
+mod profiled;
 pub mod queue;
 pub mod stats;
 mod stream;
@@ -49,5 +52,6 @@ pub use direct::{DirectSink, DirectSocket, Handoff, PeekRead, SharedWrite, Write
 pub use error::BrokerError;
 pub use fogline_log::{RecoveryReport, Repair};
 pub use manage::{StreamChange, SubscriptionInfo};
+pub use profiled::{Announcement, ProducerInfo};
 pub use stats::{BrokerStats, DropReason};
 pub use stream::{ConsumerInfo, Stream};

@@ -105,6 +105,13 @@ pub struct BrokerStats {
     /// Deliveries handed straight to an idle subscriber's sink (see
     /// [`Handoff::Direct`](crate::Handoff::Direct)).
     pub direct_deliveries: AtomicU64,
+    /// Records queued for subscriptions by their interest profile (counted once per
+    /// subscription that got them).
+    pub profile_routed: AtomicU64,
+    /// Record headers that could not be profile attributes (bad names, binary values).
+    pub profile_skipped: AtomicU64,
+    /// Producers announced (notify_interest) since the node started.
+    pub announcements: AtomicU64,
     dropped: [AtomicU64; DropReason::ALL.len()],
     /// Durations of the flushes that make `fsync` streams' records durable.
     pub flushes: Histogram,

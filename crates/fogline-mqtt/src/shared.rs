@@ -344,6 +344,7 @@ impl Shared {
             policy: Some(self.config.slow_subscriber),
             group: group.map(str::to_string),
             no_local: rec.no_local,
+            interest: None,
         };
         let sink = SubSink {
             session: session.me.clone(),

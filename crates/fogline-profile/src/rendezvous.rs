@@ -3,15 +3,19 @@
 //! interested; it is told to start when the first matching interest appears and to stop
 //! when the last one goes (R-Pulsar's NOTIFY_START and NOTIFY_STOP).
 //!
-//! [`Rendezvous`] keeps, for every producer, the interests that match it. A new producer
-//! is matched through the [`InterestIndex`]; a new interest is checked against every
-//! producer (producers are the few sensors of a site, interests may be many), and each
-//! interest remembers the producers it matched, so removing one costs what it matched.
+//! [`Rendezvous`] keeps, for every producer, the interests that match it, and for every
+//! interest the producers it matched. Matching is the caller's: a new producer comes with
+//! the interests matching it (found through the caller's indexes: an [`InterestIndex`] for
+//! profiles, the broker's topic trie for plain subscriptions), and a new interest is checked
+//! against every producer with the caller's predicate (producers are the few sensors of a
+//! site, interests may be many). Removing an interest costs what it matched.
+//!
+//! [`InterestIndex`]: crate::InterestIndex
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::index::{InterestId, InterestIndex};
-use crate::model::{DataProfile, Interest};
+use crate::index::InterestId;
+use crate::model::DataProfile;
 
 /// A registered producer.
 pub type ProducerId = u64;
@@ -35,8 +39,8 @@ struct Producer {
 /// Producers waiting for interest, and the interests that wake them.
 #[derive(Default)]
 pub struct Rendezvous {
-    index: InterestIndex,
-    interests: HashMap<InterestId, (Interest, Vec<ProducerId>)>,
+    /// Every registered interest, with the producers it matched.
+    interests: HashMap<InterestId, Vec<ProducerId>>,
     producers: HashMap<ProducerId, Producer>,
 }
 
@@ -46,24 +50,32 @@ impl Rendezvous {
         Rendezvous::default()
     }
 
-    /// Registers (or replaces) a producer; true when somebody is interested already (it
-    /// may start at once; no notice is given for it).
-    pub fn add_producer(&mut self, id: ProducerId, profile: DataProfile, topic: &str) -> bool {
+    /// Registers (or replaces) a producer publishing `profile` on `topic`; `matched` are the
+    /// registered interests that match it (others are ignored). True when somebody is
+    /// interested already (it may start at once; no notice is given for it).
+    pub fn add_producer(
+        &mut self,
+        id: ProducerId,
+        profile: DataProfile,
+        topic: &str,
+        matched: impl IntoIterator<Item = InterestId>,
+    ) -> bool {
         self.remove_producer(id);
-        let mut matched = Vec::new();
-        self.index.matches(&profile, topic, &mut matched);
-        for i in &matched {
-            if let Some((_, producers)) = self.interests.get_mut(i) {
-                producers.push(id);
+        let mut interests = BTreeSet::new();
+        for i in matched {
+            if let Some(producers) = self.interests.get_mut(&i) {
+                if interests.insert(i) {
+                    producers.push(id);
+                }
             }
         }
-        let interested = !matched.is_empty();
+        let interested = !interests.is_empty();
         self.producers.insert(
             id,
             Producer {
                 profile,
                 topic: topic.to_string(),
-                interests: matched.into_iter().collect(),
+                interests,
             },
         );
         interested
@@ -75,20 +87,25 @@ impl Rendezvous {
             return false;
         };
         for i in p.interests {
-            if let Some((_, producers)) = self.interests.get_mut(&i) {
+            if let Some(producers) = self.interests.get_mut(&i) {
                 producers.retain(|&x| x != id);
             }
         }
         true
     }
 
-    /// Adds (or replaces) an interest: `Start` for every producer nobody wanted before
+    /// Adds (or replaces) an interest that holds for the producers for which
+    /// `matches(profile, topic)` is true: `Start` for every producer nobody wanted before
     /// (and, when it replaces one, `Stop` for those only the old one wanted).
-    pub fn add_interest(&mut self, id: InterestId, interest: Interest) -> Vec<Notice> {
+    pub fn add_interest(
+        &mut self,
+        id: InterestId,
+        matches: impl Fn(&DataProfile, &str) -> bool,
+    ) -> Vec<Notice> {
         let mut notices = self.remove_interest(id);
         let mut matched = Vec::new();
         for (&pid, p) in &mut self.producers {
-            if interest.matches(&p.profile, &p.topic) {
+            if matches(&p.profile, &p.topic) {
                 if p.interests.is_empty() {
                     notices.push(Notice::Start(pid));
                 }
@@ -96,17 +113,15 @@ impl Rendezvous {
                 matched.push(pid);
             }
         }
-        self.index.insert(id, &interest);
-        self.interests.insert(id, (interest, matched));
+        self.interests.insert(id, matched);
         settle(notices)
     }
 
     /// Removes an interest: `Stop` for every producer it was the last to want.
     pub fn remove_interest(&mut self, id: InterestId) -> Vec<Notice> {
-        let Some((_, matched)) = self.interests.remove(&id) else {
+        let Some(matched) = self.interests.remove(&id) else {
             return Vec::new();
         };
-        self.index.remove(id);
         let mut notices = Vec::new();
         for pid in matched {
             if let Some(p) = self.producers.get_mut(&pid) {
@@ -126,6 +141,14 @@ impl Rendezvous {
             .is_some_and(|p| !p.interests.is_empty())
     }
 
+    /// The interests matching a producer now (empty for an unknown one).
+    pub fn interests_of(&self, id: ProducerId) -> impl Iterator<Item = InterestId> + '_ {
+        self.producers
+            .get(&id)
+            .into_iter()
+            .flat_map(|p| p.interests.iter().copied())
+    }
+
     /// Producers waiting for interest (for the dashboard), in id order.
     pub fn waiting(&self) -> Vec<ProducerId> {
         let mut v: Vec<ProducerId> = self
@@ -135,6 +158,17 @@ impl Rendezvous {
             .map(|(&id, _)| id)
             .collect();
         v.sort_unstable();
+        v
+    }
+
+    /// Each producer's profile, topic and whether somebody is interested, in id order.
+    pub fn producers(&self) -> Vec<(ProducerId, &DataProfile, &str, bool)> {
+        let mut v: Vec<_> = self
+            .producers
+            .iter()
+            .map(|(&id, p)| (id, &p.profile, p.topic.as_str(), !p.interests.is_empty()))
+            .collect();
+        v.sort_unstable_by_key(|p| p.0);
         v
     }
 
