@@ -12,6 +12,8 @@ use tokio::sync::oneshot;
 
 struct TestServer {
     native: String,
+    // Read only by the MQTT tests, which need the `peers` feature.
+    #[cfg_attr(not(feature = "peers"), allow(dead_code))]
     mqtt: String,
     stop: Option<oneshot::Sender<()>>,
     _dir: tempfile::TempDir,

@@ -2,7 +2,8 @@
 //! binary. `run` drives the benchmark scenarios (it starts `fogline serve` from the `fogline`
 //! executable beside this one, or `--fogline PATH`), `match` compares the multi-pattern
 //! matcher with Hyperscan, aho-corasick and daachorse, `detect` scores the anomaly
-//! detectors on the Numenta Anomaly Benchmark, and `rules` (feature `peers`) measures SQL
+//! detectors on the Numenta Anomaly Benchmark, `store` compares the queryable store with
+//! SQLite and redb, and `rules` (feature `peers`) measures SQL
 //! rules on a live MQTT stream against eKuiper.
 
 mod detect;
@@ -10,6 +11,7 @@ mod matching;
 #[cfg(feature = "peers")]
 mod rules;
 mod run;
+mod store;
 
 use clap::{Parser, Subcommand};
 
@@ -30,6 +32,9 @@ enum Command {
     Match(matching::MatchArgs),
     /// Run the anomaly detectors over the NAB corpus and print the scoreboard.
     Detect(detect::DetectArgs),
+    /// The queryable store against SQLite and redb: store rate and exact and wildcard query
+    /// latency from 1 to 1M stored records (paper 004, Fig. 5-7).
+    Store(store::StoreArgs),
     /// SQL rules on a live MQTT stream: records/s through a filter and a tumbling-window rule
     /// and memory per rule, fogline and (with --ekuiper) eKuiper side by side.
     #[cfg(feature = "peers")]
@@ -49,6 +54,7 @@ fn main() -> anyhow::Result<()> {
         Command::Run(args) => run::run(args),
         Command::Match(args) => matching::run(args),
         Command::Detect(args) => detect::run(args),
+        Command::Store(args) => store::run(args),
         #[cfg(feature = "peers")]
         Command::Rules(args) => rules::run(args),
     }

@@ -1,0 +1,287 @@
+//! `fogline-bench store`: the queryable store against SQLite and redb, R-Pulsar's figures 5-7
+//! (paper 004, section V-A2): store rate, exact-query and wildcard-query latency at stored
+//! sizes from 1 to 1M elements.
+//!
+//! All three engines run in this process, one after the other, pinned to the server core;
+//! each round runs every size on every engine, the engine order rotating per round, each
+//! run on a fresh store in `--work-dir`. A run:
+//! 1. stores the first N records, committing every `--batch` records (the batched rate);
+//! 2. runs each query until `--query-reps` answers or `--query-time`, whichever comes first
+//!    (at least 5), and records p50 and p99 and the answer (count and sum of offsets);
+//! 3. fogline only: rebuilds its index by scanning the log (the restart cost) and reads the
+//!    index's memory;
+//! 4. stores up to `--per-record-max` more records, each committed alone, for at most
+//!    `--per-record-time` (the per-record rate, on a store holding N records).
+//!
+//! Every commit is durable across power loss: fogline's log with `fsync` storage (msync of
+//! what was appended since the last commit), SQLite in WAL mode with `synchronous=FULL`,
+//! redb with `Durability::Immediate`. A query's latency counts only where all engines gave
+//! the same answer in the round; the summary says where they did not.
+//!
+//! Record i: topic `site/{i%8}/{kind}`, profile `id=r{i} sensor={kind}{i%1000:03}
+//! type={drone|robot|buoy} alt={i*7%500} geo={lat},{lon}` (a 100 x 100 grid), a 64-byte
+//! payload, timestamps 1 ms apart; kind = lidar, radar, sonar, camera by `i/1000 % 4`.
+//! Queries: `id=r{N/2}` (one record, the paper's exact query), `sensor=lidar000` (one per
+//! 4,000), `sensor=lidar00*` (prefix, ten sensors) and `sensor=*dar000` (suffix, two).
+
+mod engines;
+mod report;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use bytes::Bytes;
+use fogline_bench::pin::{self, Placement};
+use fogline_profile::DataProfile;
+
+use engines::{Answer, Ask, Engine, Fogline, Kind, Rec, Redb, Sqlite};
+
+/// Arguments of `fogline-bench store`.
+#[derive(clap::Args, Debug)]
+pub struct StoreArgs {
+    /// Stored sizes, comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,10,100,1000,10000,100000,1000000"
+    )]
+    sizes: Vec<usize>,
+    /// Engines, comma-separated: fogline, sqlite, redb.
+    #[arg(long, value_delimiter = ',', default_value = "fogline,sqlite,redb")]
+    engines: Vec<String>,
+    /// Rounds; each runs every size on every engine.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Records per commit in the batched store.
+    #[arg(long, default_value_t = 1000)]
+    batch: usize,
+    /// Most records stored one commit each, per run.
+    #[arg(long, default_value_t = 500)]
+    per_record_max: usize,
+    /// Longest time spent storing one commit per record, per run.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    per_record_time: Duration,
+    /// Most answers timed per query and run.
+    #[arg(long, default_value_t = 200)]
+    query_reps: usize,
+    /// Longest time spent on one query per run.
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
+    query_time: Duration,
+    /// Results folder.
+    #[arg(long, default_value = "bench/results/store")]
+    out: PathBuf,
+    /// Scratch folder for the stores (default: a temp folder; it must be on the disk whose
+    /// sync is measured, not tmpfs).
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+    /// Do not pin this process to the server core.
+    #[arg(long)]
+    no_pin: bool,
+}
+
+/// One query's figures in one run.
+#[derive(serde::Serialize, Clone)]
+pub struct QueryRun {
+    pub name: String,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub reps: usize,
+    pub hits: usize,
+    pub answer: Answer,
+}
+
+/// One engine at one size in one round.
+#[derive(serde::Serialize, Clone)]
+pub struct Run {
+    pub round: usize,
+    pub size: usize,
+    pub engine: String,
+    pub batched_per_s: f64,
+    pub per_record_per_s: f64,
+    pub per_record_count: usize,
+    pub queries: Vec<QueryRun>,
+    /// fogline: seconds to rebuild the index from the log, and the index's bytes.
+    pub rebuild_s: Option<f64>,
+    pub index_bytes: Option<usize>,
+}
+
+const KINDS: [&str; 4] = ["lidar", "radar", "sonar", "camera"];
+
+fn record(i: u64) -> anyhow::Result<Rec> {
+    let kind = KINDS[(i / 1000 % 4) as usize];
+    let pairs = [
+        ("id", format!("r{i}")),
+        ("sensor", format!("{kind}{:03}", i % 1000)),
+        (
+            "type",
+            ["drone", "robot", "buoy"][(i % 3) as usize].to_string(),
+        ),
+        ("alt", (i * 7 % 500).to_string()),
+        (
+            "geo",
+            format!(
+                "{:.3},{:.3}",
+                40.0 + (i % 100) as f64 * 0.001,
+                -74.5 + (i / 100 % 100) as f64 * 0.001
+            ),
+        ),
+    ];
+    let profile = DataProfile::from_pairs(pairs.iter().map(|(a, v)| (*a, Some(v.as_str()))))?;
+    Ok(Rec {
+        offset: i,
+        ts: 1_764_000_000_000_000 + i * 1000,
+        topic: format!("site/{}/{kind}", i % 8),
+        headers: profile.to_headers()?,
+        profile,
+        payload: Bytes::from(vec![b'x'; 64]),
+    })
+}
+
+fn asks(size: usize) -> Vec<(&'static str, Ask)> {
+    vec![
+        (
+            "exact id",
+            Ask::new(Kind::Exact, "id", &format!("r{}", size / 2)),
+        ),
+        ("exact sensor", Ask::new(Kind::Exact, "sensor", "lidar000")),
+        ("prefix", Ask::new(Kind::Prefix, "sensor", "lidar00")),
+        ("suffix", Ask::new(Kind::Suffix, "sensor", "dar000")),
+    ]
+}
+
+fn open(engine: &str, dir: &std::path::Path) -> anyhow::Result<Box<dyn Engine>> {
+    std::fs::create_dir_all(dir)?;
+    Ok(match engine {
+        "fogline" => Box::new(Fogline::open(dir)?),
+        "sqlite" => Box::new(Sqlite::open(dir)?),
+        "redb" => Box::new(Redb::open(dir)?),
+        other => bail!("unknown engine {other}: fogline, sqlite or redb"),
+    })
+}
+
+/// The `q`-quantile (nearest rank) of sorted samples.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len());
+    sorted[i - 1]
+}
+
+fn time_query(
+    e: &mut dyn Engine,
+    name: &str,
+    ask: &Ask,
+    a: &StoreArgs,
+) -> anyhow::Result<QueryRun> {
+    let answer = e.query(ask)?;
+    let mut samples = Vec::with_capacity(a.query_reps);
+    let start = Instant::now();
+    while samples.len() < a.query_reps && (samples.len() < 5 || start.elapsed() < a.query_time) {
+        let t = Instant::now();
+        let got = e.query(ask)?;
+        samples.push(t.elapsed().as_secs_f64() * 1e6);
+        anyhow::ensure!(got == answer, "{name}: the answer changed between runs");
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(QueryRun {
+        name: name.to_string(),
+        p50_us: quantile(&samples, 0.5),
+        p99_us: quantile(&samples, 0.99),
+        reps: samples.len(),
+        hits: answer.0,
+        answer,
+    })
+}
+
+fn run_one(
+    engine: &str,
+    size: usize,
+    round: usize,
+    recs: &[Rec],
+    a: &StoreArgs,
+    work: &std::path::Path,
+) -> anyhow::Result<Run> {
+    let dir = work.join(format!("{engine}-{size}-{round}"));
+    let mut fog = None;
+    let mut e: Box<dyn Engine> = open(engine, &dir)?;
+    let t = Instant::now();
+    e.store(&recs[..size], a.batch)?;
+    let batched_per_s = size as f64 / t.elapsed().as_secs_f64();
+    let queries = asks(size)
+        .iter()
+        .map(|(name, ask)| time_query(e.as_mut(), name, ask, a))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if engine == "fogline" {
+        drop(e);
+        let mut f = Fogline::open(&dir)?;
+        let t = Instant::now();
+        let filed = f.rebuild()?;
+        anyhow::ensure!(filed == size, "rebuilt {filed} of {size} records");
+        fog = Some((t.elapsed().as_secs_f64(), f.index_bytes()));
+        e = Box::new(f);
+    }
+    let t = Instant::now();
+    let mut n = 0;
+    while n < a.per_record_max && t.elapsed() < a.per_record_time {
+        e.store(&recs[size + n..size + n + 1], 1)?;
+        n += 1;
+    }
+    let per_record_per_s = n as f64 / t.elapsed().as_secs_f64();
+    drop(e);
+    std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    Ok(Run {
+        round,
+        size,
+        engine: engine.to_string(),
+        batched_per_s,
+        per_record_per_s,
+        per_record_count: n,
+        queries,
+        rebuild_s: fog.map(|f| f.0),
+        index_bytes: fog.map(|f| f.1),
+    })
+}
+
+pub fn run(a: StoreArgs) -> anyhow::Result<()> {
+    for e in &a.engines {
+        anyhow::ensure!(
+            ["fogline", "sqlite", "redb"].contains(&e.as_str()),
+            "unknown engine {e}"
+        );
+    }
+    let max = a.sizes.iter().copied().max().unwrap_or(0);
+    let placement = (!a.no_pin).then(Placement::default_for_machine).flatten();
+    if let Some(p) = placement {
+        pin::pin_current_thread(p.server_core).context("pinning to the server core")?;
+    }
+    let work = match &a.work_dir {
+        Some(w) => w.clone(),
+        None => std::env::current_dir()?.join(format!(".store-bench-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&work)?;
+    eprintln!("generating {} records", max + a.per_record_max);
+    let recs = (0..(max + a.per_record_max) as u64)
+        .map(record)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let started = report::Context::now(&a, placement);
+    let mut runs = Vec::new();
+    for round in 0..a.rounds {
+        for &size in &a.sizes {
+            for k in 0..a.engines.len() {
+                let engine = &a.engines[(k + round) % a.engines.len()];
+                let r = run_one(engine, size, round, &recs, &a, &work)?;
+                eprintln!(
+                    "round {round} size {size:>7} {engine:<7} batched {:>9.0}/s per-record {:>7.0}/s ({}) queries p50 {}",
+                    r.batched_per_s,
+                    r.per_record_per_s,
+                    r.per_record_count,
+                    r.queries.iter().map(|q| format!("{:.1}us", q.p50_us)).collect::<Vec<_>>().join(" ")
+                );
+                runs.push(r);
+            }
+        }
+    }
+    if a.work_dir.is_none() {
+        std::fs::remove_dir_all(&work)?;
+    }
+    report::write(&a, &started, &runs)
+}

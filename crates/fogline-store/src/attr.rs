@@ -1,0 +1,321 @@
+//! One attribute's inverted structures: its distinct values, each with the sorted list of
+//! record slots that carry it, filed so that every predicate kind finds its values without
+//! scanning the others.
+//!
+//! - exact: a hash map from the value's text;
+//! - prefix and wildcard: an ordered map of the texts, range-scanned from the literal head;
+//! - suffix: an ordered map of the texts reversed (by characters);
+//! - range: an ordered set of the values that are numbers, by a total order on `f64`;
+//! - box and radius: an ordered set of the values that are points, by latitude; the latitude
+//!   band is scanned and each point checked with fogline-profile's own functions.
+//!
+//! Whatever the structure returns is checked with the reference predicate where it is not
+//! exact by construction, so a value is found iff [`Predicate::holds`] says so.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+use std::sync::Arc;
+
+use fogline_profile::{
+    box_contains, parse_number, parse_point, wildcard_matches, GeoPoint, Predicate, EARTH_RADIUS_M,
+};
+
+use crate::FastMap;
+
+/// The value id of an attribute present without a value (`urgent`).
+pub(crate) const BARE: u32 = u32::MAX;
+
+/// A distinct value and the slots (ascending) of the records that carry it.
+pub(crate) struct Value {
+    pub text: Arc<str>,
+    pub slots: Vec<u32>,
+}
+
+/// A key on which `f64` sorts by `total_cmp`, with -0 filed as 0 (the range check compares
+/// numerically, and `-0.0 <= 0.0` holds there).
+fn num_key(x: f64) -> u64 {
+    let bits = (x + 0.0).to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+/// A margin (degrees) on the latitude band searched for a radius, far above rounding error.
+const BAND_MARGIN_DEG: f64 = 1e-6;
+
+/// The distinct values of one attribute. See the [module docs](self).
+#[derive(Default)]
+pub(crate) struct AttrIndex {
+    /// By value id.
+    pub values: Vec<Value>,
+    /// Slots of the records with this attribute, valued or bare.
+    pub present: Vec<u32>,
+    exact: FastMap<Arc<str>, u32>,
+    sorted: BTreeMap<Arc<str>, u32>,
+    reversed: BTreeMap<Box<str>, u32>,
+    numbers: BTreeSet<(u64, u32)>,
+    points: BTreeMap<(u64, u32), GeoPoint>,
+}
+
+impl AttrIndex {
+    /// Files `slot` (larger than every slot filed before) under `value`; its value id.
+    pub fn insert(&mut self, slot: u32, value: Option<&str>) -> u32 {
+        self.present.push(slot);
+        let Some(text) = value else {
+            return BARE;
+        };
+        let id = match self.exact.get(text) {
+            Some(&id) => id,
+            None => self.add_value(text),
+        };
+        self.values[id as usize].slots.push(slot);
+        id
+    }
+
+    fn add_value(&mut self, text: &str) -> u32 {
+        let id = u32::try_from(self.values.len()).expect("fewer values than slots");
+        let text: Arc<str> = Arc::from(text);
+        self.exact.insert(text.clone(), id);
+        self.sorted.insert(text.clone(), id);
+        self.reversed.insert(text.chars().rev().collect(), id);
+        if let Some(n) = parse_number(&text) {
+            self.numbers.insert((num_key(n), id));
+        }
+        if let Some(p) = parse_point(&text) {
+            self.points.insert((num_key(p.lat), id), p);
+        }
+        self.values.push(Value {
+            text,
+            slots: Vec::new(),
+        });
+        id
+    }
+
+    /// The id of the value `text`, if any record carried it.
+    pub fn exact(&self, text: &str) -> Option<u32> {
+        self.exact.get(text).copied()
+    }
+
+    /// The ids of the values (not bare) for which `p` holds, in no particular order.
+    /// `Present` is not asked here (it is the `present` list).
+    pub fn resolve(&self, p: &Predicate) -> Vec<u32> {
+        match p {
+            Predicate::Present => (0..self.values.len() as u32).collect(),
+            Predicate::Exact(s) => self.exact(s).into_iter().collect(),
+            Predicate::Prefix(head) => self.with_prefix(head).map(|(_, id)| id).collect(),
+            Predicate::Suffix(tail) => {
+                let rev: String = tail.chars().rev().collect();
+                self.reversed
+                    .range::<str, _>((Bound::Included(rev.as_str()), Bound::Unbounded))
+                    .take_while(|(k, _)| k.starts_with(rev.as_str()))
+                    .map(|(_, &id)| id)
+                    .collect()
+            }
+            Predicate::Wildcard(pattern) => self
+                .with_prefix(&literal_head(pattern))
+                .filter(|(text, _)| wildcard_matches(pattern, text))
+                .map(|(_, id)| id)
+                .collect(),
+            Predicate::Range { low, high } => {
+                let low = low.unwrap_or(f64::NEG_INFINITY);
+                let high = high.unwrap_or(f64::INFINITY);
+                if low.is_nan() || high.is_nan() || num_key(low) > num_key(high) {
+                    return Vec::new();
+                }
+                self.numbers
+                    .range((num_key(low), 0)..=(num_key(high), u32::MAX))
+                    .map(|&(_, id)| id)
+                    .collect()
+            }
+            Predicate::GeoBox {
+                south_west,
+                north_east,
+            } => self
+                .latitude_band(south_west.lat, north_east.lat)
+                .filter(|(_, pt)| box_contains(*south_west, *north_east, *pt))
+                .map(|(id, _)| id)
+                .collect(),
+            Predicate::Near { center, radius_m } => {
+                // Great-circle distance is at least the latitude difference, for a centre on
+                // the sphere; any other centre gets the whole band.
+                let on_sphere = (-90.0..=90.0).contains(&center.lat);
+                let half = (radius_m / EARTH_RADIUS_M).to_degrees() + BAND_MARGIN_DEG;
+                let (south, north) = if on_sphere && half.is_finite() {
+                    (center.lat - half, center.lat + half)
+                } else {
+                    (f64::NEG_INFINITY, f64::INFINITY)
+                };
+                self.latitude_band(south, north)
+                    .filter(|(_, pt)| center.distance_m(*pt) <= *radius_m)
+                    .map(|(id, _)| id)
+                    .collect()
+            }
+        }
+    }
+
+    /// Values starting with `head`, in text order.
+    fn with_prefix<'a>(&'a self, head: &'a str) -> impl Iterator<Item = (&'a str, u32)> + 'a {
+        self.sorted
+            .range::<str, _>((Bound::Included(head), Bound::Unbounded))
+            .take_while(move |(k, _)| k.starts_with(head))
+            .map(|(k, &id)| (&**k, id))
+    }
+
+    /// Points with latitude in `south..=north` (every point when a bound is not a number:
+    /// the caller's exact check then decides).
+    fn latitude_band(
+        &self,
+        south: f64,
+        north: f64,
+    ) -> Box<dyn Iterator<Item = (u32, GeoPoint)> + '_> {
+        if south.is_nan() || north.is_nan() {
+            return Box::new(self.points.iter().map(|(&(_, id), &p)| (id, p)));
+        }
+        if south > north {
+            return Box::new(std::iter::empty());
+        }
+        let range = (num_key(south), 0)..=(num_key(north), u32::MAX);
+        Box::new(self.points.range(range).map(|(&(_, id), &p)| (id, p)))
+    }
+
+    /// Heap bytes held, estimated: capacities of the vectors, text and keys, and B-tree
+    /// entries at 1.5 times their size (nodes are about two thirds full).
+    pub fn heap_bytes(&self) -> usize {
+        let arc_header = 2 * std::mem::size_of::<usize>();
+        let values: usize = self
+            .values
+            .iter()
+            .map(|v| arc_header + v.text.len() + v.slots.capacity() * 4)
+            .sum();
+        let tree = |entry: usize, n: usize| n * entry * 3 / 2;
+        let reversed: usize = self.values.iter().map(|v| v.text.len()).sum();
+        self.values.capacity() * std::mem::size_of::<Value>()
+            + values
+            + self.present.capacity() * 4
+            + self.exact.capacity() * (std::mem::size_of::<(Arc<str>, u32)>() + 1)
+            + tree(std::mem::size_of::<(Arc<str>, u32)>(), self.sorted.len())
+            + tree(std::mem::size_of::<(Box<str>, u32)>(), self.reversed.len())
+            + reversed
+            + tree(16, self.numbers.len())
+            + tree(32, self.points.len())
+    }
+}
+
+/// The literal text a pattern starts with: up to its first unescaped `*` or `?`, escapes
+/// resolved.
+fn literal_head(pattern: &str) -> String {
+    let mut head = String::new();
+    let mut it = pattern.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '*' | '?' => break,
+            '\\' => head.push(it.next().unwrap_or('\\')),
+            c => head.push(c),
+        }
+    }
+    head
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(values: &[&str]) -> AttrIndex {
+        let mut a = AttrIndex::default();
+        for (slot, v) in values.iter().enumerate() {
+            a.insert(slot as u32, Some(v));
+        }
+        a
+    }
+
+    fn texts(a: &AttrIndex, p: Predicate) -> Vec<String> {
+        let mut v: Vec<String> = a
+            .resolve(&p)
+            .into_iter()
+            .map(|id| a.values[id as usize].text.to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn numbers_sort_in_total_order_with_zeroes_together() {
+        let xs = [-1e300, -2.5, -0.0, 0.0, 1e-300, 3.0, 1e300];
+        for w in xs.windows(2) {
+            assert!(num_key(w[0]) <= num_key(w[1]), "{w:?}");
+        }
+        assert_eq!(num_key(-0.0), num_key(0.0));
+    }
+
+    #[test]
+    fn keyword_predicates_find_their_values() {
+        let a = index(&["lidar", "Lidar7", "radar", "Li*", "東京", "x", ""]);
+        assert_eq!(texts(&a, Predicate::Exact("lidar".into())), ["lidar"]);
+        assert_eq!(texts(&a, Predicate::Prefix("Li".into())), ["Li*", "Lidar7"]);
+        assert_eq!(
+            texts(&a, Predicate::Suffix("dar".into())),
+            ["lidar", "radar"]
+        );
+        assert_eq!(texts(&a, Predicate::Suffix("京".into())), ["東京"]);
+        assert_eq!(
+            texts(&a, Predicate::Wildcard("?ida*".into())),
+            ["Lidar7", "lidar"]
+        );
+        assert_eq!(texts(&a, Predicate::Wildcard(r"Li\*".into())), ["Li*"]);
+        assert_eq!(texts(&a, Predicate::Exact("".into())), [""]);
+        assert!(texts(&a, Predicate::Exact("none".into())).is_empty());
+    }
+
+    #[test]
+    fn ranges_are_inclusive_and_open_ended() {
+        let a = index(&["-0", "1", "1.0", "2e1", "x", "30", "+5"]);
+        let r = |low, high| texts(&a, Predicate::Range { low, high });
+        assert_eq!(r(Some(0.0), Some(1.0)), ["-0", "1", "1.0"]);
+        assert_eq!(r(Some(5.0), None), ["+5", "2e1", "30"]);
+        assert_eq!(r(None, Some(-0.0)), ["-0"]);
+        assert!(r(Some(2.0), Some(1.0)).is_empty());
+        assert_eq!(r(None, None).len(), 6);
+    }
+
+    #[test]
+    fn geo_predicates_check_points_exactly() {
+        let a = index(&[
+            "0,179.99",
+            "0,-179.99",
+            "90,-135",
+            "10,10",
+            "40.1,-74.4",
+            "91,0",
+        ]);
+        let pt = |lat, lon| GeoPoint { lat, lon };
+        let boxed = |sw, ne| {
+            texts(
+                &a,
+                Predicate::GeoBox {
+                    south_west: sw,
+                    north_east: ne,
+                },
+            )
+        };
+        assert_eq!(
+            boxed(pt(-1.0, 170.0), pt(1.0, -170.0)),
+            ["0,-179.99", "0,179.99"]
+        );
+        assert_eq!(boxed(pt(80.0, 10.0), pt(90.0, 20.0)), ["90,-135"]);
+        assert!(boxed(pt(1.0, 0.0), pt(0.0, 1.0)).is_empty());
+        let near = |c, r| {
+            texts(
+                &a,
+                Predicate::Near {
+                    center: c,
+                    radius_m: r,
+                },
+            )
+        };
+        assert_eq!(near(pt(0.0, 179.99), 3000.0), ["0,-179.99", "0,179.99"]);
+        assert_eq!(near(pt(89.9, 45.0), 20_000.0), ["90,-135"]);
+        assert_eq!(near(pt(0.0, 0.0), 1e9).len(), 5);
+    }
+}
