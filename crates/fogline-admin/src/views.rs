@@ -175,6 +175,8 @@ pub struct SubscriptionView {
     pub policy: &'static str,
     /// Its shared-subscription group.
     pub group: Option<String>,
+    /// The terms of its interest profile, when it routes by profile (docs/PROFILES.md).
+    pub interest: Option<String>,
     /// Records waiting in its queue.
     pub queued_records: usize,
     /// Bytes waiting in its queue.
@@ -322,9 +324,45 @@ pub fn subscriptions(b: &Broker) -> Vec<SubscriptionView> {
             priority: s.priority,
             policy: policy_name(s.policy),
             group: s.group,
+            interest: s.interest,
             queued_records: s.queued_records,
             queued_bytes: s.queued_bytes,
             dropped: s.dropped,
+        })
+        .collect()
+}
+
+/// A producer registered with notify_interest.
+#[derive(Debug, Serialize)]
+pub struct ProducerView {
+    /// Its registration id.
+    pub id: u64,
+    /// The connection that announced it; `null` when none (an in-process one).
+    pub connection: Option<u64>,
+    /// The topic it would publish on.
+    pub topic: String,
+    /// Its data profile.
+    pub profile: String,
+    /// Somebody is interested (it is sending) or not (it is waiting).
+    pub interested: bool,
+}
+
+/// `GET /api/v1/producers`.
+pub fn producers(b: &Broker) -> Vec<ProducerView> {
+    let owners: HashMap<u64, u64> = b
+        .clients()
+        .list()
+        .into_iter()
+        .map(|c| (c.origin, c.id))
+        .collect();
+    b.producers()
+        .into_iter()
+        .map(|p| ProducerView {
+            id: p.id,
+            connection: owners.get(&p.origin).copied(),
+            topic: p.topic,
+            profile: p.profile,
+            interested: p.interested,
         })
         .collect()
 }

@@ -55,6 +55,8 @@ pub struct SubscriptionInfo {
     pub policy: SlowConsumerPolicy,
     /// Its shared-subscription group, if any.
     pub group: Option<String>,
+    /// The terms of its interest profile (text form), when it routes by profile.
+    pub interest: Option<String>,
     /// Records and bytes waiting in its queue.
     pub queued_records: usize,
     /// Bytes waiting in its queue.
@@ -275,6 +277,13 @@ impl Broker {
                     priority: s.options().priority,
                     policy: q.limits().policy,
                     group: s.options().group.clone(),
+                    interest: s.interest().map(|i| {
+                        fogline_profile::Interest {
+                            terms: i.terms.clone(),
+                            topic: None,
+                        }
+                        .to_string()
+                    }),
                     queued_records: q.len(),
                     queued_bytes: q.bytes(),
                     dropped: q.dropped_total(),

@@ -101,12 +101,7 @@ pub(crate) fn on_connected(inner: &Inner) {
         for entry in table.subs.values() {
             let sub = &entry.shared;
             if sub.confirmed.load(Ordering::Acquire) {
-                let frame = Frame::Subscribe {
-                    sub_id: sub.sub_id,
-                    flags: sub.flags,
-                    filter: sub.filter.as_str().into(),
-                };
-                if let Err(e) = encode(&frame, &mut frames) {
+                if let Err(e) = encode(&sub.frame(), &mut frames) {
                     tracing::warn!("cannot re-subscribe {}: {e}", sub.filter);
                 }
             }
@@ -127,6 +122,11 @@ pub(crate) fn on_connected(inner: &Inner) {
             match encode(&frame, &mut frames) {
                 Ok(()) => reopen.push((id, *local)),
                 Err(e) => tracing::warn!("cannot re-open consumer on {}: {e}", c.stream),
+            }
+        }
+        for (&request_id, a) in &table.announcements {
+            if let Err(e) = encode(&a.frame(request_id), &mut frames) {
+                tracing::warn!("cannot announce {} again: {e}", a.topic);
             }
         }
         for (id, local) in reopen {

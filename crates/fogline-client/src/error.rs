@@ -43,6 +43,12 @@ pub enum ClientError {
     /// The filter breaks the filter rules.
     #[error("invalid filter: {0}")]
     InvalidFilter(TopicError),
+    /// An interest profile that does not parse (or names a topic where it may not).
+    #[error("invalid interest: {0}")]
+    InvalidInterest(String),
+    /// A data profile that does not parse.
+    #[error("invalid profile: {0}")]
+    InvalidProfile(String),
     /// A value does not fit the wire format.
     #[error("cannot encode: {0}")]
     Encode(#[from] WireError),

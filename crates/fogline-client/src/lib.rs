@@ -32,6 +32,7 @@
 //! default) notice a server or link that went silent.
 #![deny(missing_docs)]
 
+mod announce;
 mod client;
 mod conn;
 mod consumer;
@@ -46,6 +47,7 @@ mod subscription;
 mod transport;
 mod writer;
 
+pub use announce::Announcement;
 pub use client::Client;
 pub use consumer::Consumer;
 pub use error::ClientError;

@@ -106,6 +106,10 @@ pub struct SubscribeOptions {
     /// [`Subscription`](crate::Subscription)), so the server's slow-consumer
     /// policy applies. An empty buffer takes any one batch.
     pub capacity: usize,
+    /// Only records whose data profile (their headers) satisfies this interest: the terms
+    /// of an interest profile in text form (`sensor=li* alt=100..`, `docs/PROFILES.md`).
+    /// `None` or no terms: every record on the filter's topics.
+    pub interest: Option<String>,
 }
 
 impl Default for SubscribeOptions {
@@ -113,6 +117,7 @@ impl Default for SubscribeOptions {
         SubscribeOptions {
             priority: false,
             capacity: 65_536,
+            interest: None,
         }
     }
 }

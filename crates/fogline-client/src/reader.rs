@@ -291,6 +291,10 @@ fn dispatch(inner: &Inner, frame: Frame) {
                 let _ = tx.send(Ok(reply));
             }
         }
+        Frame::Notice {
+            request_id,
+            interested,
+        } => crate::announce::notice(inner, request_id, interested),
         Frame::Ping { nonce } => {
             if let Err(e) = inner.send_control(&Frame::Pong { nonce }) {
                 tracing::warn!("cannot answer ping: {e}");

@@ -211,6 +211,8 @@ pub(crate) struct Batch {
 pub(crate) struct SubShared {
     pub sub_id: u32,
     pub filter: String,
+    /// The interest's terms, when it routes by profile.
+    pub interest: Option<String>,
     pub flags: u8,
     pub capacity: usize,
     /// Records queued in the channel.
@@ -263,8 +265,29 @@ pub(crate) struct Table {
     pub requests: HashMap<u64, Pending>,
     pub subs: HashMap<u32, SubEntry>,
     pub consumers: HashMap<u64, ConsumerEntry>,
+    /// Announcements (notify_interest) by request id.
+    pub announcements: HashMap<u64, crate::announce::AnnounceEntry>,
     /// Server consumer id -> local id, for the current connection.
     pub by_server: HashMap<u32, u64>,
+}
+
+impl SubShared {
+    /// The frame that (re-)subscribes it.
+    pub(crate) fn frame(&self) -> Frame {
+        match &self.interest {
+            Some(interest) => Frame::SubscribeProfile {
+                sub_id: self.sub_id,
+                flags: self.flags,
+                filter: self.filter.as_str().into(),
+                interest: interest.as_str().into(),
+            },
+            None => Frame::Subscribe {
+                sub_id: self.sub_id,
+                flags: self.flags,
+                filter: self.filter.as_str().into(),
+            },
+        }
+    }
 }
 
 impl Table {

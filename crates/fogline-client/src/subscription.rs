@@ -29,9 +29,20 @@ impl Client {
         let inner = &self.inner;
         let sub_id = inner.next_sub.fetch_add(1, Ordering::Relaxed);
         let flags = flags(opts.priority);
+        if let Some(i) = &opts.interest {
+            let parsed = fogline_profile::Interest::parse(i)
+                .map_err(|e| ClientError::InvalidInterest(e.to_string()))?;
+            if parsed.topic.is_some() {
+                return Err(ClientError::InvalidInterest(
+                    "a topic term (@...) is not allowed: the filter is the topic filter".into(),
+                ));
+            }
+        }
+        let interest = opts.interest.filter(|i| !i.trim().is_empty());
         let shared = Arc::new(SubShared {
             sub_id,
             filter: filter.to_string(),
+            interest,
             flags,
             capacity: opts.capacity.max(1),
             queued: AtomicUsize::new(0),
@@ -53,11 +64,7 @@ impl Client {
             };
             table.subs.insert(sub_id, entry);
         }
-        let frame = Frame::Subscribe {
-            sub_id,
-            flags,
-            filter: filter.into(),
-        };
+        let frame = shared.frame();
         // Dropped before the answer (a timeout around this future, a select): the entry goes,
         // and the server's subscription with it (see `Abandoned`).
         let mut abandoned = Abandoned {

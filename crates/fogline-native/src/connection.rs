@@ -68,6 +68,8 @@ pub(crate) struct Conn {
     replies: Mutex<BytesMut>,
     subs: Mutex<Vec<(u32, Arc<Subscription>)>>,
     pub consumers: Mutex<HashMap<u32, Arc<ConsumerSlot>>>,
+    /// Announcements (notify_interest), each a task replying its notices.
+    pub announcements: Mutex<HashMap<u64, tokio::task::JoinHandle<()>>>,
     /// Set when the connection is going away; the writer flushes and stops.
     closing: AtomicBool,
     /// Wakes the reader and consumer tasks when closing.
@@ -105,6 +107,7 @@ impl Conn {
             replies: Mutex::new(BytesMut::new()),
             subs: Mutex::new(Vec::new()),
             consumers: Mutex::new(HashMap::new()),
+            announcements: Mutex::new(HashMap::new()),
             closing: AtomicBool::new(false),
             closed: Notify::new(),
             drained: Notify::new(),
@@ -256,6 +259,9 @@ fn cleanup(conn: &Conn) {
     }
     for (_, sub) in conn.subs.lock().drain(..) {
         conn.broker.unsubscribe(&sub);
+    }
+    for (_, task) in conn.announcements.lock().drain() {
+        task.abort();
     }
     for (_, slot) in conn.consumers.lock().drain() {
         slot.close();
@@ -480,7 +486,22 @@ async fn handle(
             sub_id,
             flags,
             filter,
-        } => subscribe(conn, sub_id, flags, filter.as_str()),
+        } => subscribe(conn, sub_id, flags, filter.as_str(), None),
+        Frame::SubscribeProfile {
+            sub_id,
+            flags,
+            filter,
+            interest,
+        } => match crate::announce::interest(interest.as_str()) {
+            Ok(i) => subscribe(conn, sub_id, flags, filter.as_str(), Some(i)),
+            Err(e) => conn.error(u64::from(sub_id), ErrorCode::Invalid, e),
+        },
+        Frame::Announce {
+            request_id,
+            topic,
+            profile,
+        } => crate::announce::announce(conn, request_id, topic.as_str(), profile.as_str()),
+        Frame::Withdraw { request_id } => crate::announce::withdraw(conn, request_id),
         Frame::Unsubscribe { sub_id } => {
             let found = {
                 let mut subs = conn.subs.lock();
@@ -530,7 +551,13 @@ async fn handle(
 
 /// Subscribe flags: bit 0 high priority; bits 1-2 the slow-consumer policy
 /// (0 server default, 1 block, 2 drop-oldest, 3 disconnect).
-fn subscribe(conn: &Arc<Conn>, sub_id: u32, flags: u8, filter: &str) {
+fn subscribe(
+    conn: &Arc<Conn>,
+    sub_id: u32,
+    flags: u8,
+    filter: &str,
+    interest: Option<fogline_profile::Interest>,
+) {
     let (taken, count) = {
         let subs = conn.subs.lock();
         (subs.iter().any(|(id, _)| *id == sub_id), subs.len())
@@ -561,6 +588,7 @@ fn subscribe(conn: &Arc<Conn>, sub_id: u32, flags: u8, filter: &str) {
     let opts = SubscribeOptions {
         priority: flags & FLAG_HIGH_PRIORITY != 0,
         policy,
+        interest,
         ..SubscribeOptions::default()
     };
     let _held = conn.direct.as_ref().map(Direct::hold);

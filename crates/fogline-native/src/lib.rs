@@ -13,11 +13,13 @@
 //!
 //! - `connection`: one connection's reader and writer tasks; `acks` the answers to acked
 //!   publishes that wait for durability; `direct` deliveries written on a publisher's task;
-//!   `consumers` durable consumers; `admin` the management requests (streams, consumers).
+//!   `consumers` durable consumers; `admin` the management requests (streams, consumers);
+//!   `announce` notify_interest (announcements and their notices).
 #![deny(missing_docs)]
 
 mod acks;
 mod admin;
+mod announce;
 mod config;
 mod connection;
 mod consumers;

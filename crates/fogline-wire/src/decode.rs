@@ -120,6 +120,33 @@ pub fn decode_frame(mut frame: Bytes) -> Result<Frame, WireError> {
             flags: r.u8("flags")?,
             filter: r.str16("filter")?,
         },
+        kind::SUBSCRIBE_PROFILE => Frame::SubscribeProfile {
+            sub_id: r.u32("sub_id")?,
+            flags: r.u8("flags")?,
+            filter: r.str16("filter")?,
+            interest: r.str16("interest")?,
+        },
+        kind::ANNOUNCE => Frame::Announce {
+            request_id: r.u64("request_id")?,
+            topic: r.str16("topic")?,
+            profile: r.str16("profile")?,
+        },
+        kind::NOTICE => Frame::Notice {
+            request_id: r.u64("request_id")?,
+            interested: match r.u8("interested")? {
+                0 => false,
+                1 => true,
+                _ => {
+                    return Err(WireError::Malformed {
+                        kind: k,
+                        reason: "interested is neither 0 nor 1",
+                    })
+                }
+            },
+        },
+        kind::WITHDRAW => Frame::Withdraw {
+            request_id: r.u64("request_id")?,
+        },
         kind::SUB_OK => Frame::SubOk {
             sub_id: r.u32("sub_id")?,
         },

@@ -220,7 +220,34 @@ fn encode_inner(frame: &Frame, buf: &mut BytesMut, start: usize) -> Result<(), W
                 put_consumer(buf, c)?;
             }
         }
-        Frame::Done { request_id } => buf.put_u64_le(*request_id),
+        Frame::Done { request_id } | Frame::Withdraw { request_id } => buf.put_u64_le(*request_id),
+        Frame::SubscribeProfile {
+            sub_id,
+            flags,
+            filter,
+            interest,
+        } => {
+            buf.put_u32_le(*sub_id);
+            buf.put_u8(*flags);
+            put_str16(buf, filter.as_bytes(), "filter")?;
+            put_str16(buf, interest.as_bytes(), "interest")?;
+        }
+        Frame::Announce {
+            request_id,
+            topic,
+            profile,
+        } => {
+            buf.put_u64_le(*request_id);
+            put_str16(buf, topic.as_bytes(), "topic")?;
+            put_str16(buf, profile.as_bytes(), "profile")?;
+        }
+        Frame::Notice {
+            request_id,
+            interested,
+        } => {
+            buf.put_u64_le(*request_id);
+            buf.put_u8(u8::from(*interested));
+        }
         Frame::Error {
             request_id,
             code,

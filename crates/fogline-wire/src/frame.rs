@@ -32,6 +32,8 @@ pub mod kind {
     pub const UNSUBSCRIBE: u8 = 0x22;
     /// S->C live records.
     pub const DELIVER: u8 = 0x23;
+    /// C->S live subscription by interest profile.
+    pub const SUBSCRIBE_PROFILE: u8 = 0x24;
     /// C->S open a consumer on a stream.
     pub const CONSUMER_OPEN: u8 = 0x30;
     /// S->C consumer opened.
@@ -70,6 +72,12 @@ pub mod kind {
     pub const CONSUMER_DELETE: u8 = 0x4A;
     /// S->C a request without other answer succeeded.
     pub const DONE: u8 = 0x4B;
+    /// C->S register a producer's data profile (notify_interest).
+    pub const ANNOUNCE: u8 = 0x50;
+    /// S->C whether somebody is interested in an announced producer.
+    pub const NOTICE: u8 = 0x51;
+    /// C->S withdraw an announcement.
+    pub const WITHDRAW: u8 = 0x52;
     /// S->C a request failed.
     pub const ERROR: u8 = 0x7F;
 }
@@ -240,6 +248,19 @@ pub enum Frame {
         flags: u8,
         /// Topic filter with MQTT `+`/`#` wildcards.
         filter: Str,
+    },
+    /// 0x24 C->S `{sub_id: u32, flags: u8, filter: str16, interest: str16}`: records on
+    /// topics `filter` matches whose data profile satisfies `interest` (docs/PROFILES.md,
+    /// terms only). Answered and delivered as `Subscribe`.
+    SubscribeProfile {
+        /// Chosen by the client, unique on the connection.
+        sub_id: u32,
+        /// Bit 0: high priority.
+        flags: u8,
+        /// Topic filter with MQTT `+`/`#` wildcards.
+        filter: Str,
+        /// The interest profile's terms, in text form.
+        interest: Str,
     },
     /// 0x21 S->C `{sub_id: u32}`.
     SubOk {
@@ -424,6 +445,31 @@ pub enum Frame {
         /// The request's id.
         request_id: u64,
     },
+    /// 0x50 C->S `{request_id: u64, topic: str16, profile: str16}`: the client would publish
+    /// records of this data profile on this topic (notify_interest). Answered by a `Notice`
+    /// with the current state, then one on every change, until `Withdraw` or the end of the
+    /// connection; or by `Error`.
+    Announce {
+        /// Chosen by the client, unique on the connection among its announcements.
+        request_id: u64,
+        /// The topic it would publish on.
+        topic: Str,
+        /// Its data profile, in text form.
+        profile: Str,
+    },
+    /// 0x51 S->C `{request_id: u64, interested: u8}`: 1 when somebody wants what the
+    /// announcement `request_id` would publish (start sending), 0 when nobody does (stop).
+    Notice {
+        /// The announcement.
+        request_id: u64,
+        /// Whether somebody is interested.
+        interested: bool,
+    },
+    /// 0x52 C->S `{request_id: u64}`: ends the announcement; answered by `Done`.
+    Withdraw {
+        /// The announcement.
+        request_id: u64,
+    },
     /// 0x7F S->C `{request_id: u64, code: u16, message: str16}`.
     Error {
         /// The request id / sub_id / consumer_id answered, 0 if none.
@@ -468,6 +514,10 @@ impl Frame {
             Frame::ConsumerListOk { .. } => kind::CONSUMER_LIST_OK,
             Frame::ConsumerDelete { .. } => kind::CONSUMER_DELETE,
             Frame::Done { .. } => kind::DONE,
+            Frame::SubscribeProfile { .. } => kind::SUBSCRIBE_PROFILE,
+            Frame::Announce { .. } => kind::ANNOUNCE,
+            Frame::Notice { .. } => kind::NOTICE,
+            Frame::Withdraw { .. } => kind::WITHDRAW,
             Frame::Error { .. } => kind::ERROR,
         }
     }

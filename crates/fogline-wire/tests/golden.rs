@@ -367,6 +367,38 @@ fn golden() -> Vec<(Frame, Vec<u8>)> {
             vec![9, 0, 0, 0, 0x4B, 12, 0, 0, 0, 0, 0, 0, 0],
         ),
         (
+            Frame::SubscribeProfile {
+                sub_id: 3,
+                flags: 0,
+                filter: "#".into(),
+                interest: "k=v".into(),
+            },
+            vec![
+                14, 0, 0, 0, 0x24, 3, 0, 0, 0, 0, 1, 0, b'#', 3, 0, b'k', b'=', b'v',
+            ],
+        ),
+        (
+            Frame::Announce {
+                request_id: 7,
+                topic: "t".into(),
+                profile: "k".into(),
+            },
+            vec![
+                15, 0, 0, 0, 0x50, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0, b't', 1, 0, b'k',
+            ],
+        ),
+        (
+            Frame::Notice {
+                request_id: 7,
+                interested: true,
+            },
+            vec![10, 0, 0, 0, 0x51, 7, 0, 0, 0, 0, 0, 0, 0, 1],
+        ),
+        (
+            Frame::Withdraw { request_id: 7 },
+            vec![9, 0, 0, 0, 0x52, 7, 0, 0, 0, 0, 0, 0, 0],
+        ),
+        (
             Frame::Error {
                 request_id: 5,
                 code: ErrorCode::SlowConsumer,
@@ -382,10 +414,11 @@ fn golden() -> Vec<(Frame, Vec<u8>)> {
 #[test]
 fn every_kind_has_a_golden_frame() {
     let kinds: Vec<u8> = golden().iter().map(|(f, _)| f.kind()).collect();
-    assert_eq!(kinds.len(), 30);
+    assert_eq!(kinds.len(), 34);
     let mut unique = kinds.clone();
+    unique.sort_unstable();
     unique.dedup();
-    assert_eq!(unique, kinds);
+    assert_eq!(unique.len(), kinds.len());
 }
 
 #[test]

@@ -220,8 +220,36 @@ fn admin_frame() -> impl Strategy<Value = Frame> {
     ]
 }
 
+/// The frames of Associative Rendezvous (interests and announcements).
+fn profile_frame() -> impl Strategy<Value = Frame> {
+    prop_oneof![
+        (any::<u32>(), any::<u8>(), text(), text()).prop_map(
+            |(sub_id, flags, filter, interest)| {
+                Frame::SubscribeProfile {
+                    sub_id,
+                    flags,
+                    filter,
+                    interest,
+                }
+            }
+        ),
+        (any::<u64>(), text(), text()).prop_map(|(request_id, topic, profile)| {
+            Frame::Announce {
+                request_id,
+                topic,
+                profile,
+            }
+        }),
+        (any::<u64>(), any::<bool>()).prop_map(|(request_id, interested)| Frame::Notice {
+            request_id,
+            interested
+        }),
+        any::<u64>().prop_map(|request_id| Frame::Withdraw { request_id }),
+    ]
+}
+
 fn frame() -> impl Strategy<Value = Frame> {
-    prop_oneof![data_frame(), admin_frame()]
+    prop_oneof![data_frame(), admin_frame(), profile_frame()]
 }
 
 /// The frames of the data path.

@@ -1,4 +1,5 @@
 //! One module per subcommand.
+pub mod announce;
 pub mod config;
 pub mod consumer;
 pub mod demo;

@@ -23,6 +23,9 @@ enum Command {
     Pub(cmd::publish::PubArgs),
     /// Receive records (live, or replayed from a stream).
     Sub(cmd::subscribe::SubArgs),
+    /// Run a command only while somebody is interested in what it publishes
+    /// (notify_interest): `fogline announce -t TOPIC -p PROFILE -- CMD ARGS`.
+    Announce(cmd::announce::AnnounceArgs),
     /// Manage the streams of a running node (ls, info, add, edit, purge, rm).
     #[command(subcommand)]
     Stream(cmd::stream::StreamCommand),
@@ -77,6 +80,7 @@ fn main() -> anyhow::Result<()> {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Pub(args) => cmd::publish::run(args),
         Command::Sub(args) => cmd::subscribe::run(args),
+        Command::Announce(args) => cmd::announce::run(args),
         Command::Stream(c) => cmd::stream::run(c),
         Command::Consumer(c) => cmd::consumer::run(c),
         Command::Rule(c) => cmd::rule::run(c),

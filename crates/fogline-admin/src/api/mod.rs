@@ -96,6 +96,7 @@ pub fn router(state: AdminState, openapi: std::sync::Arc<str>) -> Router {
         .route("/api/v1/events", get(crate::events::events))
         .route("/api/v1/connections", get(connections))
         .route("/api/v1/subscriptions", get(subscriptions))
+        .route("/api/v1/producers", get(producers))
         .merge(streams::routes())
         .merge(consumers::routes())
         .merge(subscribe::routes())
@@ -191,6 +192,10 @@ async fn connections(State(s): State<AdminState>) -> Json<Vec<crate::views::Conn
 
 async fn subscriptions(State(s): State<AdminState>) -> Json<Vec<crate::views::SubscriptionView>> {
     Json(crate::views::subscriptions(&s.broker))
+}
+
+async fn producers(State(s): State<AdminState>) -> Json<Vec<crate::views::ProducerView>> {
+    Json(crate::views::producers(&s.broker))
 }
 
 /// Runs `f` on a blocking thread.

@@ -32,6 +32,10 @@ pub struct PubArgs {
     /// Publish with high priority.
     #[arg(long)]
     pub priority: bool,
+    /// The records' data profile (`type=drone sensor=lidar alt=120`, docs/PROFILES.md),
+    /// carried as one header per attribute.
+    #[arg(long)]
+    pub profile: Option<String>,
     /// Print one JSON summary at the end, however the run ends: {"sent","acked","error"}
     /// (`acked`: acknowledged records, each stored as its stream promises).
     #[arg(long)]
@@ -73,6 +77,12 @@ async fn send_all(args: &PubArgs, tally: &mut Tally) -> anyhow::Result<()> {
         client_name: "fogline pub".into(),
         ..ClientOptions::default()
     };
+    let headers = match &args.profile {
+        Some(p) => fogline_profile::DataProfile::parse(p)
+            .map_err(|e| anyhow::anyhow!("--profile: {e}"))?
+            .to_headers()?,
+        None => Bytes::new(),
+    };
     let client = Client::connect(&args.server, opts).await?;
     let mut enc = Encoder::new(args.size);
     let interval = (args.rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.rate));
@@ -88,6 +98,7 @@ async fn send_all(args: &PubArgs, tally: &mut Tally) -> anyhow::Result<()> {
         };
         let record = PublishRecord {
             priority: args.priority,
+            headers: headers.clone(),
             ..PublishRecord::new(args.topic.clone(), payload)
         };
         if args.ack {

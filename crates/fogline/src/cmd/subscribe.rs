@@ -29,6 +29,10 @@ pub struct SubArgs {
     /// With --stream: a durable consumer name (its position is kept by the server).
     #[arg(long)]
     pub name: Option<String>,
+    /// Only records whose data profile satisfies this interest (`sensor=li* alt=100..`,
+    /// docs/PROFILES.md): routed by the server for live delivery, checked here for --stream.
+    #[arg(long)]
+    pub profile: Option<String>,
     /// Stop when nothing arrives for this long (e.g. 2s); default: wait forever.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub idle: Option<Duration>,
@@ -115,6 +119,12 @@ async fn subscribe(args: SubArgs) -> anyhow::Result<()> {
         client_name: "fogline sub".into(),
         ..ClientOptions::default()
     };
+    let interest = match &args.profile {
+        Some(p) => Some(
+            fogline_profile::Interest::parse(p).map_err(|e| anyhow::anyhow!("--profile: {e}"))?,
+        ),
+        None => None,
+    };
     let client = Client::connect(&args.server, opts).await?;
     let mut tally = Tally::default();
     let limit = args.count.unwrap_or(u64::MAX);
@@ -126,9 +136,11 @@ async fn subscribe(args: SubArgs) -> anyhow::Result<()> {
     };
     match &args.stream {
         None => {
-            let mut sub = client
-                .subscribe(&args.filter, SubscribeOptions::default())
-                .await?;
+            let sub_opts = SubscribeOptions {
+                interest: args.profile.clone(),
+                ..SubscribeOptions::default()
+            };
+            let mut sub = client.subscribe(&args.filter, sub_opts).await?;
             while tally.received < limit {
                 let Ok(Some(m)) = tokio::time::timeout(idle, sub.recv()).await else {
                     break;
@@ -167,6 +179,13 @@ async fn subscribe(args: SubArgs) -> anyhow::Result<()> {
                 }
                 let offsets: Vec<u64> = got.iter().map(|r| r.offset).collect();
                 for r in &got {
+                    if let Some(i) = &interest {
+                        let headers = fogline_wire::Headers::parse(r.headers.clone())?;
+                        let (profile, _) = fogline_profile::DataProfile::from_headers(&headers);
+                        if !i.matches(&profile, r.topic.as_str()) {
+                            continue;
+                        }
+                    }
                     print(r.topic.as_str(), &r.payload);
                     tally.add(&r.payload);
                 }
