@@ -15,6 +15,7 @@ use fogline_broker::BrokerConfig;
 use fogline_mqtt::MqttConfig;
 use fogline_native::NativeConfig;
 use fogline_rules::RulesConfig;
+use fogline_store::service::config::StoreConfig;
 use serde::{Deserialize, Serialize};
 
 const NODE_SECTION: &str = include_str!("node.toml");
@@ -27,6 +28,7 @@ pub fn default_file() -> String {
         fogline_broker::config::DEFAULT_SECTION,
         fogline_mqtt::DEFAULT_SECTION,
         fogline_rules::DEFAULT_SECTION,
+        fogline_store::service::config::DEFAULT_SECTION,
         fogline_admin::DEFAULT_SECTION,
     ]
     .map(str::trim_end)
@@ -50,6 +52,8 @@ pub struct Config {
     pub mqtt: MqttConfig,
     /// SQL rules, triggers and pattern sets.
     pub rules: RulesConfig,
+    /// The queryable store: streams indexed by data profile.
+    pub store: StoreConfig,
     /// The HTTP admin API, metrics and dashboard.
     pub admin: AdminConfig,
 }

@@ -15,6 +15,7 @@ fn config(dir: &std::path::Path) -> Config {
     cfg.admin.listen = vec!["127.0.0.1:0".into()];
     cfg.broker.data_dir = dir.to_path_buf();
     cfg.broker.storage = StorageMode::Mmap;
+    cfg.store.streams = vec!["default".into()];
     cfg
 }
 
@@ -45,7 +46,10 @@ async fn components_start_in_order_and_stop_in_reverse() {
         .filter(|(_, s)| *s == ComponentState::Stopped)
         .map(|(n, _)| n)
         .collect();
-    assert_eq!(stops, ["admin", "rules", "mqtt", "native", "broker"]);
+    assert_eq!(
+        stops,
+        ["admin", "store", "rules", "mqtt", "native", "broker"]
+    );
     // Nothing listens any more.
     assert!(tokio::net::TcpStream::connect(&native).await.is_err());
     // The node keeps its id across restarts.
@@ -104,6 +108,7 @@ async fn components_without_listeners_are_disabled_not_failed() {
     cfg.mqtt.ws_listen.clear();
     cfg.admin.listen.clear();
     cfg.rules.enabled = false;
+    cfg.store.streams.clear();
     let node = Node::start(cfg).await.unwrap();
     use fogline_admin::Components;
     let states: Vec<_> = node
@@ -119,6 +124,7 @@ async fn components_without_listeners_are_disabled_not_failed() {
             ("native".to_string(), ComponentState::Running),
             ("mqtt".to_string(), ComponentState::Disabled),
             ("rules".to_string(), ComponentState::Disabled),
+            ("store".to_string(), ComponentState::Disabled),
             ("admin".to_string(), ComponentState::Disabled),
         ]
     );

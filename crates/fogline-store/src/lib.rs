@@ -19,6 +19,8 @@
 //! - `records`: the per-record columns.
 //! - `index`: [`ProfileIndex`]: insert, retention, delete, compaction, memory.
 //! - `query`: planning (cheapest term first), candidates, checks, paging, latest-per-key.
+//! - [`service`]: the node's store: indexing streams, queries with their records, `delete`,
+//!   the `[store]` section and the REST routes.
 //!
 //! ```
 //! use fogline_profile::{DataProfile, Interest};
@@ -41,6 +43,7 @@ mod index;
 mod proptests;
 mod query;
 mod records;
+pub mod service;
 
 use std::collections::HashMap;
 

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod function;
 pub mod log;
 pub mod publish;
+pub mod query;
 pub mod rule;
 pub mod serve;
 pub mod sql;

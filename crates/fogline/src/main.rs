@@ -26,6 +26,8 @@ enum Command {
     /// Run a command only while somebody is interested in what it publishes
     /// (notify_interest): `fogline announce -t TOPIC -p PROFILE -- CMD ARGS`.
     Announce(cmd::announce::AnnounceArgs),
+    /// Query a node's store by data profile, time and topic (or --delete what it selects).
+    Query(cmd::query::QueryArgs),
     /// Manage the streams of a running node (ls, info, add, edit, purge, rm).
     #[command(subcommand)]
     Stream(cmd::stream::StreamCommand),
@@ -81,6 +83,7 @@ fn main() -> anyhow::Result<()> {
         Command::Pub(args) => cmd::publish::run(args),
         Command::Sub(args) => cmd::subscribe::run(args),
         Command::Announce(args) => cmd::announce::run(args),
+        Command::Query(args) => cmd::query::run(args),
         Command::Stream(c) => cmd::stream::run(c),
         Command::Consumer(c) => cmd::consumer::run(c),
         Command::Rule(c) => cmd::rule::run(c),

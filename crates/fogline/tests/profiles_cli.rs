@@ -151,3 +151,71 @@ async fn announce_runs_its_command_only_while_somebody_is_interested() {
     }
     assert!(announcer.wait().unwrap().success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_finds_stored_records_and_deletes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("fogline.toml");
+    std::fs::write(&config, "[store]\nstreams = [\"default\"]\n").unwrap();
+    let server = support::serve([
+        "--config",
+        config.to_str().unwrap(),
+        "--data-dir",
+        dir.path().join("data").to_str().unwrap(),
+    ]);
+    let http = server.http.clone().unwrap();
+    for (profile, msg) in [
+        ("sensor=lidar alt=120", "a"),
+        ("sensor=radar alt=120", "b"),
+        ("sensor=lidar2 alt=300", "c"),
+    ] {
+        let st = fogline()
+            .args(["pub", "-s", &server.native, "--ack", "--profile", profile])
+            .args(["site/a", msg])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let query = |args: &[&str]| {
+        let out = fogline()
+            .args(["query", "--admin", &http])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let lines = query(&["-p", "sensor=lid*", "--since", "10m"]);
+    let got: Vec<(&str, &str)> = lines
+        .lines()
+        .map(|l| (l.split(' ').next().unwrap(), l.rsplit(' ').next().unwrap()))
+        .collect();
+    assert_eq!(got, [("0", "a"), ("2", "c")], "{lines}");
+    assert!(lines.contains("[sensor=lidar alt=120]"), "{lines}");
+    let json = query(&["-p", "alt=100..200", "--desc", "--json"]);
+    let offsets: Vec<u64> = json
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["offset"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(offsets, [1, 0]);
+    assert_eq!(
+        query(&["-p", "sensor=radar", "--delete"]),
+        "deleted 1 records\n"
+    );
+    assert_eq!(query(&["-p", "alt=120"]).lines().count(), 1);
+    let bad = fogline()
+        .args(["query", "--admin", &http, "-p", "alt=1..x"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("profile"));
+}

@@ -1,5 +1,5 @@
 //! The components of a node, in start order (the node stops them in reverse): the native
-//! protocol, MQTT, the rules, then the admin API, which serves what the others report and
+//! protocol, MQTT, the rules, the store, then the admin API, which serves what the others report and
 //! the routes they hand it. The broker is
 //! opened before them all and closed after (see `node`).
 
@@ -7,6 +7,7 @@ mod admin;
 mod mqtt;
 mod native;
 mod rules;
+mod store;
 
 use crate::component::Component;
 
@@ -15,5 +16,6 @@ pub(crate) const ALL: &[Component] = &[
     native::COMPONENT,
     mqtt::COMPONENT,
     rules::COMPONENT,
+    store::COMPONENT,
     admin::COMPONENT,
 ];

@@ -1,0 +1,304 @@
+//! The queryable store as a service of the node (`[store]`): for each configured stream, a
+//! task feeds the [`ProfileIndex`] from the stream's log (from its first retained record at
+//! start: the index is rebuilt, never trusted from disk), follows retention, and answers
+//! queries with the records themselves, read back from the log by offset.
+//!
+//! A query first waits until the index has taken every record the stream had committed when
+//! the query came (at most [`CATCH_UP`]): an acknowledged record is found by the next query.
+//! `delete` forgets matching records from the index and writes their offsets to
+//! `<data_dir>/.store/<stream>.deleted` before answering; the log keeps them (consumers
+//! replaying the stream still see them) until retention removes them.
+
+pub mod api;
+pub mod config;
+pub mod metrics;
+mod tombstones;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fogline_broker::{Broker, Stream};
+use fogline_profile::DataProfile;
+use fogline_wire::Headers;
+use parking_lot::{Mutex, RwLock};
+use tokio::sync::watch;
+
+use crate::{ProfileIndex, Query};
+use tombstones::Tombstones;
+
+/// Longest a query waits for the index to take what the stream holds.
+pub const CATCH_UP: Duration = Duration::from_secs(5);
+/// Records read from the log at a time while indexing.
+const READ_BATCH: usize = 4096;
+
+/// Why a store request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The stream is not one the store indexes.
+    #[error("stream {0:?} is not indexed by the store (see [store] streams)")]
+    NotIndexed(String),
+    /// A bad query.
+    #[error("{0}")]
+    Invalid(String),
+    /// The log or the deletions file failed.
+    #[error("{0}")]
+    Storage(String),
+}
+
+/// One indexed stream.
+struct Indexed {
+    stream: Arc<Stream>,
+    index: RwLock<ProfileIndex>,
+    deleted: Mutex<Tombstones>,
+    /// The next offset the index will take.
+    progress: watch::Sender<u64>,
+}
+
+/// A record found by a query.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// Its offset in the stream.
+    pub offset: u64,
+    /// Microseconds since the UNIX epoch.
+    pub timestamp: u64,
+    /// Its topic.
+    pub topic: String,
+    /// Its data profile.
+    pub profile: DataProfile,
+    /// The payload.
+    pub payload: bytes::Bytes,
+}
+
+/// A page of answers.
+#[derive(Clone, Debug)]
+pub struct FoundPage {
+    /// The records, in the query's order.
+    pub records: Vec<Found>,
+    /// The cursor of the next page (`after`), `None` when this was the last.
+    pub next: Option<u64>,
+}
+
+/// The store: its indexed streams (cheap to clone).
+#[derive(Clone)]
+pub struct Store {
+    streams: Arc<HashMap<String, Arc<Indexed>>>,
+    max_page: usize,
+}
+
+/// Counts of one indexed stream, for the API and metrics.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StoreStats {
+    /// The stream.
+    pub stream: String,
+    /// Records indexed (retained and not deleted).
+    pub records: usize,
+    /// The index's memory, bytes (an estimate).
+    pub memory_bytes: usize,
+    /// Records of the stream not indexed yet.
+    pub lag: u64,
+    /// Records deleted with the delete action and still in the log.
+    pub deleted: usize,
+}
+
+fn payload_profile(headers: &bytes::Bytes) -> DataProfile {
+    if headers.is_empty() {
+        return DataProfile::default();
+    }
+    Headers::parse(headers.clone())
+        .map(|h| DataProfile::from_headers(&h).0)
+        .unwrap_or_default()
+}
+
+impl Store {
+    /// The store over `cfg.streams` of `broker`; deletions kept under `dir` (`None`: in
+    /// memory only, for a node that keeps no files). Indexing starts with [`Store::run`].
+    ///
+    /// # Errors
+    /// A configured stream that does not exist, or an unreadable deletions file.
+    pub fn open(
+        broker: &Broker,
+        cfg: &config::StoreConfig,
+        dir: Option<std::path::PathBuf>,
+    ) -> Result<Store, StoreError> {
+        let mut streams = HashMap::new();
+        for name in &cfg.streams {
+            let stream = broker.stream(name).ok_or_else(|| {
+                StoreError::Invalid(format!("[store] streams: no stream {name:?}"))
+            })?;
+            let path = dir.as_ref().map(|d| d.join(format!("{name}.deleted")));
+            let deleted = Tombstones::load(path)
+                .map_err(|e| StoreError::Storage(format!("deletions of {name}: {e}")))?;
+            let (progress, _) = watch::channel(0);
+            streams.insert(
+                name.clone(),
+                Arc::new(Indexed {
+                    stream,
+                    index: RwLock::new(ProfileIndex::new()),
+                    deleted: Mutex::new(deleted),
+                    progress,
+                }),
+            );
+        }
+        Ok(Store {
+            streams: Arc::new(streams),
+            max_page: cfg.max_page.max(1),
+        })
+    }
+
+    /// Indexes every stream until `stop` turns true.
+    pub async fn run(&self, stop: watch::Receiver<bool>) {
+        let tasks: Vec<_> = self
+            .streams
+            .values()
+            .map(|s| tokio::spawn(index_stream(s.clone(), stop.clone())))
+            .collect();
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+
+    /// The indexed streams' counts, by name.
+    pub fn stats(&self) -> Vec<StoreStats> {
+        let mut v: Vec<StoreStats> = self
+            .streams
+            .iter()
+            .map(|(name, s)| {
+                let index = s.index.read();
+                let end = s.stream.bounds().1;
+                StoreStats {
+                    stream: name.clone(),
+                    records: index.len(),
+                    memory_bytes: index.memory_bytes(),
+                    lag: end.saturating_sub(*s.progress.borrow()),
+                    deleted: s.deleted.lock().offsets.len(),
+                }
+            })
+            .collect();
+        v.sort_by(|a, b| a.stream.cmp(&b.stream));
+        v
+    }
+
+    fn indexed(&self, stream: &str) -> Result<&Arc<Indexed>, StoreError> {
+        self.streams
+            .get(stream)
+            .ok_or_else(|| StoreError::NotIndexed(stream.to_string()))
+    }
+
+    /// Answers `q` on `stream` (its limit capped at `max_page`), with the records.
+    ///
+    /// # Errors
+    /// An unknown stream; a log that cannot be read.
+    pub async fn query(&self, stream: &str, mut q: Query) -> Result<FoundPage, StoreError> {
+        let s = self.indexed(stream)?;
+        catch_up(s).await;
+        q.limit = q.limit.clamp(1, self.max_page);
+        let page = s.index.read().query(&q);
+        let mut records = Vec::with_capacity(page.hits.len());
+        for hit in page.hits {
+            let got = s
+                .stream
+                .read(hit.offset, 1, usize::MAX)
+                .map_err(|e| StoreError::Storage(e.to_string()))?;
+            // Gone meanwhile (retention): left out.
+            let Some(r) = got.into_iter().find(|r| r.offset == hit.offset) else {
+                continue;
+            };
+            records.push(Found {
+                offset: r.offset,
+                timestamp: r.timestamp,
+                topic: String::from_utf8_lossy(&r.topic).into_owned(),
+                profile: payload_profile(&r.headers),
+                payload: r.payload,
+            });
+        }
+        Ok(FoundPage {
+            records,
+            next: page.next,
+        })
+    }
+
+    /// The `delete` action: forgets the records matching `q`'s interest and time range,
+    /// durably; returns how many.
+    ///
+    /// # Errors
+    /// An unknown stream; the deletions file cannot be written (nothing is deleted then).
+    pub async fn delete(&self, stream: &str, q: &Query) -> Result<usize, StoreError> {
+        let s = self.indexed(stream)?;
+        catch_up(s).await;
+        let mut index = s.index.write();
+        let mut probe = q.clone();
+        probe.limit = usize::MAX;
+        probe.after = None;
+        probe.latest_by = None;
+        let offsets: Vec<u64> = index.query(&probe).hits.iter().map(|h| h.offset).collect();
+        s.deleted
+            .lock()
+            .add(&offsets)
+            .map_err(|e| StoreError::Storage(format!("cannot record the deletion: {e}")))?;
+        let gone = index.delete(q);
+        Ok(gone.len())
+    }
+}
+
+/// Waits until the index took what the stream had committed now (at most [`CATCH_UP`]).
+async fn catch_up(s: &Indexed) {
+    let end = s.stream.bounds().1;
+    let mut rx = s.progress.subscribe();
+    let _ = tokio::time::timeout(CATCH_UP, rx.wait_for(|&p| p >= end)).await;
+}
+
+async fn index_stream(s: Arc<Indexed>, mut stop: watch::Receiver<bool>) {
+    let mut cursor = 0u64;
+    // The first retained offset retention was last applied for.
+    let mut floor = 0u64;
+    loop {
+        if *stop.borrow() || s.stream.is_retired() {
+            return;
+        }
+        let (first, _) = s.stream.bounds();
+        if first > floor {
+            s.index.write().remove_before(first);
+            s.deleted.lock().forget_before(first);
+            floor = first;
+            cursor = cursor.max(first);
+        }
+        let records = match s.stream.read(cursor, READ_BATCH, 8 << 20) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(stream = s.stream.name(), error = %e, "the store cannot read its stream; retrying");
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    _ = stop.changed() => {}
+                }
+                continue;
+            }
+        };
+        if records.is_empty() {
+            s.progress.send_replace(cursor);
+            tokio::select! {
+                _ = s.stream.wait_past(cursor) => {}
+                _ = stop.changed() => {}
+                // Retention moves the first offset without appending anything.
+                _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+            }
+            continue;
+        }
+        {
+            let deleted = s.deleted.lock();
+            let mut index = s.index.write();
+            for r in &records {
+                if deleted.offsets.contains(&r.offset) {
+                    continue;
+                }
+                let profile = payload_profile(&r.headers);
+                let topic = String::from_utf8_lossy(&r.topic);
+                index.insert(r.offset, r.timestamp, &topic, &profile);
+            }
+        }
+        cursor = records.last().map_or(cursor, |r| r.offset + 1);
+        s.progress.send_replace(cursor);
+        // Let queries and publishers in between batches.
+        tokio::task::yield_now().await;
+    }
+}
