@@ -192,6 +192,8 @@ pub(crate) struct Inner {
     pub(crate) subs: RwLock<Subs>,
     /// Subscriptions with an interest: while 0, no batch reads the subscriptions' lock.
     pub(crate) profiled: AtomicUsize,
+    /// The node's store, once its component installed it.
+    pub(crate) store: RwLock<Option<Arc<dyn crate::queries::StoreQueries>>>,
     pub(crate) generation: AtomicU64,
     /// Looked up for every published batch: foldhash, a tenth the instructions of std's
     /// SipHash for a short topic; its per-process random seed keeps crafted collisions hard.
@@ -255,6 +257,7 @@ impl Broker {
             config,
             subs: RwLock::new(Subs::default()),
             profiled: AtomicUsize::new(0),
+            store: RwLock::new(None),
             generation: AtomicU64::new(1),
             routes: Mutex::new(foldhash::HashMap::default()),
             streams: RwLock::new(streams.into()),

@@ -41,6 +41,7 @@ mod manage;
 mod options;
 mod outbox;
 mod publish;
+mod query;
 mod reader;
 mod shared;
 mod subscription;
@@ -61,6 +62,7 @@ pub use options::{
     SubscribeOptions,
 };
 pub use publish::AckFuture;
+pub use query::{StorePage, StoreQuery};
 pub use subscription::Subscription;
 
 #[cfg(test)]

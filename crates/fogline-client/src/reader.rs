@@ -285,6 +285,7 @@ fn dispatch(inner: &Inner, frame: Frame) {
         | Frame::StreamListOk { request_id: id, .. }
         | Frame::StreamOk { request_id: id, .. }
         | Frame::ConsumerListOk { request_id: id, .. }
+        | Frame::QueryOk { request_id: id, .. }
         | Frame::Done { request_id: id }) => {
             let pending = inner.table.lock().requests.remove(&id);
             if let Some(Pending::Reply(tx)) = pending {

@@ -14,7 +14,7 @@
 //! - `connection`: one connection's reader and writer tasks; `acks` the answers to acked
 //!   publishes that wait for durability; `direct` deliveries written on a publisher's task;
 //!   `consumers` durable consumers; `admin` the management requests (streams, consumers);
-//!   `announce` notify_interest (announcements and their notices).
+//!   `announce` notify_interest (announcements and their notices); `query` the store.
 #![deny(missing_docs)]
 
 mod acks;
@@ -27,6 +27,7 @@ mod direct;
 mod errors;
 mod listener;
 mod outbuf;
+mod query;
 
 pub use config::{NativeConfig, DEFAULT_SECTION};
 pub use errors::broker_code;

@@ -144,6 +144,28 @@ pub fn decode_frame(mut frame: Bytes) -> Result<Frame, WireError> {
                 }
             },
         },
+        kind::QUERY => Frame::Query {
+            request_id: r.u64("request_id")?,
+            stream: r.str16("stream")?,
+            interest: r.str16("interest")?,
+            since: r.u64("since")?,
+            until: r.u64("until")?,
+            latest_by: r.str16("latest_by")?,
+            limit: r.u32("limit")?,
+            after: r.u64("after")?,
+            flags: r.u8("flags")?,
+        },
+        kind::QUERY_OK => {
+            let request_id = r.u64("request_id")?;
+            let next = r.u64("next")?;
+            let count = r.u32("count")?;
+            let records = StoredBlock::parse_in(k, count, r.rest())?;
+            Frame::QueryOk {
+                request_id,
+                next,
+                records,
+            }
+        }
         kind::WITHDRAW => Frame::Withdraw {
             request_id: r.u64("request_id")?,
         },

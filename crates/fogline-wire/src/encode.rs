@@ -241,6 +241,37 @@ fn encode_inner(frame: &Frame, buf: &mut BytesMut, start: usize) -> Result<(), W
             put_str16(buf, topic.as_bytes(), "topic")?;
             put_str16(buf, profile.as_bytes(), "profile")?;
         }
+        Frame::Query {
+            request_id,
+            stream,
+            interest,
+            since,
+            until,
+            latest_by,
+            limit,
+            after,
+            flags,
+        } => {
+            buf.put_u64_le(*request_id);
+            put_str16(buf, stream.as_bytes(), "stream")?;
+            put_str16(buf, interest.as_bytes(), "interest")?;
+            buf.put_u64_le(*since);
+            buf.put_u64_le(*until);
+            put_str16(buf, latest_by.as_bytes(), "latest_by")?;
+            buf.put_u32_le(*limit);
+            buf.put_u64_le(*after);
+            buf.put_u8(*flags);
+        }
+        Frame::QueryOk {
+            request_id,
+            next,
+            records,
+        } => {
+            buf.put_u64_le(*request_id);
+            buf.put_u64_le(*next);
+            buf.put_u32_le(records.count());
+            buf.put_slice(records.as_bytes());
+        }
         Frame::Notice {
             request_id,
             interested,

@@ -78,6 +78,10 @@ pub mod kind {
     pub const NOTICE: u8 = 0x51;
     /// C->S withdraw an announcement.
     pub const WITHDRAW: u8 = 0x52;
+    /// C->S query the store by profile.
+    pub const QUERY: u8 = 0x54;
+    /// S->C a page of stored records.
+    pub const QUERY_OK: u8 = 0x55;
     /// S->C a request failed.
     pub const ERROR: u8 = 0x7F;
 }
@@ -470,6 +474,43 @@ pub enum Frame {
         /// The announcement.
         request_id: u64,
     },
+    /// 0x54 C->S `{request_id: u64, stream: str16, interest: str16, since: u64, until: u64,
+    /// latest_by: str16, limit: u32, after: u64, flags: u8}`: the stored records of `stream`
+    /// whose profile and topic `interest` matches (text form, `@topic` allowed), at or after
+    /// `since` and at or before `until` (microseconds; 0 and `u64::MAX`: open), the newest
+    /// per value of `latest_by` (empty: every one), at most `limit` of them, past offset
+    /// `after` (`u64::MAX`: from the start); flags bit 0: newest first. Answered by
+    /// `QueryOk` or `Error`.
+    Query {
+        /// Chosen by the client.
+        request_id: u64,
+        /// The indexed stream; empty: the store's only one, or `default`.
+        stream: Str,
+        /// The interest profile.
+        interest: Str,
+        /// Earliest timestamp, 0: none.
+        since: u64,
+        /// Latest timestamp, `u64::MAX`: none.
+        until: u64,
+        /// Latest-per-key attribute; empty: none.
+        latest_by: Str,
+        /// Page size.
+        limit: u32,
+        /// Paging cursor, `u64::MAX`: none.
+        after: u64,
+        /// Bit 0: newest first.
+        flags: u8,
+    },
+    /// 0x55 S->C `{request_id: u64, next: u64, count: u32, count x StoredRecord}`: one page;
+    /// `next` is the next page's `after`, `u64::MAX` when this was the last.
+    QueryOk {
+        /// The Query's id.
+        request_id: u64,
+        /// The next page's cursor, `u64::MAX`: none.
+        next: u64,
+        /// The records (delivery_count 1).
+        records: StoredBlock,
+    },
     /// 0x7F S->C `{request_id: u64, code: u16, message: str16}`.
     Error {
         /// The request id / sub_id / consumer_id answered, 0 if none.
@@ -518,6 +559,8 @@ impl Frame {
             Frame::Announce { .. } => kind::ANNOUNCE,
             Frame::Notice { .. } => kind::NOTICE,
             Frame::Withdraw { .. } => kind::WITHDRAW,
+            Frame::Query { .. } => kind::QUERY,
+            Frame::QueryOk { .. } => kind::QUERY_OK,
             Frame::Error { .. } => kind::ERROR,
         }
     }

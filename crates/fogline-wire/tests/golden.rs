@@ -395,6 +395,34 @@ fn golden() -> Vec<(Frame, Vec<u8>)> {
             vec![10, 0, 0, 0, 0x51, 7, 0, 0, 0, 0, 0, 0, 0, 1],
         ),
         (
+            Frame::Query {
+                request_id: 1,
+                stream: "s".into(),
+                interest: "k".into(),
+                since: 0,
+                until: u64::MAX,
+                latest_by: "".into(),
+                limit: 10,
+                after: u64::MAX,
+                flags: 1,
+            },
+            vec![
+                46, 0, 0, 0, 0x54, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, b's', 1, 0, b'k', 0, 0, 0, 0, 0,
+                0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 0, 0, 10, 0, 0, 0, 255, 255, 255,
+                255, 255, 255, 255, 255, 1,
+            ],
+        ),
+        (
+            Frame::QueryOk {
+                request_id: 1,
+                next: 9,
+                records: StoredBlock::default(),
+            },
+            vec![
+                21, 0, 0, 0, 0x55, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            ],
+        ),
+        (
             Frame::Withdraw { request_id: 7 },
             vec![9, 0, 0, 0, 0x52, 7, 0, 0, 0, 0, 0, 0, 0],
         ),
@@ -414,7 +442,7 @@ fn golden() -> Vec<(Frame, Vec<u8>)> {
 #[test]
 fn every_kind_has_a_golden_frame() {
     let kinds: Vec<u8> = golden().iter().map(|(f, _)| f.kind()).collect();
-    assert_eq!(kinds.len(), 34);
+    assert_eq!(kinds.len(), 36);
     let mut unique = kinds.clone();
     unique.sort_unstable();
     unique.dedup();

@@ -245,6 +245,34 @@ fn profile_frame() -> impl Strategy<Value = Frame> {
             interested
         }),
         any::<u64>().prop_map(|request_id| Frame::Withdraw { request_id }),
+        (
+            (any::<u64>(), text(), text(), any::<u64>()),
+            (
+                any::<u64>(),
+                text(),
+                any::<u32>(),
+                any::<u64>(),
+                any::<u8>()
+            )
+        )
+            .prop_map(
+                |(
+                    (request_id, stream, interest, since),
+                    (until, latest_by, limit, after, flags),
+                )| {
+                    Frame::Query {
+                        request_id,
+                        stream,
+                        interest,
+                        since,
+                        until,
+                        latest_by,
+                        limit,
+                        after,
+                        flags,
+                    }
+                }
+            ),
     ]
 }
 

@@ -7,7 +7,7 @@ mod support;
 
 use std::path::Path;
 
-use fogline_client::{Client, ClientOptions, PublishRecord};
+use fogline_client::{Client, ClientOptions, PublishRecord, StoreQuery};
 use fogline_profile::{DataProfile, Interest};
 use serde_json::Value;
 
@@ -87,7 +87,30 @@ const QUERIES: &[&str] = &[
     "",
 ];
 
-async fn check_all(http: &str, profiles: &[(String, String)], deleted: &[u64]) {
+/// Every offset the store answers for `interest` over the native protocol (pages of 7).
+async fn native_query(native: &str, interest: &str, newest_first: bool) -> Vec<u64> {
+    let client = Client::connect(native, ClientOptions::default())
+        .await
+        .unwrap();
+    let mut q = StoreQuery {
+        interest: interest.to_string(),
+        limit: 7,
+        newest_first,
+        ..StoreQuery::default()
+    };
+    let mut out = Vec::new();
+    loop {
+        let page = client.query(&q).await.unwrap();
+        assert!(page.records.len() <= 7);
+        out.extend(page.records.iter().map(|r| r.offset));
+        match page.next {
+            Some(n) => q.after = Some(n),
+            None => return out,
+        }
+    }
+}
+
+async fn check_all(http: &str, native: &str, profiles: &[(String, String)], deleted: &[u64]) {
     for q in QUERIES {
         let interest = Interest::parse(q).unwrap();
         let want: Vec<u64> = profiles
@@ -100,12 +123,18 @@ async fn check_all(http: &str, profiles: &[(String, String)], deleted: &[u64]) {
             .map(|(i, _)| i as u64)
             .collect();
         assert_eq!(query(http, q, "").await, want, "query {q:?}");
+        assert_eq!(native_query(native, q, false).await, want, "native {q:?}");
         let mut newest: Vec<u64> = want.clone();
         newest.reverse();
         assert_eq!(
             query(http, q, "&order=desc").await,
             newest,
             "query {q:?} desc"
+        );
+        assert_eq!(
+            native_query(native, q, true).await,
+            newest,
+            "native {q:?} desc"
         );
     }
     // Latest per key: the newest record of each sensor.
@@ -158,7 +187,7 @@ async fn every_acknowledged_record_is_found_after_kill_9() {
         client.publish_acked(&record).await.unwrap();
     }
     let http = server.http.clone().unwrap();
-    check_all(&http, &profiles, &[]).await;
+    check_all(&http, &server.native, &profiles, &[]).await;
     let v: Value = support::admin(&http, "GET", "/api/v1/query?profile=id%3Dr4", None).await;
     assert_eq!(v["records"][0]["payload"], "reading 4");
     assert_eq!(v["records"][0]["topic"], "site/nj/雷达");
@@ -167,7 +196,7 @@ async fn every_acknowledged_record_is_found_after_kill_9() {
     drop(client);
     let mut server = serve(dir.path());
     let http = server.http.clone().unwrap();
-    check_all(&http, &profiles, &[]).await;
+    check_all(&http, &server.native, &profiles, &[]).await;
 
     // Delete the urgent lidar records; they stay deleted across another kill -9.
     let v: Value = support::admin(
@@ -179,12 +208,44 @@ async fn every_acknowledged_record_is_found_after_kill_9() {
     .await;
     let deleted: Vec<u64> = (0..600u64).filter(|i| i % 15 == 0).collect();
     assert_eq!(v["deleted"], deleted.len());
-    check_all(&http, &profiles, &deleted).await;
+    check_all(&http, &server.native, &profiles, &deleted).await;
     server.kill();
     let server = serve(dir.path());
     let http = server.http.clone().unwrap();
-    check_all(&http, &profiles, &deleted).await;
+    check_all(&http, &server.native, &profiles, &deleted).await;
     let stats: Value = support::admin(&http, "GET", "/api/v1/store", None).await;
     assert_eq!(stats[0]["records"], 600 - deleted.len());
     assert_eq!(stats[0]["deleted"], deleted.len());
+    // Over the native protocol: the records themselves, and errors with reasons.
+    let client = Client::connect(&server.native, ClientOptions::default())
+        .await
+        .unwrap();
+    let page = client
+        .query(&StoreQuery {
+            interest: "id=r4".into(),
+            ..StoreQuery::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(&page.records[0].payload[..], b"reading 4");
+    assert_eq!(page.records[0].topic.as_str(), "site/nj/雷达");
+    for (q, code) in [
+        (
+            StoreQuery {
+                interest: "alt=1..x".into(),
+                ..StoreQuery::default()
+            },
+            fogline_wire::ErrorCode::Invalid,
+        ),
+        (
+            StoreQuery {
+                stream: "nope".into(),
+                ..StoreQuery::default()
+            },
+            fogline_wire::ErrorCode::UnknownStream,
+        ),
+    ] {
+        let err = client.query(&q).await.err().unwrap();
+        assert_eq!(err.server_code(), Some(code), "{err}");
+    }
 }

@@ -185,11 +185,28 @@ impl Store {
             .ok_or_else(|| StoreError::NotIndexed(stream.to_string()))
     }
 
-    /// Answers `q` on `stream` (its limit capped at `max_page`), with the records.
+    /// The stream a request names: `name`, or when empty the store's only stream, or
+    /// `default`.
+    pub fn resolve(&self, name: &str) -> String {
+        match name {
+            "" if self.streams.len() == 1 => {
+                self.streams.keys().next().cloned().unwrap_or_default()
+            }
+            "" => "default".to_string(),
+            n => n.to_string(),
+        }
+    }
+
+    /// Answers `q` on `stream` (its limit capped at `max_page`) with the records as the log
+    /// holds them, and the next page's cursor.
     ///
     /// # Errors
     /// An unknown stream; a log that cannot be read.
-    pub async fn query(&self, stream: &str, mut q: Query) -> Result<FoundPage, StoreError> {
+    pub async fn query_records(
+        &self,
+        stream: &str,
+        mut q: Query,
+    ) -> Result<(Vec<fogline_log::Record>, Option<u64>), StoreError> {
         let s = self.indexed(stream)?;
         catch_up(s).await;
         q.limit = q.limit.clamp(1, self.max_page);
@@ -201,21 +218,30 @@ impl Store {
                 .read(hit.offset, 1, usize::MAX)
                 .map_err(|e| StoreError::Storage(e.to_string()))?;
             // Gone meanwhile (retention): left out.
-            let Some(r) = got.into_iter().find(|r| r.offset == hit.offset) else {
-                continue;
-            };
-            records.push(Found {
+            if let Some(r) = got.into_iter().find(|r| r.offset == hit.offset) {
+                records.push(r);
+            }
+        }
+        Ok((records, page.next))
+    }
+
+    /// [`query_records`](Store::query_records), each record with its profile parsed.
+    ///
+    /// # Errors
+    /// As `query_records`.
+    pub async fn query(&self, stream: &str, q: Query) -> Result<FoundPage, StoreError> {
+        let (records, next) = self.query_records(stream, q).await?;
+        let records = records
+            .into_iter()
+            .map(|r| Found {
                 offset: r.offset,
                 timestamp: r.timestamp,
                 topic: String::from_utf8_lossy(&r.topic).into_owned(),
                 profile: payload_profile(&r.headers),
                 payload: r.payload,
-            });
-        }
-        Ok(FoundPage {
-            records,
-            next: page.next,
-        })
+            })
+            .collect();
+        Ok(FoundPage { records, next })
     }
 
     /// The `delete` action: forgets the records matching `q`'s interest and time range,
@@ -238,6 +264,35 @@ impl Store {
             .map_err(|e| StoreError::Storage(format!("cannot record the deletion: {e}")))?;
         let gone = index.delete(q);
         Ok(gone.len())
+    }
+}
+
+impl fogline_broker::StoreQueries for Store {
+    fn query(&self, q: fogline_broker::StoreQuery) -> fogline_broker::QueryFuture<'_> {
+        Box::pin(async move {
+            use fogline_broker::BrokerError;
+            let interest = fogline_profile::Interest::parse(&q.interest)
+                .map_err(|e| BrokerError::Invalid(format!("interest: {e}")))?;
+            let query = Query {
+                interest,
+                since_us: q.since_us,
+                until_us: q.until_us,
+                latest_by: q.latest_by,
+                limit: q.limit,
+                after: q.after,
+                newest_first: q.newest_first,
+            };
+            let stream = self.resolve(&q.stream);
+            let (records, next) =
+                self.query_records(&stream, query)
+                    .await
+                    .map_err(|e| match e {
+                        StoreError::NotIndexed(s) => BrokerError::UnknownStream(s),
+                        StoreError::Invalid(m) => BrokerError::Invalid(m),
+                        StoreError::Storage(m) => BrokerError::Invalid(format!("store: {m}")),
+                    })?;
+            Ok(fogline_broker::StorePage { records, next })
+        })
     }
 }
 

@@ -28,6 +28,7 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     let dir =
         (cfg.broker.storage != StorageMode::Memory).then(|| cfg.broker.data_dir.join(".store"));
     let store = Store::open(&ctx.broker, &cfg.store, dir)?;
+    ctx.broker.set_store(std::sync::Arc::new(store.clone()));
     ctx.routes.lock().push(fogline_admin::ExtraRoutes {
         router: api::routes(store.clone()),
         openapi: api::OPENAPI,

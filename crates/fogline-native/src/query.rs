@@ -1,0 +1,66 @@
+//! The `Query` frame: the node's store answers on a task of its own (a query may wait for
+//! the index to catch up), and the page goes back as one `QueryOk`.
+
+use std::sync::Arc;
+
+use fogline_broker::StoreQuery;
+use fogline_wire::{ErrorCode, Frame, StoredBlock, StoredRecordRef};
+
+use crate::connection::Conn;
+use crate::errors::broker_code;
+
+/// Most record bytes in one `QueryOk` (as a `Records` frame holds): a page past it ends
+/// early, its `next` at the last record sent.
+const MAX_PAGE_BYTES: usize = 4 << 20;
+
+pub(crate) fn query(conn: &Arc<Conn>, request_id: u64, q: StoreQuery) {
+    let Some(store) = conn.broker.store_queries() else {
+        conn.error(
+            request_id,
+            ErrorCode::Invalid,
+            "this node has no store (see [store] streams)",
+        );
+        return;
+    };
+    let conn = conn.clone();
+    tokio::spawn(async move {
+        let page = match store.query(q).await {
+            Ok(p) => p,
+            Err(e) => {
+                conn.error(request_id, broker_code(&e), e.to_string());
+                return;
+            }
+        };
+        let mut bytes = 0usize;
+        let mut taken = 0usize;
+        for r in &page.records {
+            bytes += r.payload.len() + r.headers.len() + r.topic.len() + 32;
+            if taken > 0 && bytes > MAX_PAGE_BYTES {
+                break;
+            }
+            taken += 1;
+        }
+        let records = &page.records[..taken];
+        let next = if taken < page.records.len() {
+            records.last().map(|r| r.offset)
+        } else {
+            page.next
+        };
+        let block = StoredBlock::from_records(records.iter().map(|r| StoredRecordRef {
+            offset: r.offset,
+            timestamp: r.timestamp,
+            delivery_count: 1,
+            topic: std::str::from_utf8(&r.topic).unwrap_or(""),
+            headers: &r.headers,
+            payload: &r.payload,
+        }));
+        match block {
+            Ok(records) => conn.reply(&Frame::QueryOk {
+                request_id,
+                next: next.unwrap_or(u64::MAX),
+                records,
+            }),
+            Err(e) => conn.error(request_id, ErrorCode::Internal, e.to_string()),
+        }
+    });
+}
