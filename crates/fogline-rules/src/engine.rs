@@ -451,9 +451,11 @@ impl Rules {
             .map(SinkConfig::parse)
             .collect::<Result<Vec<_>, _>>()?;
         let triggers = RuleSet::compile(&spec.triggers, ext)?;
+        let interest = stream_interest(&def)?;
         Ok(Compiled {
             stream: select.from.clone(),
             subjects: stream.subjects().to_vec(),
+            interest,
             plan,
             sinks,
             triggers,
@@ -464,6 +466,7 @@ impl Rules {
 struct Compiled {
     stream: String,
     subjects: Vec<String>,
+    interest: Option<fogline_profile::Interest>,
     plan: Plan,
     sinks: Vec<SinkConfig>,
     triggers: RuleSet,
@@ -504,6 +507,23 @@ pub fn stream_def(cfg: &fogline_broker::StreamConfig) -> Result<StreamDef, Strin
             },
         }),
     }
+}
+
+/// The stream's `PROFILE` option: an interest profile (docs/PROFILES.md, terms only) its
+/// rules read by, so they see only the records whose data profile it matches.
+fn stream_interest(def: &StreamDef) -> Result<Option<fogline_profile::Interest>, String> {
+    let Some((_, text)) = def.options.raw.iter().find(|(k, _)| k == "PROFILE") else {
+        return Ok(None);
+    };
+    let interest = fogline_profile::Interest::parse(text)
+        .map_err(|e| format!("stream {}: PROFILE: {e}", def.name))?;
+    if interest.topic.is_some() {
+        return Err(format!(
+            "stream {}: PROFILE: a topic term (@...) is not allowed; DATASOURCE is the topic filter",
+            def.name
+        ));
+    }
+    Ok((!interest.terms.is_empty()).then_some(interest))
 }
 
 /// The stream a rule's SQL reads, if it parses.
@@ -599,6 +619,7 @@ impl Rules {
             id: spec.id.clone(),
             stream: c.stream,
             subjects: c.subjects,
+            interest: c.interest,
             plan: c.plan,
             sinks,
             triggers: c.triggers,

@@ -84,6 +84,9 @@ pub struct Job {
     pub stream: String,
     /// Subjects of the stream (qos 0 subscribes to them).
     pub subjects: Vec<String>,
+    /// The stream's `PROFILE`: only records whose data profile it matches (routed by the
+    /// broker under qos 0, checked here under qos 1).
+    pub interest: Option<fogline_profile::Interest>,
     /// The compiled plan.
     pub plan: Plan,
     /// The sinks, started.
@@ -220,7 +223,7 @@ pub async fn run(ready: Ready, stop: watch::Receiver<bool>) -> Result<(), String
         tokio::select! {
             biased;
             _ = stop.wait_for(|s| *s) => break,
-            got = read(&mut source, &mut topic, &mut cursor) => {
+            got = read(&mut source, &mut topic, &mut cursor, job.interest.as_ref()) => {
                 let records = got?;
                 for (row_bytes, meta) in records {
                     job.stats.records_in.fetch_add(1, Ordering::Relaxed);
@@ -276,7 +279,13 @@ fn open(job: &Job, cursor: u64, restored: bool) -> Result<Source, String> {
     }
     let sub = |f: &str| {
         job.link
-            .subscribe(f, SubscribeOptions::default())
+            .subscribe(
+                f,
+                SubscribeOptions {
+                    interest: job.interest.clone(),
+                    ..SubscribeOptions::default()
+                },
+            )
             .map_err(|e| format!("rule {}: cannot subscribe to {f}: {e}", job.id))
     };
     if let [only] = job.subjects.as_slice() {
@@ -305,6 +314,7 @@ async fn read(
     source: &mut Source,
     topic: &mut (bytes::Bytes, Arc<str>),
     cursor: &mut u64,
+    interest: Option<&fogline_profile::Interest>,
 ) -> Result<Records, String> {
     let batch = match source {
         Source::Live(s) => match s.recv_batch().await {
@@ -330,6 +340,14 @@ async fn read(
             for d in got {
                 let r = d.record;
                 *cursor = r.offset + 1;
+                if let Some(i) = interest {
+                    let profile = fogline_wire::Headers::parse(r.headers.clone())
+                        .map(|h| fogline_profile::DataProfile::from_headers(&h).0)
+                        .unwrap_or_default();
+                    if !i.matches(&profile, "") {
+                        continue;
+                    }
+                }
                 if r.topic != topic.0 {
                     let name = String::from_utf8_lossy(&r.topic);
                     *topic = (r.topic.clone(), Arc::from(name.as_ref()));

@@ -423,3 +423,81 @@ async fn a_rest_action_retries_until_the_server_takes_it() {
     );
     rules.shut_down().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_profile_gives_its_rules_only_matching_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path());
+    sql_stream(
+        &b,
+        r#"CREATE STREAM lidar (id STRING, v FLOAT)
+            WITH (DATASOURCE="scan/#", FORMAT="json", PROFILE="sensor=li* alt=100..")"#,
+    );
+    let rules = Rules::open(b.clone(), Some(dir.path().join(".rules")), None, 100).unwrap();
+    let link = b.link("test");
+    let mut out = link
+        .subscribe("seen/#", SubscribeOptions::default())
+        .unwrap();
+    for (id, qos) in [("live", 0), ("durable", 1)] {
+        rules
+            .create(rule(serde_json::json!({
+                "id": id,
+                "sql": "SELECT id FROM lidar",
+                "actions": [{"publish": {"topic": format!("seen/{id}"), "sendSingle": true}}],
+                "options": {"qos": qos}
+            })))
+            .unwrap();
+    }
+    // Both rules are reading once a record published now reaches them both.
+    let opts = fogline_broker::link::PublishOptions {
+        acked: true,
+        ..Default::default()
+    };
+    for (id, sensor, alt) in [
+        ("a", "lidar", "120"),
+        ("b", "radar", "120"),
+        ("c", "lidar", "50"),
+        ("d", "lidar2", "300"),
+        ("e", "Lidar", "300"),
+    ] {
+        link.publish_with(
+            "scan/x",
+            &[("sensor", sensor.as_bytes()), ("alt", alt.as_bytes())],
+            serde_json::json!({"id": id, "v": 1.0}).to_string(),
+            opts,
+        )
+        .await
+        .unwrap();
+    }
+    let mut got = Vec::new();
+    for _ in 0..4 {
+        let Ok(Some(m)) = tokio::time::timeout(Duration::from_secs(10), out.recv()).await else {
+            panic!("got only {got:?}");
+        };
+        let v: serde_json::Value = serde_json::from_slice(&m.payload).unwrap();
+        got.push((m.topic.to_string(), v["id"].as_str().unwrap().to_string()));
+    }
+    got.sort();
+    let want: Vec<(String, String)> = [
+        ("seen/durable", "a"),
+        ("seen/durable", "d"),
+        ("seen/live", "a"),
+        ("seen/live", "d"),
+    ]
+    .iter()
+    .map(|(t, i)| (t.to_string(), i.to_string()))
+    .collect();
+    assert_eq!(got, want);
+    // A bad PROFILE makes the stream's rules invalid, with the reason.
+    sql_stream(
+        &b,
+        r#"CREATE STREAM bad (id STRING) WITH (DATASOURCE="bad/#", FORMAT="json", PROFILE="alt=1..x")"#,
+    );
+    let err = rules
+        .create(rule(serde_json::json!({
+            "id": "bad", "sql": "SELECT id FROM bad", "actions": [{"log": {}}]
+        })))
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("PROFILE"), "{err}");
+}
