@@ -7,8 +7,12 @@
 // streams, and that its ingest rate moves after records are published. Then creates a SQL
 // stream and a rule over REST, publishes JSON readings with the CLI, and checks that the
 // rules panel counts them, that the alerts feed shows the rule's results, and that the
-// panel's stop and start buttons stop and start the rule. A second node without the rules
-// component shows neither panel. Exits 0 on success.
+// panel's stop and start buttons stop and start the rule. Then checks the interests and
+// producers panel: empty at first; a producer announced with `fogline announce` (its profile
+// holds markup, which must show as text) listed waiting, then sending once `fogline sub
+// --profile` subscribes with a matching interest, which is listed too; waiting again when
+// the subscriber goes. A second node without the rules component shows neither rules panel.
+// Exits 0 on success.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -133,6 +137,67 @@ async function checkRules(page, node) {
   };
 }
 
+// The rows of a table of the interests and producers panel, as their cells' text.
+async function tableRows(page, id) {
+  return page.$$eval(`#${id} tbody tr`, (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+}
+
+async function waitForRows(page, id, test, what) {
+  const deadline = Date.now() + 15000;
+  let rows = [];
+  while (Date.now() < deadline) {
+    rows = await tableRows(page, id);
+    if (test(rows)) return rows;
+    await page.waitForTimeout(200);
+  }
+  fail(`#${id}: ${what}; the panel shows ${JSON.stringify(rows)}`);
+}
+
+const isEmpty = (rows) => rows.length === 1 && rows[0].length === 1 && rows[0][0].startsWith("no ");
+
+// Resolves when `child` has exited.
+function exited(child) {
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve() : new Promise((r) => child.once("exit", r));
+}
+
+async function checkRendezvous(page, node) {
+  await waitForRows(page, "interests", isEmpty, "no empty state without interests");
+  await waitForRows(page, "producers", isEmpty, "no empty state without producers");
+  // A profile is user input: the markup in it must show as text.
+  const profile = "sensor=lidar note=<b>x</b>";
+  const announce = spawn(bin, ["announce", "-s", node.native, "-t", "site/a", "-p", profile, "--", "sleep", "60"],
+    { stdio: "ignore" });
+  children.push(announce);
+  const isProducer = (state) => (rows) => rows.some((r) => r[0] === "site/a" && r[2] === state);
+  const waiting = await waitForRows(page, "producers", isProducer("waiting"), "the producer is not listed waiting");
+  const row = waiting.find((r) => r[0] === "site/a");
+  if (row[1] !== profile) fail("the profile shows as " + JSON.stringify(row[1]));
+  if (await page.$("#producers tbody b")) fail("the profile's markup became an element");
+  const conns = await api(node, "GET", "/api/v1/connections");
+  const announcer = conns.find((c) => c.client_id === "fogline announce");
+  if (!announcer || row[3] !== String(announcer.id)) {
+    fail(`the producer's connection shows as ${row[3]}, not the announcer's: ${JSON.stringify(conns)}`);
+  }
+
+  const sub = spawn(bin, ["sub", "-s", node.native, "--profile", "sensor=li*", "site/#"], { stdio: "ignore" });
+  children.push(sub);
+  await waitForRows(page, "producers", isProducer("sending"), "the producer is not sending with an interest");
+  const interests = await waitForRows(page, "interests",
+    (rows) => rows.some((r) => r[0] === "site/#" && r[1] === "sensor=li*" && r[2] !== "-"), "the interest is not listed");
+  const counts = await page.textContent("#rendezvous-counts");
+  if (counts !== "interests: 1, producers waiting: 0, sending: 1") fail("the panel counts " + counts);
+
+  sub.kill("SIGINT");
+  await exited(sub);
+  await waitForRows(page, "producers", isProducer("waiting"), "the producer is not waiting once the interest went");
+  await waitForRows(page, "interests", isEmpty, "the interest stays listed once its subscriber went");
+  announce.kill("SIGINT");
+  await exited(announce);
+  await waitForRows(page, "producers", isEmpty, "the producer stays listed once it went");
+  return { producer: row, interest: interests.find((r) => r[0] === "site/#"), counts };
+}
+
 // A node without the rules component: the panels stay hidden.
 async function checkNoRules(page) {
   const config = join(dir, "no-rules.toml");
@@ -194,6 +259,7 @@ async function main() {
   const health = await page.textContent("#health");
   if (health !== "healthy") fail("health badge says " + health);
   const rules = await checkRules(page, node);
+  const rendezvous = await checkRendezvous(page, node);
   await checkNoRules(page);
   if (errors.length) fail("console errors: " + JSON.stringify(errors));
   // SCREENSHOT=file.png keeps a picture of the page, for a human to look at.
@@ -201,6 +267,8 @@ async function main() {
   await browser.close();
   console.log(`OK: streams ${JSON.stringify(streams)}, ingest rate ${before} -> ${after} records/s`);
   console.log(`OK: rules panel ${rules.counts.join(" -> ")} records in, states ${rules.states.join(" -> ")}; alert ${rules.alert}`);
+  console.log(`OK: interests and producers panel: producer ${JSON.stringify(rendezvous.producer)} waiting -> ` +
+    `sending -> waiting; interest ${JSON.stringify(rendezvous.interest)}; ${rendezvous.counts}`);
   cleanup();
 }
 

@@ -6,6 +6,10 @@
 // turn one item into table cells. A component that adds a field to the snapshot adds a
 // panel here, or a script of its own that registers in SNAPSHOT_HOOKS (rules.js); a panel
 // whose field is absent is not shown.
+//
+// The interests and producers panel (Associative Rendezvous) has two tables in the page,
+// filled the same way from the snapshot's `rendezvous` lists (the first 100 of each; the
+// counts beside them say how many there are).
 "use strict";
 
 const WINDOW_SECONDS = 300;
@@ -37,6 +41,24 @@ const PANELS = [
     rowClass: (c) => "state-" + c.state,
   },
 ];
+
+// The tables of the interests and producers panel, as PANELS' entries (their heads are in
+// the page).
+const RENDEZVOUS = [
+  {
+    id: "interests", field: "interests", total: (s) => s.interests, numeric: [3],
+    empty: "no subscription with an interest (fogline sub --profile ...)",
+    row: (i) => [i.filter, i.interest, connection(i.connection), count(i.queued_records)],
+  },
+  {
+    id: "producers", field: "producers", total: (s) => s.producers_waiting + s.producers_sending,
+    numeric: [], empty: "no producer announced (fogline announce ...)",
+    row: (p) => [p.topic, p.profile, p.interested ? "sending" : "waiting", connection(p.connection)],
+    rowClass: (p) => p.interested ? "producer-sending" : "producer-waiting",
+  },
+];
+
+function connection(id) { return id === null ? "-" : String(id); }
 
 function count(n) { return Number(n).toLocaleString("en-US"); }
 
@@ -123,13 +145,18 @@ function renderPanel(panel, items) {
     section.append(h, table);
     document.getElementById("panels").appendChild(section);
   }
-  const body = section.querySelector("tbody");
+  fillRows(section.querySelector("tbody"), panel, items);
+}
+
+// Replaces a table's rows with one per item (text only: names, filters and profiles are
+// the clients'), or one saying there are none.
+function fillRows(body, panel, items) {
   body.replaceChildren();
   if (items.length === 0) {
     const td = body.insertRow().insertCell();
-    td.colSpan = panel.columns.length;
+    td.colSpan = body.parentElement.tHead.rows[0].cells.length;
     td.className = "empty";
-    td.textContent = "none";
+    td.textContent = panel.empty || "none";
     return;
   }
   for (const item of items) {
@@ -171,7 +198,20 @@ function onSnapshot(s) {
   for (const panel of PANELS) {
     if (Array.isArray(s[panel.field])) renderPanel(panel, s[panel.field]);
   }
+  if (s.rendezvous) renderRendezvous(s);
   for (const hook of SNAPSHOT_HOOKS) hook(s);
+}
+
+function renderRendezvous(s) {
+  setText("rendezvous-counts", "interests: " + count(s.interests) + ", producers waiting: " +
+    count(s.producers_waiting) + ", sending: " + count(s.producers_sending));
+  for (const table of RENDEZVOUS) {
+    const items = s.rendezvous[table.field];
+    fillRows(document.querySelector("#" + table.id + " tbody"), table, items);
+    const total = table.total(s);
+    setText(table.id + "-more", total > items.length
+      ? "(the first " + items.length + " of " + count(total) + ")" : "");
+  }
 }
 
 async function loadNode() {

@@ -1,9 +1,10 @@
 //! `GET /api/v1/events`: the live feed the dashboard draws from, as Server-Sent Events. Every
 //! `events_interval` one `snapshot` event carries the node's totals (records and bytes in
 //! and out, so a reader derives rates from two of them), connections per protocol,
-//! subscriptions, streams, consumers, components and memory. Components add fields of their
-//! own through [`FeedFields`](crate::FeedFields) (the rules component adds `rules`); readers
-//! ignore the ones they do not know.
+//! subscriptions, interests and announced producers (counts, and the first
+//! [`MAX_LISTED`] of each in `rendezvous`), streams, consumers, components and memory.
+//! Components add fields of their own through [`FeedFields`](crate::FeedFields) (the rules
+//! component adds `rules`); readers ignore the ones they do not know.
 
 use std::convert::Infallible;
 
@@ -13,7 +14,11 @@ use futures_util::stream::{self, Stream};
 use serde::Serialize;
 
 use crate::state::{AdminState, ComponentStatus};
-use crate::views::{self, ConsumerView, StreamView};
+use crate::views::{self, ConsumerView, ProducerView, StreamView, SubscriptionView};
+
+/// Most interests, and most producers, one snapshot lists: it is sent every tick to every
+/// reader, and both are as many as clients make.
+pub const MAX_LISTED: usize = 100;
 
 /// One snapshot of the feed.
 #[derive(Serialize)]
@@ -28,6 +33,14 @@ pub struct Snapshot {
     pub connections: std::collections::BTreeMap<&'static str, usize>,
     /// Live subscriptions.
     pub subscriptions: usize,
+    /// Live subscriptions with an interest profile.
+    pub interests: usize,
+    /// Announced producers nobody is interested in.
+    pub producers_waiting: usize,
+    /// Announced producers somebody is interested in.
+    pub producers_sending: usize,
+    /// The first interests and producers, by id.
+    pub rendezvous: RendezvousView,
     /// The streams.
     pub streams: Vec<StreamView>,
     /// The consumers.
@@ -39,6 +52,16 @@ pub struct Snapshot {
     /// Fields the components add.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Associative Rendezvous now: the first [`MAX_LISTED`] of each list, the counts beside
+/// them in [`Snapshot`] say how many there are.
+#[derive(Serialize)]
+pub struct RendezvousView {
+    /// Live subscriptions with an interest profile.
+    pub interests: Vec<SubscriptionView>,
+    /// Producers announced with notify_interest, waiting or sending.
+    pub producers: Vec<ProducerView>,
 }
 
 /// Totals since the node started.
@@ -71,6 +94,12 @@ pub fn snapshot(s: &AdminState) -> Snapshot {
         totals.bytes_in += t.bytes_in;
         totals.bytes_out += t.bytes_out;
     }
+    let mut interests = views::interests(b);
+    let n_interests = interests.len();
+    interests.truncate(MAX_LISTED);
+    let mut producers = views::producers(b);
+    let counts = views::ProducerCounts::count(producers.iter().map(|p| p.interested));
+    producers.truncate(MAX_LISTED);
     let mut extra = serde_json::Map::new();
     for f in &s.feed {
         f.add(&mut extra);
@@ -81,6 +110,13 @@ pub fn snapshot(s: &AdminState) -> Snapshot {
         totals,
         connections: views::connection_counts(b).into_iter().collect(),
         subscriptions: b.subscription_count(),
+        interests: n_interests,
+        producers_waiting: counts.waiting,
+        producers_sending: counts.sending,
+        rendezvous: RendezvousView {
+            interests,
+            producers,
+        },
         streams: views::streams(b),
         consumers: b
             .consumers(None)

@@ -5,7 +5,7 @@
 //!
 //! Names are `fogline_*` in base units; counters end in `_total` (the encoder adds it).
 //! Labels are bounded: `protocol`, `reason`, `stream`, `consumer` (durable consumers only,
-//! which an operator names), `component`; never a client id or a topic.
+//! which an operator names), `component`, `state`; never a client id, a topic or a profile.
 
 use std::sync::Arc;
 
@@ -205,12 +205,60 @@ impl Collector for NodeCollector {
             Gauge,
             b.subscription_count() as f64,
         )?;
+        self.encode_profiles(&mut e)?;
         self.encode_streams(&mut e)?;
         self.encode_process(&mut e)
     }
 }
 
 impl NodeCollector {
+    /// Associative Rendezvous: interests, announced producers and routing by profile.
+    fn encode_profiles(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        use std::sync::atomic::Ordering::Relaxed;
+        use MetricType::{Counter, Gauge};
+        let b = &self.broker;
+        single(
+            e,
+            "fogline_interests",
+            "Live subscriptions with an interest profile",
+            Gauge,
+            b.interest_count() as f64,
+        )?;
+        let producers = crate::views::ProducerCounts::of(b);
+        family(
+            e,
+            "fogline_producers",
+            "Producers announced with notify_interest: waiting (nobody is interested) or sending",
+            Gauge,
+            [
+                ([("state", "waiting")], producers.waiting as f64),
+                ([("state", "sending")], producers.sending as f64),
+            ],
+        )?;
+        let stats = b.stats();
+        single(
+            e,
+            "fogline_profile_routed_records",
+            "Records queued for subscriptions by their interest (once per subscription)",
+            Counter,
+            stats.profile_routed.load(Relaxed) as f64,
+        )?;
+        single(
+            e,
+            "fogline_profile_skipped_headers",
+            "Record headers that could not be profile attributes (bad names, binary values)",
+            Counter,
+            stats.profile_skipped.load(Relaxed) as f64,
+        )?;
+        single(
+            e,
+            "fogline_announcements",
+            "Producers announced with notify_interest since the node started",
+            Counter,
+            stats.announcements.load(Relaxed) as f64,
+        )
+    }
+
     fn encode_streams(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         use MetricType::{Counter, Gauge};
         let streams = self.broker.streams();

@@ -60,6 +60,12 @@ pub struct CountsView {
     pub connections: usize,
     /// Live subscriptions.
     pub subscriptions: usize,
+    /// Live subscriptions with an interest profile.
+    pub interests: usize,
+    /// Producers announced with notify_interest that nobody is interested in.
+    pub producers_waiting: usize,
+    /// Producers announced with notify_interest that somebody is interested in.
+    pub producers_sending: usize,
 }
 
 /// A stream.
@@ -217,10 +223,16 @@ pub fn node(state: &AdminState) -> NodeView {
             anon_bytes: p.anon_bytes,
         },
         cpu_seconds: p.cpu_seconds,
-        counts: CountsView {
-            streams: b.streams().len(),
-            connections: b.clients().list().len(),
-            subscriptions: b.subscription_count(),
+        counts: {
+            let producers = ProducerCounts::of(b);
+            CountsView {
+                streams: b.streams().len(),
+                connections: b.clients().list().len(),
+                subscriptions: b.subscription_count(),
+                interests: b.interest_count(),
+                producers_waiting: producers.waiting,
+                producers_sending: producers.sending,
+            }
         },
         components: state.components.components(),
     }
@@ -365,6 +377,49 @@ pub fn producers(b: &Broker) -> Vec<ProducerView> {
             interested: p.interested,
         })
         .collect()
+}
+
+/// The live subscriptions with an interest profile, in id order (none listed at all while
+/// there are none, without walking every subscription).
+pub fn interests(b: &Broker) -> Vec<SubscriptionView> {
+    if b.interest_count() == 0 {
+        return Vec::new();
+    }
+    let mut out: Vec<_> = subscriptions(b)
+        .into_iter()
+        .filter(|s| s.interest.is_some())
+        .collect();
+    out.sort_by_key(|s| s.id);
+    out
+}
+
+/// Announced producers by state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProducerCounts {
+    /// Nobody is interested: they wait.
+    pub waiting: usize,
+    /// Somebody is interested: they send.
+    pub sending: usize,
+}
+
+impl ProducerCounts {
+    /// The broker's producers, counted.
+    pub fn of(b: &Broker) -> ProducerCounts {
+        ProducerCounts::count(b.producers().iter().map(|p| p.interested))
+    }
+
+    /// Counts producers from whether each one has somebody interested.
+    pub fn count(interested: impl IntoIterator<Item = bool>) -> ProducerCounts {
+        let mut c = ProducerCounts::default();
+        for on in interested {
+            if on {
+                c.sending += 1;
+            } else {
+                c.waiting += 1;
+            }
+        }
+        c
+    }
 }
 
 /// Connections now, per protocol (every protocol listed, zeros included).

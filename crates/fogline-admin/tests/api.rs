@@ -1,6 +1,6 @@
 //! The admin API against a real broker: what each route answers, stream and consumer
 //! management with its errors (HTTP status and the protocol's code), connections and
-//! subscriptions, the metrics and the live feed.
+//! subscriptions, interests and announced producers, the metrics and the live feed.
 
 mod common;
 
@@ -10,6 +10,7 @@ use common::{http, running, Admin};
 use fogline_admin::{ComponentState, ComponentStatus};
 use fogline_broker::link::PublishOptions;
 use fogline_broker::{ConsumerOptions, Start, StorageMode, SubscribeOptions};
+use fogline_profile::{DataProfile, Interest};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[tokio::test]
@@ -311,6 +312,136 @@ async fn metrics_speak_both_text_formats() {
         "{keys:?}"
     );
     a.stop().await;
+}
+
+/// The value of the sample `name` (with its labels, as the classic text writes them).
+fn sample(metrics: &str, name: &str) -> f64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no sample {name} in\n{metrics}"))
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn interests_and_producers_are_counted() {
+    let a = Admin::start(StorageMode::Memory, vec![]).await;
+    let producer = a.broker.link("drone");
+    let lidar = DataProfile::parse("sensor=lidar").unwrap();
+    let waiting = a
+        .broker
+        .announce("site/a", lidar.clone(), producer.origin())
+        .unwrap();
+    let ignored = a
+        .broker
+        .announce("field/b", DataProfile::parse("sensor=sonar").unwrap(), 0)
+        .unwrap();
+    let before = a.get("/metrics").await.body;
+    assert_eq!(sample(&before, "fogline_interests"), 0.0);
+    assert_eq!(sample(&before, "fogline_producers{state=\"waiting\"}"), 2.0);
+    assert_eq!(sample(&before, "fogline_producers{state=\"sending\"}"), 0.0);
+    assert_eq!(sample(&before, "fogline_announcements_total"), 2.0);
+
+    let reader = a.broker.link("reader");
+    let opts = SubscribeOptions {
+        interest: Some(Interest::parse("sensor=li*").unwrap()),
+        ..SubscribeOptions::default()
+    };
+    let mut sub = reader.subscribe("site/#", opts).unwrap();
+    let _plain = reader
+        .subscribe("other/#", SubscribeOptions::default())
+        .unwrap();
+    assert!(waiting.interested(), "the interest matches its profile");
+    assert!(!ignored.interested());
+    let headers: [(&str, &[u8]); 2] = [("sensor", b"lidar"), ("raw", &[0xff, 0xfe])];
+    producer
+        .publish_with("site/a", &headers, b"scan", PublishOptions::default())
+        .await
+        .unwrap();
+    sub.recv().await.unwrap();
+
+    let m = a.get("/metrics").await.body;
+    assert_eq!(sample(&m, "fogline_interests"), 1.0);
+    assert_eq!(sample(&m, "fogline_producers{state=\"waiting\"}"), 1.0);
+    assert_eq!(sample(&m, "fogline_producers{state=\"sending\"}"), 1.0);
+    assert_eq!(sample(&m, "fogline_profile_routed_records_total"), 1.0);
+    assert_eq!(sample(&m, "fogline_profile_skipped_headers_total"), 1.0);
+    assert!(m.contains("# TYPE fogline_announcements_total counter"));
+    assert!(m.contains("# TYPE fogline_producers gauge"));
+
+    let n = a.get("/api/v1/node").await.json();
+    assert_eq!(n["counts"]["subscriptions"], 2);
+    assert_eq!(n["counts"]["interests"], 1);
+    assert_eq!(n["counts"]["producers_waiting"], 1);
+    assert_eq!(n["counts"]["producers_sending"], 1);
+
+    // The live feed carries the counts and the rows of the dashboard's panel.
+    let snap = next_snapshot(&a).await;
+    assert_eq!(
+        (
+            &snap["interests"],
+            &snap["producers_waiting"],
+            &snap["producers_sending"]
+        ),
+        (&1.into(), &1.into(), &1.into())
+    );
+    let interests = snap["rendezvous"]["interests"].as_array().unwrap();
+    assert_eq!(interests.len(), 1, "the plain subscription is not listed");
+    assert_eq!(interests[0]["filter"], "site/#");
+    assert_eq!(interests[0]["interest"], "sensor=li*");
+    let producers = snap["rendezvous"]["producers"].as_array().unwrap();
+    let row = |topic: &str| producers.iter().find(|p| p["topic"] == topic).unwrap();
+    assert_eq!(row("site/a")["interested"], true);
+    assert_eq!(row("site/a")["profile"], "sensor=lidar");
+    assert_eq!(row("field/b")["interested"], false);
+    let conns = a.get("/api/v1/connections").await.json();
+    let id_of = |name: &str| {
+        conns
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["client_id"] == name)
+            .unwrap()["id"]
+            .clone()
+    };
+    assert_eq!(row("site/a")["connection"], id_of("drone"));
+    assert_eq!(interests[0]["connection"], id_of("reader"));
+
+    // When the interest goes, the producer waits again.
+    drop(sub);
+    let m = a.get("/metrics").await.body;
+    assert_eq!(sample(&m, "fogline_interests"), 0.0);
+    assert_eq!(sample(&m, "fogline_producers{state=\"waiting\"}"), 2.0);
+    drop((waiting, ignored));
+    let n = a.get("/api/v1/node").await.json();
+    assert_eq!(n["counts"]["producers_waiting"], 0);
+    a.stop().await;
+}
+
+/// The first `snapshot` event of a new reader of the live feed.
+async fn next_snapshot(a: &Admin) -> serde_json::Value {
+    let mut sock = tokio::net::TcpStream::connect(&a.addr).await.unwrap();
+    sock.write_all(b"GET /api/v1/events HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(data) = seen
+            .split_once("event: snapshot\n")
+            .and_then(|(_, rest)| rest.split_once("\n\n"))
+            .and_then(|(event, _)| event.strip_prefix("data: "))
+        {
+            return serde_json::from_str(data).unwrap();
+        }
+        let n = tokio::time::timeout(common::WAIT, sock.read(&mut buf))
+            .await
+            .expect("events keep coming")
+            .unwrap();
+        assert!(n > 0, "the feed ended: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
 }
 
 #[tokio::test]

@@ -185,11 +185,22 @@ async fn every_answer_validates_against_its_schema() {
     let spec = spec();
     let a = Admin::start(StorageMode::Mmap, vec![running("native"), running("admin")]).await;
     // Some of everything: records, a stream of each storage, a durable and an ephemeral
-    // consumer, a subscription.
+    // consumer, a subscription, one with an interest, a producer sending and one waiting.
     let link = a.broker.link("sensor");
     let _sub = link
         .subscribe("lab/#", fogline_broker::SubscribeOptions::default())
         .unwrap();
+    let interest = fogline_broker::SubscribeOptions {
+        interest: Some(fogline_profile::Interest::parse("sensor=li*").unwrap()),
+        ..fogline_broker::SubscribeOptions::default()
+    };
+    let _interested = link.subscribe("site/#", interest).unwrap();
+    let profile = |text| fogline_profile::DataProfile::parse(text).unwrap();
+    let _sending = a
+        .broker
+        .announce("site/a", profile("sensor=lidar"), link.origin())
+        .unwrap();
+    let _waiting = a.broker.announce("x/y", profile("z"), 0).unwrap();
     for i in 0..3u8 {
         link.publish_acked("lab/t", [i]).await.unwrap();
     }
@@ -329,6 +340,7 @@ async fn every_answer_validates_against_its_schema() {
             "/api/v1/subscriptions",
             None,
         ),
+        ("GET", "/api/v1/producers", "/api/v1/producers", None),
         (
             "DELETE",
             "/api/v1/streams/{name}",
