@@ -344,7 +344,7 @@ impl Shared {
             policy: Some(self.config.slow_subscriber),
             group: group.map(str::to_string),
             no_local: rec.no_local,
-            interest: None,
+            interest: crate::profile::parse_recorded(rec.interest.as_deref())?,
         };
         let sink = SubSink {
             session: session.me.clone(),
@@ -359,6 +359,34 @@ impl Shared {
             session.waker.clone(),
             Some(Arc::new(sink)),
         )
+    }
+
+    /// Replaces the broker subscription of the session's `rec.key` with one made for `rec`
+    /// (the same filter with another interest: a broker subscription's interest is fixed).
+    /// What the old one had queued is taken into the session first, as [`Session::pump`]
+    /// does (connected, up to `max_queued`), so it is delivered before anything the new one
+    /// gets; what is left is dropped with the old subscription.
+    ///
+    /// # Errors
+    /// The broker refused the new subscription: the old one stays, with its record.
+    pub fn resubscribe(
+        &self,
+        session: &Session,
+        st: &mut State,
+        rec: SubRecord,
+    ) -> Result<(), BrokerError> {
+        let sub = self.broker_subscribe(session, &rec)?;
+        // Under the session lock throughout: a batch routed to the new subscription is
+        // journaled as routed (`Session::persist`) only once it is in place.
+        session.pump(self, st);
+        let Some(entry) = st.subs.get_mut(&rec.key) else {
+            self.broker.unsubscribe(&sub);
+            return Err(BrokerError::Invalid(format!("no subscription {}", rec.key)));
+        };
+        let old = std::mem::replace(&mut entry.sub, sub);
+        entry.rec = rec;
+        self.broker.unsubscribe(&old);
+        Ok(())
     }
 
     /// Publishes a message nobody acknowledges (QoS 0, a will): updates the retained store

@@ -6,9 +6,10 @@ use fogline_wire::Str;
 use super::acks::journal_failed;
 use super::{Conn, End};
 use crate::codec::{
-    Ack, Disconnect, Packet, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
+    Ack, Disconnect, Packet, Properties, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
 };
 use crate::message::Message;
+use crate::profile::{self, Announce, Refusal};
 use crate::session::{qos_of, Session, SubEntry, Write};
 use crate::shared::split_shared;
 use crate::store::entry::{Entry, SubRecord};
@@ -95,6 +96,12 @@ impl Conn {
                 return Err(End::error(0x93, "receive maximum exceeded")); // [MQTT-3.3.4-7]
             }
         }
+        if topic.starts_with(profile::ANNOUNCE_PREFIX) || topic.starts_with(profile::NOTIFY_PREFIX)
+        {
+            self.client
+                .count_in(1, (topic.len() + p.payload.len()) as u64);
+            return self.on_control(&p, &topic).await;
+        }
         let msg = Message::from_publish(&p, topic, fogline_broker::now_micros());
         self.client
             .count_in(1, (msg.topic.len() + msg.payload.len()) as u64);
@@ -113,6 +120,69 @@ impl Conn {
         if let Some(((pkid, qos), now)) = self.acks.push((p.pkid, p.qos), stored) {
             return self.answer(pkid, qos, now, self.handoff).await;
         }
+        Ok(())
+    }
+
+    /// A PUBLISH to a control topic, never routed: an announcement on
+    /// `$fogline/announce/<topic>` (see `profile`), or one to `$fogline/notify/`, refused as
+    /// only the server sends there. QoS 1 and 2 are answered as other messages are (after
+    /// those still waiting, in order), with the refusal's reason code (MQTT 5).
+    async fn on_control(&mut self, p: &Publish, topic: &str) -> Result<(), End> {
+        let outcome = match topic.strip_prefix(profile::ANNOUNCE_PREFIX) {
+            Some(announced) => match profile::read_announce(announced, &p.payload) {
+                Ok(Announce::Withdraw(t)) => {
+                    self.announced.withdraw(&t);
+                    Ok(())
+                }
+                Ok(Announce::Set(t, profile)) => self.announced.set(
+                    &self.shared.broker,
+                    &self.session,
+                    self.conn_id,
+                    (t, profile),
+                    self.shared.config.max_subscriptions,
+                ),
+                Err(refusal) => Err(refusal),
+            },
+            None => Err(Refusal {
+                reason: 0x90,
+                why: format!(
+                    "{topic}: only the server publishes on {}",
+                    profile::NOTIFY_PREFIX
+                ),
+            }),
+        };
+        let reason = match outcome {
+            Ok(()) => 0,
+            Err(r) => {
+                tracing::warn!(client = %self.session.client_id, topic, reason = r.reason, "control PUBLISH ignored: {}", r.why);
+                r.reason
+            }
+        };
+        if p.qos == QoS::AtMostOnce {
+            return Ok(());
+        }
+        self.drain_acks().await?; // nothing overtakes the messages still waiting
+        let mut ack = Ack::ok(p.pkid);
+        if self.version == Version::V5 {
+            ack.reason = reason;
+        }
+        if p.qos == QoS::AtLeastOnce {
+            self.send(&Packet::PubAck(ack));
+            return Ok(());
+        }
+        if ack.reason == 0 {
+            // Recognises a redelivery, which must not be applied again [MQTT-4.3.3-9]. Not
+            // written, a restart answers its PUBREL with 0x92, which ends the exchange too.
+            let session = self.session.clone();
+            let mut st = session.state.lock();
+            st.qos2_in.insert(p.pkid);
+            let entry = Entry::Qos2In {
+                client: &session.client_id,
+                pkid: p.pkid,
+            };
+            let _ = session.journal(&self.shared, &mut st, entry, Write::BestEffort);
+        }
+        self.send(&Packet::PubRec(ack));
         Ok(())
     }
 
@@ -214,9 +284,20 @@ impl Conn {
         let sub_id = s.props.subscription_ids.first().copied();
         let now = fogline_broker::now_micros();
         let session = self.session.clone();
+        // MQTT 5 only (3.1.1 has no properties): refused, every filter is.
+        let interest = profile::subscribe_interest(&s.props);
+        let mut reasons = Vec::new();
+        if let Err(why) = &interest {
+            tracing::warn!(client = %session.client_id, "subscription refused: {why}");
+            reasons.push(why.clone());
+        }
         let mut st = session.state.lock();
         let mut codes = Vec::with_capacity(s.filters.len());
         for f in &s.filters {
+            let Ok(interest) = &interest else {
+                codes.push(0x83); // implementation specific error
+                continue;
+            };
             let key = f.filter.to_string();
             let (group, filter) = match split_shared(&key) {
                 Some((g, flt)) => (g, flt),
@@ -239,6 +320,13 @@ impl Conn {
                 }
                 return Err(End::error(0x82, "no local on a shared subscription"));
             }
+            if group.is_some() && interest.is_some() {
+                // The broker routes by interest to every such subscription, not to one
+                // member of a group.
+                reasons.push(format!("{key}: no interest on a shared subscription"));
+                codes.push(0x9E); // shared subscriptions not supported
+                continue;
+            }
             let rec = SubRecord {
                 key: key.clone(),
                 qos: f.qos as u8,
@@ -246,16 +334,28 @@ impl Conn {
                 retain_as_published: f.retain_as_published,
                 retain_handling: f.retain_handling,
                 sub_id,
+                interest: interest.clone(),
             };
             let full = st.subs.len() >= self.shared.config.max_subscriptions;
+            let same_interest = st.subs.get(&key).map(|e| e.rec.interest == rec.interest);
             let is_new = match st.subs.get_mut(&key) {
                 // [MQTT-3.8.4-3] replace the options in place: what the old subscription
                 // queued is delivered, nothing is lost [MQTT-3.8.4-4].
-                Some(e) => {
+                Some(e) if same_interest == Some(true) => {
                     e.sub.set_no_local(rec.no_local);
                     e.rec = rec.clone();
                     false
                 }
+                // Another interest: a new broker subscription, after what the old one
+                // queued (see `Shared::resubscribe`).
+                Some(_) => match self.shared.resubscribe(&session, &mut st, rec.clone()) {
+                    Ok(()) => false,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "subscribe failed");
+                        codes.push(0x80);
+                        continue;
+                    }
+                },
                 None if full => {
                     tracing::warn!(client = %session.client_id, filter = key, max = self.shared.config.max_subscriptions, "subscription refused: the session holds max_subscriptions");
                     codes.push(quota_exceeded(self.version));
@@ -278,7 +378,12 @@ impl Conn {
                 && (rec.retain_handling == 0 || (rec.retain_handling == 1 && is_new));
             if send_retained {
                 let mut skipped = 0usize;
+                // Recorded in canonical form: it parses.
+                let wanted = profile::parse_recorded(rec.interest.as_deref()).unwrap_or(None);
                 for m in self.shared.retained.matching(filter, now) {
+                    if wanted.as_ref().is_some_and(|i| !profile::satisfies(i, &m)) {
+                        continue;
+                    }
                     let qos = m.qos.min(qos_of(rec.qos));
                     // [MQTT-3.3.1-6], up to the session's max_queued.
                     if !session.enqueue(&self.shared, &mut st, m, qos, sub_id) {
@@ -301,11 +406,29 @@ impl Conn {
             }
         }
         drop(st);
-        self.send(&Packet::SubAck(SubAck {
+        let mut ack = SubAck {
             pkid: s.pkid, // [MQTT-3.8.4-2]
             props: Default::default(),
             codes,
-        }));
+        };
+        if !reasons.is_empty() && self.problem_info && self.version == Version::V5 {
+            let props = Properties {
+                reason_string: Some(reasons.join("; ").into()),
+                ..Properties::default()
+            };
+            let with = SubAck {
+                props: props.into(),
+                ..ack.clone()
+            };
+            // No reason string past the client's Maximum Packet Size [MQTT-3.9.2-1].
+            let mut b = bytes::BytesMut::new();
+            let fits = crate::codec::encode(&Packet::SubAck(with.clone()), self.version, &mut b)
+                .is_ok_and(|()| b.len() <= self.client_max_packet);
+            if fits {
+                ack = with;
+            }
+        }
+        self.send(&Packet::SubAck(ack));
         Ok(())
     }
 
