@@ -871,6 +871,68 @@ mod tests {
         );
     }
 
+    /// Subscribing a filter again with another interest replaces the broker subscription:
+    /// what the old one had queued is taken into the session first (delivered before what
+    /// the new one gets), and the new one routes by the new interest.
+    #[tokio::test]
+    async fn another_interest_replaces_the_subscription_after_what_it_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = shared(dir.path());
+        let (s, _, _, _) = shared.attach("c", true, 0).await.unwrap();
+        let rec = |interest: &str| SubRecord {
+            key: "t".into(),
+            qos: 1,
+            no_local: false,
+            retain_as_published: false,
+            retain_handling: 0,
+            sub_id: None,
+            interest: Some(interest.into()),
+        };
+        let old = shared.broker_subscribe(&s, &rec("sensor=lidar")).unwrap();
+        let entry = SubEntry::new(old.clone(), rec("sensor=lidar"));
+        s.state.lock().subs.insert("t".into(), entry);
+        let publish_both = || async {
+            for sensor in ["lidar", "camera"] {
+                let mut props = crate::codec::Props::default();
+                props.user.push(("sensor".into(), sensor.into()));
+                let msg = Message {
+                    topic: "t".into(),
+                    payload: bytes::Bytes::from(sensor),
+                    qos: crate::codec::QoS::AtLeastOnce,
+                    retain: false,
+                    props,
+                    received: fogline_broker::now_micros(),
+                };
+                shared
+                    .publish(&msg, 0, false, Handoff::Queue)
+                    .await
+                    .unwrap();
+            }
+        };
+        let pending = |st: &State| -> Vec<String> {
+            st.pending
+                .iter()
+                .map(|o| String::from_utf8_lossy(&o.msg.payload).into_owned())
+                .collect()
+        };
+        publish_both().await;
+        assert!(s.state.lock().pending.is_empty(), "queued, not taken yet");
+        {
+            let mut st = s.state.lock();
+            shared
+                .resubscribe(&s, &mut st, rec("sensor=camera"))
+                .unwrap();
+            assert_eq!(pending(&st), ["lidar"], "what the old one queued, first");
+            assert!(old.queue().closed().is_some());
+            assert_eq!(st.subs["t"].rec.interest.as_deref(), Some("sensor=camera"));
+        }
+        assert_eq!(shared.broker.subscription_count(), 1);
+        publish_both().await;
+        let mut st = s.state.lock();
+        s.pump(&shared, &mut st);
+        assert_eq!(pending(&st), ["lidar", "camera"]);
+    }
+
     /// The window `end_if_idle` closes: a connection ends, and before its session is
     /// taken out (expiry 0, or the expiry timer firing) the client reconnects and resumes it.
     #[tokio::test]

@@ -1,5 +1,5 @@
-//! Packets from the client: PUBLISH and its acknowledgements, SUBSCRIBE,
-//! UNSUBSCRIBE, PINGREQ, DISCONNECT.
+//! Packets from the client: PUBLISH (those to control topics go to `control`) and its
+//! acknowledgements, SUBSCRIBE, UNSUBSCRIBE, PINGREQ, DISCONNECT.
 
 use fogline_wire::Str;
 
@@ -9,7 +9,7 @@ use crate::codec::{
     Ack, Disconnect, Packet, Properties, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
 };
 use crate::message::Message;
-use crate::profile::{self, Announce, Refusal};
+use crate::profile;
 use crate::session::{qos_of, Session, SubEntry, Write};
 use crate::shared::split_shared;
 use crate::store::entry::{Entry, SubRecord};
@@ -120,69 +120,6 @@ impl Conn {
         if let Some(((pkid, qos), now)) = self.acks.push((p.pkid, p.qos), stored) {
             return self.answer(pkid, qos, now, self.handoff).await;
         }
-        Ok(())
-    }
-
-    /// A PUBLISH to a control topic, never routed: an announcement on
-    /// `$fogline/announce/<topic>` (see `profile`), or one to `$fogline/notify/`, refused as
-    /// only the server sends there. QoS 1 and 2 are answered as other messages are (after
-    /// those still waiting, in order), with the refusal's reason code (MQTT 5).
-    async fn on_control(&mut self, p: &Publish, topic: &str) -> Result<(), End> {
-        let outcome = match topic.strip_prefix(profile::ANNOUNCE_PREFIX) {
-            Some(announced) => match profile::read_announce(announced, &p.payload) {
-                Ok(Announce::Withdraw(t)) => {
-                    self.announced.withdraw(&t);
-                    Ok(())
-                }
-                Ok(Announce::Set(t, profile)) => self.announced.set(
-                    &self.shared.broker,
-                    &self.session,
-                    self.conn_id,
-                    (t, profile),
-                    self.shared.config.max_subscriptions,
-                ),
-                Err(refusal) => Err(refusal),
-            },
-            None => Err(Refusal {
-                reason: 0x90,
-                why: format!(
-                    "{topic}: only the server publishes on {}",
-                    profile::NOTIFY_PREFIX
-                ),
-            }),
-        };
-        let reason = match outcome {
-            Ok(()) => 0,
-            Err(r) => {
-                tracing::warn!(client = %self.session.client_id, topic, reason = r.reason, "control PUBLISH ignored: {}", r.why);
-                r.reason
-            }
-        };
-        if p.qos == QoS::AtMostOnce {
-            return Ok(());
-        }
-        self.drain_acks().await?; // nothing overtakes the messages still waiting
-        let mut ack = Ack::ok(p.pkid);
-        if self.version == Version::V5 {
-            ack.reason = reason;
-        }
-        if p.qos == QoS::AtLeastOnce {
-            self.send(&Packet::PubAck(ack));
-            return Ok(());
-        }
-        if ack.reason == 0 {
-            // Recognises a redelivery, which must not be applied again [MQTT-4.3.3-9]. Not
-            // written, a restart answers its PUBREL with 0x92, which ends the exchange too.
-            let session = self.session.clone();
-            let mut st = session.state.lock();
-            st.qos2_in.insert(p.pkid);
-            let entry = Entry::Qos2In {
-                client: &session.client_id,
-                pkid: p.pkid,
-            };
-            let _ = session.journal(&self.shared, &mut st, entry, Write::BestEffort);
-        }
-        self.send(&Packet::PubRec(ack));
         Ok(())
     }
 
@@ -406,30 +343,38 @@ impl Conn {
             }
         }
         drop(st);
-        let mut ack = SubAck {
+        let ack = SubAck {
             pkid: s.pkid, // [MQTT-3.8.4-2]
             props: Default::default(),
             codes,
         };
-        if !reasons.is_empty() && self.problem_info && self.version == Version::V5 {
-            let props = Properties {
-                reason_string: Some(reasons.join("; ").into()),
-                ..Properties::default()
-            };
-            let with = SubAck {
-                props: props.into(),
-                ..ack.clone()
-            };
-            // No reason string past the client's Maximum Packet Size [MQTT-3.9.2-1].
-            let mut b = bytes::BytesMut::new();
-            let fits = crate::codec::encode(&Packet::SubAck(with.clone()), self.version, &mut b)
-                .is_ok_and(|()| b.len() <= self.client_max_packet);
-            if fits {
-                ack = with;
-            }
-        }
+        let ack = self.with_reasons(ack, &reasons);
         self.send(&Packet::SubAck(ack));
         Ok(())
+    }
+
+    /// `ack` with a Reason String of `reasons` (MQTT 5), unless the client asked for no
+    /// problem information [MQTT-3.1.2-29] or it would pass the client's Maximum Packet
+    /// Size [MQTT-3.9.2-1].
+    fn with_reasons(&self, ack: SubAck, reasons: &[String]) -> SubAck {
+        if reasons.is_empty() || !self.problem_info || self.version != Version::V5 {
+            return ack;
+        }
+        let props = Properties {
+            reason_string: Some(reasons.join("; ").into()),
+            ..Properties::default()
+        };
+        let with = Packet::SubAck(SubAck {
+            props: props.into(),
+            ..ack.clone()
+        });
+        let mut b = bytes::BytesMut::new();
+        let fits = crate::codec::encode(&with, self.version, &mut b)
+            .is_ok_and(|()| b.len() <= self.client_max_packet);
+        match with {
+            Packet::SubAck(with) if fits => with,
+            _ => ack,
+        }
     }
 
     fn on_unsubscribe(&mut self, u: Unsubscribe) -> Result<(), End> {

@@ -7,6 +7,7 @@
 
 mod acks;
 mod connect;
+mod control;
 mod inbound;
 mod outbound;
 
