@@ -212,6 +212,25 @@ impl Announced {
     pub fn withdraw(&mut self, topic: &str) {
         self.0.remove(topic);
     }
+
+    /// Withdraws every announcement as the connection ends, and drops their notices not
+    /// sent yet from the session (which may outlive the connection).
+    pub fn end(&mut self, session: &Session) {
+        if self.0.is_empty() {
+            return;
+        }
+        self.0.clear();
+        let mut st = session.state.lock();
+        st.pending.retain(|o| !is_notice(o));
+    }
+}
+
+/// A notice [`tell`] queued.
+fn is_notice(o: &Outgoing) -> bool {
+    o.qos == QoS::AtMostOnce
+        && o.msg.topic.starts_with(NOTIFY_PREFIX)
+        && o.msg.props.is_empty()
+        && (o.msg.payload == START || o.msg.payload == STOP)
 }
 
 /// Queues a notice (QoS 0, not retained) for the client if it has a subscription matching
@@ -240,12 +259,10 @@ fn tell(session: &Session, (conn_id, live): (u64, &AtomicBool), notice: &Str, on
     }
     sub_ids.sort_unstable();
     let payload = Bytes::from_static(if on { START } else { STOP });
-    let unsent = st.pending.iter_mut().find(|o| {
-        o.qos == QoS::AtMostOnce
-            && o.msg.topic == *notice
-            && o.msg.props.is_empty()
-            && (o.msg.payload == START || o.msg.payload == STOP)
-    });
+    let unsent = st
+        .pending
+        .iter_mut()
+        .find(|o| o.msg.topic == *notice && is_notice(o));
     match unsent {
         Some(o) => {
             o.msg.payload = payload;

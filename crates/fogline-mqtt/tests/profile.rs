@@ -434,3 +434,32 @@ async fn a_3_1_1_client_announces_and_is_told() {
     expect_notice(&mut p, "$fogline/notify/t", "start").await;
     s.stop().await;
 }
+
+/// An announcement is not kept with a persistent session: a producer that connects again
+/// is told nothing until it announces again.
+#[tokio::test]
+async fn an_announcement_ends_with_its_connection_not_its_session() {
+    let s = TestServer::start(|_| {}).await;
+    let (mut c, _) = Raw::connect(&s.mqtt, v5("c")).await;
+    c.subscribe(1, vec![filter("t", QoS::AtMostOnce)]).await;
+    let (mut p, _) = Raw::connect(&s.mqtt, persistent("producer", true)).await;
+    p.subscribe(1, vec![filter("$fogline/notify/#", QoS::AtMostOnce)])
+        .await;
+    p.publish_qos1(publish("$fogline/announce/t", b"k=v", QoS::AtLeastOnce, 1))
+        .await;
+    expect_notice(&mut p, "$fogline/notify/t", "start").await;
+    drop(p);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !s.broker.producers().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "still announced");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let (mut p, ack) = Raw::connect(&s.mqtt, persistent("producer", false)).await;
+    assert!(ack.session_present);
+    unsubscribe(&mut c, 2, "t").await;
+    p.expect_silence(200).await;
+    p.publish_qos1(publish("$fogline/announce/t", b"k=v", QoS::AtLeastOnce, 2))
+        .await;
+    expect_notice(&mut p, "$fogline/notify/t", "stop").await;
+    s.stop().await;
+}

@@ -406,6 +406,9 @@ impl Conn {
             msg,
             delay: self.will_delay,
         });
+        // Announcements end with the connection; notices not sent yet would tell a later
+        // connection of the session about announcements it never made.
+        self.announced.end(&self.session);
         self.shared.detach(&self.session, self.conn_id, will);
         if !lost {
             // Closing a TCP socket with bytes of the client unread resets the connection, and a
