@@ -10,6 +10,8 @@
 //!   sessions across restarts (`mmap`/`fsync` storage).
 //! - `connection`: one task per connection: handshake, inbound packets,
 //!   outbound flow within the client's receive maximum, keep-alive.
+//! - `profile`: Associative Rendezvous over MQTT: interests on SUBSCRIBE, producers
+//!   announced on `$fogline/announce/<topic>` and told on `$fogline/notify/<topic>`.
 //! - `ws`: MQTT over WebSocket (subprotocol `mqtt`).
 //! - `sys`: Mosquitto's `$SYS/broker/...` topics, published over the in-process link.
 //! - [`MqttServer`]: the listeners (on the transport layer of `fogline-net`).
@@ -26,6 +28,7 @@ mod listener;
 pub mod message;
 #[cfg(test)]
 mod persist_tests;
+mod profile;
 mod retain;
 mod session;
 mod shared;

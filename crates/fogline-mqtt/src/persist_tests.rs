@@ -62,6 +62,7 @@ async fn durable_session(shared: &Arc<Shared>, id: &str) -> Arc<Session> {
         retain_as_published: false,
         retain_handling: 0,
         sub_id: None,
+        interest: None,
     };
     let sub = shared.broker_subscribe(&session, &rec).unwrap();
     {

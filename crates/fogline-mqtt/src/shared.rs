@@ -344,7 +344,7 @@ impl Shared {
             policy: Some(self.config.slow_subscriber),
             group: group.map(str::to_string),
             no_local: rec.no_local,
-            interest: None,
+            interest: crate::profile::parse_recorded(rec.interest.as_deref())?,
         };
         let sink = SubSink {
             session: session.me.clone(),
@@ -359,6 +359,34 @@ impl Shared {
             session.waker.clone(),
             Some(Arc::new(sink)),
         )
+    }
+
+    /// Replaces the broker subscription of the session's `rec.key` with one made for `rec`
+    /// (the same filter with another interest: a broker subscription's interest is fixed).
+    /// What the old one had queued is taken into the session first, as [`Session::pump`]
+    /// does (connected, up to `max_queued`), so it is delivered before anything the new one
+    /// gets; what is left is dropped with the old subscription.
+    ///
+    /// # Errors
+    /// The broker refused the new subscription: the old one stays, with its record.
+    pub fn resubscribe(
+        &self,
+        session: &Session,
+        st: &mut State,
+        rec: SubRecord,
+    ) -> Result<(), BrokerError> {
+        let sub = self.broker_subscribe(session, &rec)?;
+        // Under the session lock throughout: a batch routed to the new subscription is
+        // journaled as routed (`Session::persist`) only once it is in place.
+        session.pump(self, st);
+        let Some(entry) = st.subs.get_mut(&rec.key) else {
+            self.broker.unsubscribe(&sub);
+            return Err(BrokerError::Invalid(format!("no subscription {}", rec.key)));
+        };
+        let old = std::mem::replace(&mut entry.sub, sub);
+        entry.rec = rec;
+        self.broker.unsubscribe(&old);
+        Ok(())
     }
 
     /// Publishes a message nobody acknowledges (QoS 0, a will): updates the retained store
@@ -841,6 +869,68 @@ mod tests {
             shared.end_if_idle(&s, epoch),
             "removed as if no resume came"
         );
+    }
+
+    /// Subscribing a filter again with another interest replaces the broker subscription:
+    /// what the old one had queued is taken into the session first (delivered before what
+    /// the new one gets), and the new one routes by the new interest.
+    #[tokio::test]
+    async fn another_interest_replaces_the_subscription_after_what_it_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = shared(dir.path());
+        let (s, _, _, _) = shared.attach("c", true, 0).await.unwrap();
+        let rec = |interest: &str| SubRecord {
+            key: "t".into(),
+            qos: 1,
+            no_local: false,
+            retain_as_published: false,
+            retain_handling: 0,
+            sub_id: None,
+            interest: Some(interest.into()),
+        };
+        let old = shared.broker_subscribe(&s, &rec("sensor=lidar")).unwrap();
+        let entry = SubEntry::new(old.clone(), rec("sensor=lidar"));
+        s.state.lock().subs.insert("t".into(), entry);
+        let publish_both = || async {
+            for sensor in ["lidar", "camera"] {
+                let mut props = crate::codec::Props::default();
+                props.user.push(("sensor".into(), sensor.into()));
+                let msg = Message {
+                    topic: "t".into(),
+                    payload: bytes::Bytes::from(sensor),
+                    qos: crate::codec::QoS::AtLeastOnce,
+                    retain: false,
+                    props,
+                    received: fogline_broker::now_micros(),
+                };
+                shared
+                    .publish(&msg, 0, false, Handoff::Queue)
+                    .await
+                    .unwrap();
+            }
+        };
+        let pending = |st: &State| -> Vec<String> {
+            st.pending
+                .iter()
+                .map(|o| String::from_utf8_lossy(&o.msg.payload).into_owned())
+                .collect()
+        };
+        publish_both().await;
+        assert!(s.state.lock().pending.is_empty(), "queued, not taken yet");
+        {
+            let mut st = s.state.lock();
+            shared
+                .resubscribe(&s, &mut st, rec("sensor=camera"))
+                .unwrap();
+            assert_eq!(pending(&st), ["lidar"], "what the old one queued, first");
+            assert!(old.queue().closed().is_some());
+            assert_eq!(st.subs["t"].rec.interest.as_deref(), Some("sensor=camera"));
+        }
+        assert_eq!(shared.broker.subscription_count(), 1);
+        publish_both().await;
+        let mut st = s.state.lock();
+        s.pump(&shared, &mut st);
+        assert_eq!(pending(&st), ["lidar", "camera"]);
     }
 
     /// The window `end_if_idle` closes: a connection ends, and before its session is

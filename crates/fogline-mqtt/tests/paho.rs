@@ -1,6 +1,7 @@
 //! Interop with Eclipse Paho for Python (pip package paho-mqtt 2.x), MQTT
 //! 3.1.1 and 5.0: every QoS, v5 properties, retained messages, persistent
-//! sessions, wills and shared subscriptions (see paho/scenario.py).
+//! sessions, wills, shared subscriptions and Associative Rendezvous (`fogline-interest`,
+//! `$fogline/announce/`, `$fogline/notify/`; see paho/scenario.py).
 
 mod common;
 

@@ -318,6 +318,8 @@ async fn handshake<W: AsyncWrite + Unpin>(
         acks: Default::default(),
         held_back: false,
         refused: false,
+        announced: Default::default(),
+        problem_info: c.props.request_problem_info != Some(0),
     };
     if let Some((msg, delay)) = will {
         conn.will = Some(msg);

@@ -1,14 +1,15 @@
-//! Packets from the client: PUBLISH and its acknowledgements, SUBSCRIBE,
-//! UNSUBSCRIBE, PINGREQ, DISCONNECT.
+//! Packets from the client: PUBLISH (those to control topics go to `control`) and its
+//! acknowledgements, SUBSCRIBE, UNSUBSCRIBE, PINGREQ, DISCONNECT.
 
 use fogline_wire::Str;
 
 use super::acks::journal_failed;
 use super::{Conn, End};
 use crate::codec::{
-    Ack, Disconnect, Packet, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
+    Ack, Disconnect, Packet, Properties, Publish, QoS, SubAck, Subscribe, Unsubscribe, Version,
 };
 use crate::message::Message;
+use crate::profile;
 use crate::session::{qos_of, Session, SubEntry, Write};
 use crate::shared::split_shared;
 use crate::store::entry::{Entry, SubRecord};
@@ -94,6 +95,12 @@ impl Conn {
             {
                 return Err(End::error(0x93, "receive maximum exceeded")); // [MQTT-3.3.4-7]
             }
+        }
+        if topic.starts_with(profile::ANNOUNCE_PREFIX) || topic.starts_with(profile::NOTIFY_PREFIX)
+        {
+            self.client
+                .count_in(1, (topic.len() + p.payload.len()) as u64);
+            return self.on_control(&p, &topic).await;
         }
         let msg = Message::from_publish(&p, topic, fogline_broker::now_micros());
         self.client
@@ -214,9 +221,20 @@ impl Conn {
         let sub_id = s.props.subscription_ids.first().copied();
         let now = fogline_broker::now_micros();
         let session = self.session.clone();
+        // MQTT 5 only (3.1.1 has no properties): refused, every filter is.
+        let interest = profile::subscribe_interest(&s.props);
+        let mut reasons = Vec::new();
+        if let Err(why) = &interest {
+            tracing::warn!(client = %session.client_id, "subscription refused: {why}");
+            reasons.push(why.clone());
+        }
         let mut st = session.state.lock();
         let mut codes = Vec::with_capacity(s.filters.len());
         for f in &s.filters {
+            let Ok(interest) = &interest else {
+                codes.push(0x83); // implementation specific error
+                continue;
+            };
             let key = f.filter.to_string();
             let (group, filter) = match split_shared(&key) {
                 Some((g, flt)) => (g, flt),
@@ -239,6 +257,13 @@ impl Conn {
                 }
                 return Err(End::error(0x82, "no local on a shared subscription"));
             }
+            if group.is_some() && interest.is_some() {
+                // The broker routes by interest to every such subscription, not to one
+                // member of a group.
+                reasons.push(format!("{key}: no interest on a shared subscription"));
+                codes.push(0x9E); // shared subscriptions not supported
+                continue;
+            }
             let rec = SubRecord {
                 key: key.clone(),
                 qos: f.qos as u8,
@@ -246,16 +271,28 @@ impl Conn {
                 retain_as_published: f.retain_as_published,
                 retain_handling: f.retain_handling,
                 sub_id,
+                interest: interest.clone(),
             };
             let full = st.subs.len() >= self.shared.config.max_subscriptions;
+            let same_interest = st.subs.get(&key).map(|e| e.rec.interest == rec.interest);
             let is_new = match st.subs.get_mut(&key) {
                 // [MQTT-3.8.4-3] replace the options in place: what the old subscription
                 // queued is delivered, nothing is lost [MQTT-3.8.4-4].
-                Some(e) => {
+                Some(e) if same_interest == Some(true) => {
                     e.sub.set_no_local(rec.no_local);
                     e.rec = rec.clone();
                     false
                 }
+                // Another interest: a new broker subscription, after what the old one
+                // queued (see `Shared::resubscribe`).
+                Some(_) => match self.shared.resubscribe(&session, &mut st, rec.clone()) {
+                    Ok(()) => false,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "subscribe failed");
+                        codes.push(0x80);
+                        continue;
+                    }
+                },
                 None if full => {
                     tracing::warn!(client = %session.client_id, filter = key, max = self.shared.config.max_subscriptions, "subscription refused: the session holds max_subscriptions");
                     codes.push(quota_exceeded(self.version));
@@ -278,7 +315,12 @@ impl Conn {
                 && (rec.retain_handling == 0 || (rec.retain_handling == 1 && is_new));
             if send_retained {
                 let mut skipped = 0usize;
+                // Recorded in canonical form: it parses.
+                let wanted = profile::parse_recorded(rec.interest.as_deref()).unwrap_or(None);
                 for m in self.shared.retained.matching(filter, now) {
+                    if wanted.as_ref().is_some_and(|i| !profile::satisfies(i, &m)) {
+                        continue;
+                    }
                     let qos = m.qos.min(qos_of(rec.qos));
                     // [MQTT-3.3.1-6], up to the session's max_queued.
                     if !session.enqueue(&self.shared, &mut st, m, qos, sub_id) {
@@ -301,12 +343,38 @@ impl Conn {
             }
         }
         drop(st);
-        self.send(&Packet::SubAck(SubAck {
+        let ack = SubAck {
             pkid: s.pkid, // [MQTT-3.8.4-2]
             props: Default::default(),
             codes,
-        }));
+        };
+        let ack = self.with_reasons(ack, &reasons);
+        self.send(&Packet::SubAck(ack));
         Ok(())
+    }
+
+    /// `ack` with a Reason String of `reasons` (MQTT 5), unless the client asked for no
+    /// problem information [MQTT-3.1.2-29] or it would pass the client's Maximum Packet
+    /// Size [MQTT-3.9.2-1].
+    fn with_reasons(&self, ack: SubAck, reasons: &[String]) -> SubAck {
+        if reasons.is_empty() || !self.problem_info || self.version != Version::V5 {
+            return ack;
+        }
+        let props = Properties {
+            reason_string: Some(reasons.join("; ").into()),
+            ..Properties::default()
+        };
+        let with = Packet::SubAck(SubAck {
+            props: props.into(),
+            ..ack.clone()
+        });
+        let mut b = bytes::BytesMut::new();
+        let fits = crate::codec::encode(&with, self.version, &mut b)
+            .is_ok_and(|()| b.len() <= self.client_max_packet);
+        match with {
+            Packet::SubAck(with) if fits => with,
+            _ => ack,
+        }
     }
 
     fn on_unsubscribe(&mut self, u: Unsubscribe) -> Result<(), End> {

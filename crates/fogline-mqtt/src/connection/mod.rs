@@ -7,6 +7,7 @@
 
 mod acks;
 mod connect;
+mod control;
 mod inbound;
 mod outbound;
 
@@ -26,6 +27,7 @@ use tokio::time::Instant;
 use crate::codec::{self, Disconnect, Packet, Version};
 use crate::direct::DirectOut;
 use crate::message::Message;
+use crate::profile::Announced;
 use crate::session::{Session, State, RESYNC_BACKOFF};
 use crate::shared::{PendingWill, Shared};
 
@@ -98,6 +100,11 @@ pub(crate) struct Conn {
     /// ones after it are still delivered, as they are stored, but not acknowledged, as their
     /// PUBACKs or PUBRECs would overtake the one it never gets (see `acks`: in order).
     refused: bool,
+    /// The client's announcements (`$fogline/announce/...`): withdrawn when it ends.
+    announced: Announced,
+    /// The client did not set Request Problem Information to 0: reason strings may go in
+    /// packets other than CONNACK and DISCONNECT [MQTT-3.1.2-29].
+    problem_info: bool,
 }
 
 impl Conn {
@@ -399,6 +406,9 @@ impl Conn {
             msg,
             delay: self.will_delay,
         });
+        // Announcements end with the connection; notices not sent yet would tell a later
+        // connection of the session about announcements it never made.
+        self.announced.end(&self.session);
         self.shared.detach(&self.session, self.conn_id, will);
         if !lost {
             // Closing a TCP socket with bytes of the client unread resets the connection, and a

@@ -8,7 +8,7 @@
 //! | --- | --- | --- |
 //! | 1 | RetainSet | msg |
 //! | 2 | RetainDel | topic str |
-//! | 3 | SessionPut | client str, expiry u32, n u16, n x {key str, qos u8, flags u8 (1 no local, 2 retain as published), retain handling u8, sub id u32 (0 none)} |
+//! | 3 | SessionPut | client str, expiry u32, n u16, n x {key str, qos u8, flags u8 (1 no local, 2 retain as published, 4 interest), retain handling u8, sub id u32 (0 none), [interest str]} |
 //! | 4 | SessionDel | client str |
 //! | 5 | MsgPut | client str, seq u64, qos u8, retain u8, n u8, n x sub id u32, msg |
 //! | 6 | MsgSent | client str, seq u64, pkid u16 |
@@ -16,6 +16,11 @@
 //! | 8 | MsgDel | client str, seq u64 |
 //! | 9 | Qos2In | client str, pkid u16 |
 //! | 10 | Qos2Done | client str, pkid u16 |
+//!
+//! A SessionPut subscription with flag 4 set is followed by its interest profile (the
+//! `fogline-interest` user property of its SUBSCRIBE, in the text form of
+//! `docs/PROFILES.md`); without it, nothing follows the sub id. Journals written before
+//! interests existed never set the flag, so they read as they always did.
 
 use bytes::Bytes;
 use fogline_wire::Str;
@@ -37,6 +42,8 @@ pub struct SubRecord {
     pub retain_handling: u8,
     /// Subscription identifier.
     pub sub_id: Option<u32>,
+    /// Interest profile (text form, with terms and no topic), or `None`: every record.
+    pub interest: Option<String>,
 }
 
 /// A journal entry.
@@ -136,9 +143,16 @@ impl Entry<'_> {
                 for s in subs.iter().take(usize::from(u16::MAX)) {
                     put_str(b, &s.key);
                     b.push(s.qos);
-                    b.push(u8::from(s.no_local) | u8::from(s.retain_as_published) << 1);
+                    b.push(
+                        u8::from(s.no_local)
+                            | u8::from(s.retain_as_published) << 1
+                            | u8::from(s.interest.is_some()) << 2,
+                    );
                     b.push(s.retain_handling);
                     b.extend_from_slice(&s.sub_id.unwrap_or(0).to_le_bytes());
+                    if let Some(i) = &s.interest {
+                        put_str(b, i);
+                    }
                 }
             }
             Entry::SessionDel(c) => {

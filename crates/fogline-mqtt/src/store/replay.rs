@@ -138,6 +138,11 @@ fn apply(r: &mut Recovered, body: &[u8]) -> Option<()> {
                 let flags = c.u8()?;
                 let retain_handling = c.u8()?;
                 let id = c.u32()?;
+                let interest = if flags & 4 != 0 {
+                    Some(c.string()?)
+                } else {
+                    None
+                };
                 subs.push(SubRecord {
                     key,
                     qos,
@@ -145,6 +150,7 @@ fn apply(r: &mut Recovered, body: &[u8]) -> Option<()> {
                     retain_as_published: flags & 2 != 0,
                     retain_handling,
                     sub_id: (id != 0).then_some(id),
+                    interest,
                 });
             }
             let s = r.sessions.entry(client).or_default();
@@ -253,6 +259,7 @@ mod tests {
             retain_as_published: false,
             retain_handling: 1,
             sub_id: Some(9),
+            interest: None,
         }];
         let mut j = Vec::new();
         for e in [
@@ -322,6 +329,50 @@ mod tests {
         let again = replay(&snap);
         assert_eq!(again.sessions["c"].msgs[&1].pkid, Some(5));
         assert_eq!(again.retained.len(), 1);
+    }
+
+    /// A subscription's interest is journaled after its sub id, flagged by bit 2 of its
+    /// flags; a SessionPut without the flag (as journals before interests were written)
+    /// reads as before.
+    #[test]
+    fn a_subscription_interest_is_journaled_and_old_entries_still_read() {
+        let with = |interest: Option<&str>| SubRecord {
+            key: "site/#".into(),
+            qos: 1,
+            no_local: false,
+            retain_as_published: true,
+            retain_handling: 0,
+            sub_id: None,
+            interest: interest.map(str::to_string),
+        };
+        let subs = [with(Some("sensor=li* alt=100..500")), with(None)];
+        let mut j = Vec::new();
+        Entry::SessionPut {
+            client: "c",
+            expiry: 60,
+            subs: &subs[..1],
+        }
+        .frame_into(&mut j);
+        assert_eq!(replay(&j).sessions["c"].subs, subs[..1]);
+
+        // Golden bytes of the body: kind, client, expiry, count, then the subscription.
+        let mut body = vec![3, 1, 0, b'c', 60, 0, 0, 0, 1, 0, 6, 0];
+        body.extend_from_slice(b"site/#");
+        body.extend_from_slice(&[1, 2 | 4, 0, 0, 0, 0, 0, 23, 0]);
+        body.extend_from_slice(b"sensor=li* alt=100..500");
+        assert_eq!(&j[8..], &body[..]);
+
+        // The layout before interests: flags without bit 2, nothing after the sub id.
+        let mut old = vec![3, 1, 0, b'c', 60, 0, 0, 0, 1, 0, 6, 0];
+        old.extend_from_slice(b"site/#");
+        old.extend_from_slice(&[1, 2, 0, 0, 0, 0, 0]);
+        let mut framed = Vec::new();
+        framed.extend_from_slice(&(old.len() as u32).to_le_bytes());
+        framed.extend_from_slice(&crc32fast::hash(&old).to_le_bytes());
+        framed.extend_from_slice(&old);
+        let r = replay(&framed);
+        assert_eq!((r.entries, r.discarded), (1, 0));
+        assert_eq!(r.sessions["c"].subs, subs[1..]);
     }
 
     #[test]

@@ -64,6 +64,7 @@ fn frame(ops: &[Op]) -> Vec<u8> {
                     retain_as_published: false,
                     retain_handling: 0,
                     sub_id: None,
+                    interest: None,
                 })
                 .collect()
         })

@@ -50,14 +50,20 @@ class Client:
             self.msgs.append(m)
             self.cond.notify_all()
 
-    def subscribe(self, topic, qos, **opts):
+    def subscribe(self, topic, qos, props=None, **opts):
         done = threading.Event()
         self.c.on_subscribe = lambda c, u, mid, codes, p: done.set()
         if V5:
-            self.c.subscribe(topic, options=mqtt.SubscribeOptions(qos=qos, **opts))
+            self.c.subscribe(topic, options=mqtt.SubscribeOptions(qos=qos, **opts), properties=props)
         else:
             self.c.subscribe(topic, qos)
         assert done.wait(TIMEOUT), "no SUBACK"
+
+    def unsubscribe(self, topic):
+        done = threading.Event()
+        self.c.on_unsubscribe = lambda c, u, mid, codes, p: done.set()
+        self.c.unsubscribe(topic)
+        assert done.wait(TIMEOUT), "no UNSUBACK"
 
     def publish(self, topic, payload, qos=0, retain=False, props=None):
         info = self.c.publish(topic, payload, qos=qos, retain=retain, properties=props)
@@ -172,6 +178,38 @@ def shared():
         c.close()
 
 
-for check in (qos_levels, properties, retained, persistent_session, will, shared):
+def rendezvous():
+    """notify_interest (both versions) and a fogline-interest subscription (MQTT 5): see
+    docs/PROFILES.md, "Over MQTT"."""
+    producer = Client("paho-producer")
+    producer.subscribe("$fogline/notify/#", 0)
+    producer.publish("$fogline/announce/site/nj/lidar", "type=drone sensor=lidar", qos=1)
+    notices = lambda n: [(m.topic, m.payload) for m in producer.wait(n)]
+    notice = "$fogline/notify/site/nj/lidar"
+    assert notices(1) == [(notice, b"stop")], producer.msgs
+    consumer = Client("paho-consumer")
+    sub_props = None
+    if V5:
+        sub_props = Properties(PacketTypes.SUBSCRIBE)
+        sub_props.UserProperty = [("fogline-interest", "sensor=li*")]
+    consumer.subscribe("site/#", 1, props=sub_props)
+    assert notices(2)[1] == (notice, b"start"), producer.msgs
+    for sensor in ("camera", "lidar"):
+        props = None
+        if V5:
+            props = Properties(PacketTypes.PUBLISH)
+            props.UserProperty = [("sensor", sensor)]
+        producer.publish("site/nj/lidar", sensor, qos=1, props=props)
+    want = [b"lidar"] if V5 else [b"camera", b"lidar"]
+    consumer.wait(len(want))
+    time.sleep(0.2)
+    assert [m.payload for m in consumer.msgs] == want, consumer.msgs
+    consumer.unsubscribe("site/#")
+    assert notices(3)[2] == (notice, b"stop"), producer.msgs
+    for c in (consumer, producer):
+        c.close()
+
+
+for check in (qos_levels, properties, retained, persistent_session, will, shared, rendezvous):
     check()
 print("OK")
