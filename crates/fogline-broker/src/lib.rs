@@ -54,6 +54,6 @@ pub use error::BrokerError;
 pub use fogline_log::{RecoveryReport, Repair};
 pub use manage::{StreamChange, SubscriptionInfo};
 pub use profiled::{Announcement, ProducerInfo};
-pub use queries::{QueryFuture, StorePage, StoreQueries, StoreQuery};
+pub use queries::{DeleteFuture, QueryFuture, StorePage, StoreQueries, StoreQuery};
 pub use stats::{BrokerStats, DropReason};
 pub use stream::{ConsumerInfo, Stream};

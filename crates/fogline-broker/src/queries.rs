@@ -45,10 +45,16 @@ pub struct StorePage {
 pub type QueryFuture<'a> =
     Pin<Box<dyn Future<Output = Result<StorePage, BrokerError>> + Send + 'a>>;
 
+/// The future a delete returns: how many records were deleted.
+pub type DeleteFuture<'a> = Pin<Box<dyn Future<Output = Result<u64, BrokerError>> + Send + 'a>>;
+
 /// What the store offers the front ends.
 pub trait StoreQueries: Send + Sync {
     /// Answers `q`.
     fn query(&self, q: StoreQuery) -> QueryFuture<'_>;
+
+    /// Deletes what `q` selects (its interest and time range; paging is ignored).
+    fn delete(&self, q: StoreQuery) -> DeleteFuture<'_>;
 }
 
 impl Broker {

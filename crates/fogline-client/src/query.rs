@@ -70,4 +70,24 @@ impl Client {
             other => Err(unexpected(&other)),
         }
     }
+
+    /// R-Pulsar's delete: forgets from the store the records `q` selects (its stream,
+    /// interest and time range; paging is ignored); returns how many.
+    ///
+    /// # Errors
+    /// As [`Client::query`].
+    pub async fn delete_stored(&self, q: &StoreQuery) -> Result<u64, ClientError> {
+        let id = self.inner.request_id();
+        let frame = Frame::Delete {
+            request_id: id,
+            stream: q.stream.as_str().into(),
+            interest: q.interest.as_str().into(),
+            since: q.since.unwrap_or(0),
+            until: q.until.unwrap_or(u64::MAX),
+        };
+        match self.inner.call(id, &frame).await? {
+            Frame::Deleted { count, .. } => Ok(count),
+            other => Err(unexpected(&other)),
+        }
+    }
 }

@@ -286,6 +286,7 @@ fn dispatch(inner: &Inner, frame: Frame) {
         | Frame::StreamOk { request_id: id, .. }
         | Frame::ConsumerListOk { request_id: id, .. }
         | Frame::QueryOk { request_id: id, .. }
+        | Frame::Deleted { request_id: id, .. }
         | Frame::Done { request_id: id }) => {
             let pending = inner.table.lock().requests.remove(&id);
             if let Some(Pending::Reply(tx)) = pending {

@@ -13,13 +13,35 @@ use crate::errors::broker_code;
 /// early, its `next` at the last record sent.
 const MAX_PAGE_BYTES: usize = 4 << 20;
 
-pub(crate) fn query(conn: &Arc<Conn>, request_id: u64, q: StoreQuery) {
-    let Some(store) = conn.broker.store_queries() else {
+/// The node's store, or an error answered for `request_id`.
+fn store(conn: &Conn, request_id: u64) -> Option<Arc<dyn fogline_broker::StoreQueries>> {
+    let store = conn.broker.store_queries();
+    if store.is_none() {
         conn.error(
             request_id,
             ErrorCode::Invalid,
             "this node has no store (see [store] streams)",
         );
+    }
+    store
+}
+
+/// The `Delete` frame: answered by `Deleted` once the deletion is durable.
+pub(crate) fn delete(conn: &Arc<Conn>, request_id: u64, q: StoreQuery) {
+    let Some(store) = store(conn, request_id) else {
+        return;
+    };
+    let conn = conn.clone();
+    tokio::spawn(async move {
+        match store.delete(q).await {
+            Ok(count) => conn.reply(&Frame::Deleted { request_id, count }),
+            Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),
+        }
+    });
+}
+
+pub(crate) fn query(conn: &Arc<Conn>, request_id: u64, q: StoreQuery) {
+    let Some(store) = store(conn, request_id) else {
         return;
     };
     let conn = conn.clone();

@@ -166,6 +166,17 @@ pub fn decode_frame(mut frame: Bytes) -> Result<Frame, WireError> {
                 records,
             }
         }
+        kind::DELETE => Frame::Delete {
+            request_id: r.u64("request_id")?,
+            stream: r.str16("stream")?,
+            interest: r.str16("interest")?,
+            since: r.u64("since")?,
+            until: r.u64("until")?,
+        },
+        kind::DELETED => Frame::Deleted {
+            request_id: r.u64("request_id")?,
+            count: r.u64("count")?,
+        },
         kind::WITHDRAW => Frame::Withdraw {
             request_id: r.u64("request_id")?,
         },

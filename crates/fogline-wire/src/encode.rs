@@ -262,6 +262,23 @@ fn encode_inner(frame: &Frame, buf: &mut BytesMut, start: usize) -> Result<(), W
             buf.put_u64_le(*after);
             buf.put_u8(*flags);
         }
+        Frame::Delete {
+            request_id,
+            stream,
+            interest,
+            since,
+            until,
+        } => {
+            buf.put_u64_le(*request_id);
+            put_str16(buf, stream.as_bytes(), "stream")?;
+            put_str16(buf, interest.as_bytes(), "interest")?;
+            buf.put_u64_le(*since);
+            buf.put_u64_le(*until);
+        }
+        Frame::Deleted { request_id, count } => {
+            buf.put_u64_le(*request_id);
+            buf.put_u64_le(*count);
+        }
         Frame::QueryOk {
             request_id,
             next,

@@ -82,6 +82,10 @@ pub mod kind {
     pub const QUERY: u8 = 0x54;
     /// S->C a page of stored records.
     pub const QUERY_OK: u8 = 0x55;
+    /// C->S delete stored records from the store.
+    pub const DELETE: u8 = 0x56;
+    /// S->C how many were deleted.
+    pub const DELETED: u8 = 0x57;
     /// S->C a request failed.
     pub const ERROR: u8 = 0x7F;
 }
@@ -511,6 +515,29 @@ pub enum Frame {
         /// The records (delivery_count 1).
         records: StoredBlock,
     },
+    /// 0x56 C->S `{request_id: u64, stream: str16, interest: str16, since: u64, until: u64}`:
+    /// R-Pulsar's delete: the stored records a `Query` with these fields would select are
+    /// forgotten by the store (durably; the log keeps them until its retention). Answered by
+    /// `Deleted` or `Error`.
+    Delete {
+        /// Chosen by the client.
+        request_id: u64,
+        /// The indexed stream; empty: the store's only one, or `default`.
+        stream: Str,
+        /// The interest profile.
+        interest: Str,
+        /// Earliest timestamp, 0: none.
+        since: u64,
+        /// Latest timestamp, `u64::MAX`: none.
+        until: u64,
+    },
+    /// 0x57 S->C `{request_id: u64, count: u64}`.
+    Deleted {
+        /// The Delete's id.
+        request_id: u64,
+        /// Records deleted.
+        count: u64,
+    },
     /// 0x7F S->C `{request_id: u64, code: u16, message: str16}`.
     Error {
         /// The request id / sub_id / consumer_id answered, 0 if none.
@@ -561,6 +588,8 @@ impl Frame {
             Frame::Withdraw { .. } => kind::WITHDRAW,
             Frame::Query { .. } => kind::QUERY,
             Frame::QueryOk { .. } => kind::QUERY_OK,
+            Frame::Delete { .. } => kind::DELETE,
+            Frame::Deleted { .. } => kind::DELETED,
             Frame::Error { .. } => kind::ERROR,
         }
     }

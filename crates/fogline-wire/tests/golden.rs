@@ -423,6 +423,28 @@ fn golden() -> Vec<(Frame, Vec<u8>)> {
             ],
         ),
         (
+            Frame::Delete {
+                request_id: 2,
+                stream: "".into(),
+                interest: "k".into(),
+                since: 0,
+                until: u64::MAX,
+            },
+            vec![
+                30, 0, 0, 0, 0x56, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, b'k', 0, 0, 0, 0, 0, 0, 0,
+                0, 255, 255, 255, 255, 255, 255, 255, 255,
+            ],
+        ),
+        (
+            Frame::Deleted {
+                request_id: 2,
+                count: 3,
+            },
+            vec![
+                17, 0, 0, 0, 0x57, 2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+            ],
+        ),
+        (
             Frame::Withdraw { request_id: 7 },
             vec![9, 0, 0, 0, 0x52, 7, 0, 0, 0, 0, 0, 0, 0],
         ),
@@ -442,7 +464,7 @@ fn golden() -> Vec<(Frame, Vec<u8>)> {
 #[test]
 fn every_kind_has_a_golden_frame() {
     let kinds: Vec<u8> = golden().iter().map(|(f, _)| f.kind()).collect();
-    assert_eq!(kinds.len(), 36);
+    assert_eq!(kinds.len(), 38);
     let mut unique = kinds.clone();
     unique.sort_unstable();
     unique.dedup();

@@ -245,6 +245,17 @@ fn profile_frame() -> impl Strategy<Value = Frame> {
             interested
         }),
         any::<u64>().prop_map(|request_id| Frame::Withdraw { request_id }),
+        (any::<u64>(), text(), text(), any::<u64>(), any::<u64>()).prop_map(
+            |(request_id, stream, interest, since, until)| Frame::Delete {
+                request_id,
+                stream,
+                interest,
+                since,
+                until,
+            }
+        ),
+        (any::<u64>(), any::<u64>())
+            .prop_map(|(request_id, count)| Frame::Deleted { request_id, count }),
         (
             (any::<u64>(), text(), text(), any::<u64>()),
             (

@@ -206,8 +206,26 @@ async fn every_acknowledged_record_is_found_after_kill_9() {
         None,
     )
     .await;
-    let deleted: Vec<u64> = (0..600u64).filter(|i| i % 15 == 0).collect();
+    let mut deleted: Vec<u64> = (0..600u64).filter(|i| i % 15 == 0).collect();
     assert_eq!(v["deleted"], deleted.len());
+    // And over the native protocol: the sonar records at 250 m and up.
+    let client = Client::connect(&server.native, ClientOptions::default())
+        .await
+        .unwrap();
+    let n = client
+        .delete_stored(&StoreQuery {
+            interest: "sensor=sonar alt=250..".into(),
+            ..StoreQuery::default()
+        })
+        .await
+        .unwrap();
+    let sonar: Vec<u64> = (0..600u64)
+        .filter(|i| i % 5 == 3 && i % 300 >= 250)
+        .collect();
+    assert_eq!(n, sonar.len() as u64);
+    deleted.extend(sonar);
+    deleted.sort_unstable();
+    drop(client);
     check_all(&http, &server.native, &profiles, &deleted).await;
     server.kill();
     let server = serve(dir.path());

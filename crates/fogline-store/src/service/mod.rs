@@ -267,31 +267,53 @@ impl Store {
     }
 }
 
+/// The broker's form of a query as the store's, with the stream it names.
+fn from_broker(
+    store: &Store,
+    q: fogline_broker::StoreQuery,
+) -> Result<(String, Query), fogline_broker::BrokerError> {
+    let interest = fogline_profile::Interest::parse(&q.interest)
+        .map_err(|e| fogline_broker::BrokerError::Invalid(format!("interest: {e}")))?;
+    let query = Query {
+        interest,
+        since_us: q.since_us,
+        until_us: q.until_us,
+        latest_by: q.latest_by,
+        limit: q.limit,
+        after: q.after,
+        newest_first: q.newest_first,
+    };
+    Ok((store.resolve(&q.stream), query))
+}
+
+fn to_broker(e: StoreError) -> fogline_broker::BrokerError {
+    use fogline_broker::BrokerError;
+    match e {
+        StoreError::NotIndexed(s) => BrokerError::UnknownStream(s),
+        StoreError::Invalid(m) => BrokerError::Invalid(m),
+        StoreError::Storage(m) => BrokerError::Invalid(format!("store: {m}")),
+    }
+}
+
 impl fogline_broker::StoreQueries for Store {
     fn query(&self, q: fogline_broker::StoreQuery) -> fogline_broker::QueryFuture<'_> {
         Box::pin(async move {
-            use fogline_broker::BrokerError;
-            let interest = fogline_profile::Interest::parse(&q.interest)
-                .map_err(|e| BrokerError::Invalid(format!("interest: {e}")))?;
-            let query = Query {
-                interest,
-                since_us: q.since_us,
-                until_us: q.until_us,
-                latest_by: q.latest_by,
-                limit: q.limit,
-                after: q.after,
-                newest_first: q.newest_first,
-            };
-            let stream = self.resolve(&q.stream);
-            let (records, next) =
-                self.query_records(&stream, query)
-                    .await
-                    .map_err(|e| match e {
-                        StoreError::NotIndexed(s) => BrokerError::UnknownStream(s),
-                        StoreError::Invalid(m) => BrokerError::Invalid(m),
-                        StoreError::Storage(m) => BrokerError::Invalid(format!("store: {m}")),
-                    })?;
+            let (stream, query) = from_broker(self, q)?;
+            let (records, next) = self
+                .query_records(&stream, query)
+                .await
+                .map_err(to_broker)?;
             Ok(fogline_broker::StorePage { records, next })
+        })
+    }
+
+    fn delete(&self, q: fogline_broker::StoreQuery) -> fogline_broker::DeleteFuture<'_> {
+        Box::pin(async move {
+            let (stream, query) = from_broker(self, q)?;
+            let n = Store::delete(self, &stream, &query)
+                .await
+                .map_err(to_broker)?;
+            Ok(n as u64)
         })
     }
 }
