@@ -36,6 +36,8 @@ mod lex;
 pub mod model;
 mod parse;
 pub mod rendezvous;
+#[doc(hidden)]
+pub mod workload;
 
 pub use carry::Skipped;
 pub use error::{ErrorKind, ParseError};

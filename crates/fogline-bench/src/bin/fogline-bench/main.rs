@@ -3,11 +3,12 @@
 //! executable beside this one, or `--fogline PATH`), `match` compares the multi-pattern
 //! matcher with Hyperscan, aho-corasick and daachorse, `detect` scores the anomaly
 //! detectors on the Numenta Anomaly Benchmark, `store` compares the queryable store with
-//! SQLite and redb, and `rules` (feature `peers`) measures SQL
+//! SQLite and redb, `route` the broker's routing by data profile, and `rules` (feature `peers`) measures SQL
 //! rules on a live MQTT stream against eKuiper.
 
 mod detect;
 mod matching;
+mod route;
 #[cfg(feature = "peers")]
 mod rules;
 mod run;
@@ -35,6 +36,9 @@ enum Command {
     /// The queryable store against SQLite and redb: store rate and exact and wildcard query
     /// latency from 1 to 1M stored records (paper 004, Fig. 5-7).
     Store(store::StoreArgs),
+    /// Routing by data profile in the broker against the number of interests (1 to
+    /// 100,000) and their terms (1 to 6): issue 33, R-Pulsar's Fig. 9-10.
+    Route(route::RouteArgs),
     /// SQL rules on a live MQTT stream: records/s through a filter and a tumbling-window rule
     /// and memory per rule, fogline and (with --ekuiper) eKuiper side by side.
     #[cfg(feature = "peers")]
@@ -55,6 +59,7 @@ fn main() -> anyhow::Result<()> {
         Command::Match(args) => matching::run(args),
         Command::Detect(args) => detect::run(args),
         Command::Store(args) => store::run(args),
+        Command::Route(args) => route::run(args),
         #[cfg(feature = "peers")]
         Command::Rules(args) => rules::run(args),
     }
