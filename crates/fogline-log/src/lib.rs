@@ -16,10 +16,7 @@
 //!   A record acknowledged after `commit` survives power loss. For group commit,
 //!   [`Log::sync_job`] hands out the same flush to run on another thread while appends go on;
 //!   [`Log::finish_sync`] then makes what it flushed visible (the broker's streams do this, so
-//!   one `msync` serves every batch appended before it began). The active segment's mapping
-//!   is advised `MADV_RANDOM`, so its pages sit in the page cache as single pages: with the
-//!   readahead's large folios (up to 2 MiB on Linux 6.x ext4 and xfs) the msync of one
-//!   record wrote its whole folio (the commit of one record deep in a segment wrote 2 MiB).
+//!   one `msync` serves every batch appended before it began).
 //!
 //!   `tests/power_cut` checks this. Every durability point (the `durability` module) tells a
 //!   hook the test installs what became durable; at each one the test builds the disks a power
@@ -28,6 +25,12 @@
 //!   be there and intact, every record served must be the one appended at its offset, and the
 //!   log must verify and take appends. Its seeded workload rolls, seals, purges, applies
 //!   retention, and restarts after power cuts and kills in the middle of any of it.
+//!
+//!   With `fsync` storage the active segment's mapping is advised `MADV_RANDOM` (sealing
+//!   takes the advice back), so its pages sit in the page cache as single pages faulted in by
+//!   the writer, not as the large folios (up to 2 MiB on Linux 6.x ext4 and xfs) that
+//!   readahead builds: dirty state is per folio, so the msync of one record's page wrote its
+//!   whole folio. (`mmap` storage keeps large folios: it has no msync per commit.)
 //!
 //! # Appending and reading
 //!
@@ -63,9 +66,11 @@
 //! The active (last) segment is preallocated to `segment_bytes` (`set_len` plus
 //! `posix_fallocate`, so a full disk fails the roll with an error instead of raising SIGBUS on
 //! a write through the mapping) and written through the mapping; the first zero `len` (or
-//! fewer than four bytes left) ends the data. The writer faults pages in 1 MiB ahead of itself
-//! (`MADV_POPULATE_WRITE`): one call instead of 256 page faults, which took about 10% (file)
-//! and 20% (memory) of a server's CPU time for 100 kB records.
+//! fewer than four bytes left) ends the data. The writer faults pages in ahead of itself
+//! (`MADV_POPULATE_WRITE`), 1 MiB at a time once the segment holds 1 MiB (from 16 KiB, so the
+//! first record of a fresh segment does not wait for 256 pages): one call instead of 256 page
+//! faults, which took about 10% (file) and 20% (memory) of a server's CPU time for 100 kB
+//! records.
 //! When a record does not fit, the segment is sealed: its file is cut to its data length and
 //! its sparse index is written to `BASE.idx` (format in the `index` module: summary, entries
 //! of `(offset - base, position, timestamp)` every 4 KiB of records, CRC). A record larger than

@@ -200,6 +200,9 @@ impl Spare {
 
 /// Bytes faulted in ahead of the writer at a time: one madvise instead of 256 page faults.
 const POPULATE_STEP: usize = 1 << 20;
+/// The first step of a segment: the step doubles with the data up to [`POPULATE_STEP`], so
+/// the first record of a fresh segment waits for 4 pages, not 256.
+const POPULATE_FIRST: usize = 16 << 10;
 
 /// State recovered for an existing segment.
 pub struct Recovered {
@@ -315,14 +318,16 @@ impl Segment {
         self.write_pos = pos + size;
     }
 
-    /// Faults in the pages up to `end` plus one step, so the copies that follow hit mapped
+    /// Faults in the pages up to `end` plus one step (as large as `end`, from
+    /// [`POPULATE_FIRST`] to [`POPULATE_STEP`]), so the copies that follow hit mapped
     /// pages; a reused mapping's resident part is skipped (zeroing or re-walking it cost as
     /// much as the copy itself with 1 MiB records). Stops faulting in for this segment when
     /// the kernel refuses.
     #[cold]
     fn populate_ahead(&mut self, end: usize) {
         let from = self.populated.max(self.write_pos).max(self.dirty);
-        let to = (end + POPULATE_STEP).min(self.cap);
+        let step = end.next_power_of_two().clamp(POPULATE_FIRST, POPULATE_STEP);
+        let to = (end + step).min(self.cap);
         if from < to && !self.populate_off && !self.buf.populate(from & !4095, to) {
             self.populate_off = true;
         }
