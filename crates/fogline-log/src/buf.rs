@@ -89,6 +89,26 @@ impl MapBuf {
         }
     }
 
+    /// With `on`, asks the kernel not to read ahead on faults in this mapping
+    /// (`MADV_RANDOM`), so the page cache holds its pages as single 4 KiB pages; without,
+    /// gives it back its default (`MADV_NORMAL`). Dirty state is kept per cached folio, and
+    /// readahead builds folios of up to 2 MiB on Linux 6.x file systems that support large
+    /// folios (ext4, xfs): an `msync` of one dirty page then writes its whole folio. Advice
+    /// only: a kernel that refuses it leaves the mapping as it was.
+    pub fn advise_single_pages(&self, on: bool) {
+        #[cfg(unix)]
+        {
+            let advice = if on {
+                memmap2::Advice::Random
+            } else {
+                memmap2::Advice::Normal
+            };
+            let _ = self.map.advise(advice);
+        }
+        #[cfg(not(unix))]
+        let _ = on;
+    }
+
     /// Takes the pages of `[start, end)` (whole pages only) out of this process's page tables
     /// (`MADV_DONTNEED`): they stay in the page cache and come back on the next access, but
     /// no longer count in the process's resident memory. Recovery reads a whole preallocated

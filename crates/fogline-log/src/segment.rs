@@ -200,6 +200,9 @@ impl Spare {
 
 /// Bytes faulted in ahead of the writer at a time: one madvise instead of 256 page faults.
 const POPULATE_STEP: usize = 1 << 20;
+/// The first step of a segment: the step doubles with the data up to [`POPULATE_STEP`], so
+/// the first record of a fresh segment waits for 4 pages, not 256.
+const POPULATE_FIRST: usize = 16 << 10;
 
 /// State recovered for an existing segment.
 pub struct Recovered {
@@ -238,6 +241,11 @@ impl Segment {
     /// A segment whose first `r.end` bytes hold `r.count` valid records (all visible).
     pub fn recovered(r: Recovered, buf: MapBuf, cap: usize, backing: Backing) -> Segment {
         debug_assert!(r.end <= cap && cap <= buf.len());
+        if backing.fsync && backing.file.is_some() {
+            // Each commit msyncs the pages appended since the last one; in large folios it
+            // would write up to 2 MiB for a 200-byte record (see `advise_single_pages`).
+            buf.advise_single_pages(true);
+        }
         Segment {
             base: r.base,
             buf: Arc::new(buf),
@@ -310,14 +318,16 @@ impl Segment {
         self.write_pos = pos + size;
     }
 
-    /// Faults in the pages up to `end` plus one step, so the copies that follow hit mapped
+    /// Faults in the pages up to `end` plus one step (as large as `end`, from
+    /// [`POPULATE_FIRST`] to [`POPULATE_STEP`]), so the copies that follow hit mapped
     /// pages; a reused mapping's resident part is skipped (zeroing or re-walking it cost as
     /// much as the copy itself with 1 MiB records). Stops faulting in for this segment when
     /// the kernel refuses.
     #[cold]
     fn populate_ahead(&mut self, end: usize) {
         let from = self.populated.max(self.write_pos).max(self.dirty);
-        let to = (end + POPULATE_STEP).min(self.cap);
+        let step = end.next_power_of_two().clamp(POPULATE_FIRST, POPULATE_STEP);
+        let to = (end + step).min(self.cap);
         if from < to && !self.populate_off && !self.buf.populate(from & !4095, to) {
             self.populate_off = true;
         }
@@ -415,6 +425,10 @@ impl Segment {
                 write_index(&dir, &self.index_file(), self.backing.fsync)?;
             }
             self.backing.file = None;
+            if self.backing.fsync {
+                // Read only from now on: readahead helps again.
+                self.buf.advise_single_pages(false);
+            }
         }
         Ok(())
     }

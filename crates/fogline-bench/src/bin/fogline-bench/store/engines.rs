@@ -1,6 +1,7 @@
 //! The three stores under test, behind one trait: fogline (its log plus `ProfileIndex`),
 //! SQLite (rusqlite, bundled) and redb. Each stores the same records and answers the same
-//! queries with `(offset, timestamp)` pairs in offset order.
+//! queries with `(offset, timestamp)` pairs in offset order, and each commit is made durable
+//! to the [`Durability`] class of the run.
 
 use std::path::Path;
 
@@ -12,6 +13,48 @@ use fogline_store::{ProfileIndex, Query};
 use fogline_wire::Headers;
 use redb::{ReadableDatabase, TableDefinition};
 use rusqlite::{params, Connection};
+
+/// What a committed record survives; every engine of a run is set to the same class.
+#[derive(clap::ValueEnum, serde::Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Durability {
+    /// A power loss (or kernel crash): each commit is on the device before it returns.
+    PowerLoss,
+    /// A crash or `kill -9` of the process (not a power loss): each commit is in the
+    /// kernel's page cache before it returns.
+    ProcessCrash,
+}
+
+impl Durability {
+    /// The name used on the command line and in the results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::PowerLoss => "power-loss",
+            Durability::ProcessCrash => "process-crash",
+        }
+    }
+
+    /// Each engine's setting for this class, as the summary states it.
+    pub fn settings(self) -> &'static str {
+        match self {
+            Durability::PowerLoss => {
+                "fogline `fsync` storage (a commit msyncs what was appended since the last); \
+                 SQLite WAL, `synchronous=FULL` (a commit syncs the WAL); \
+                 redb `Durability::Immediate` (a commit is synced before it returns)"
+            }
+            Durability::ProcessCrash => {
+                "fogline `mmap` storage (an append is copied into the file's shared mapping, \
+                 so it is in the page cache once `append` returns; a commit makes it visible, \
+                 no sync); SQLite WAL, `synchronous=NORMAL` (a commit is written to the WAL \
+                 with no sync: it survives a process crash, and may roll back after a power \
+                 loss); redb `Durability::Immediate`, as in the power-loss class: redb 4.6 \
+                 has only `None` and `Immediate`, and a `None` commit updates only the \
+                 in-memory copy of the file's header (and may leave pages in redb's own \
+                 write buffer), so a killed process reopens at the last `Immediate` commit"
+            }
+        }
+    }
+}
 
 /// A record as every engine receives it.
 pub struct Rec {
@@ -74,18 +117,22 @@ pub trait Engine {
     fn query(&mut self, ask: &Ask) -> anyhow::Result<Answer>;
 }
 
-/// fogline: the log with `fsync` storage (a commit is an msync of what was appended since the
-/// previous one: durable across power loss) and the index fed from each record's headers,
-/// as the node would feed it.
+/// fogline: the log, with `fsync` storage for power-loss durability (a commit is an msync of
+/// what was appended since the previous one) or `mmap` storage for process-crash durability
+/// (its default: appends are copied into a shared file mapping), and the index fed from each
+/// record's headers, as the node would feed it.
 pub struct Fogline {
     log: Log,
     index: ProfileIndex,
 }
 
 impl Fogline {
-    pub fn open(dir: &Path) -> anyhow::Result<Self> {
+    pub fn open(dir: &Path, durability: Durability) -> anyhow::Result<Self> {
         let opts = LogOptions {
-            storage: Storage::Fsync,
+            storage: match durability {
+                Durability::PowerLoss => Storage::Fsync,
+                Durability::ProcessCrash => Storage::Mmap,
+            },
             dir: Some(dir.to_path_buf()),
             ..LogOptions::default()
         };
@@ -147,20 +194,26 @@ impl Engine for Fogline {
     }
 }
 
-/// SQLite in WAL mode with `synchronous=FULL` (a commit syncs the WAL: durable across power
-/// loss). `records(off PRIMARY KEY, ts, topic, payload)` and `attrs(attr, value, off, ts)`,
+/// SQLite in WAL mode, with `synchronous=FULL` for power-loss durability (a commit syncs the
+/// WAL) or `synchronous=NORMAL` for process-crash durability (a commit writes the WAL without
+/// a sync; the WAL is synced at checkpoints). `records(off PRIMARY KEY, ts, topic, payload)` and `attrs(attr, value, off, ts)`,
 /// one row per attribute, keyed (and so indexed) by `(attr, value, off)` without rowid.
 pub struct Sqlite {
     conn: Connection,
 }
 
 impl Sqlite {
-    pub fn open(dir: &Path) -> anyhow::Result<Self> {
+    pub fn open(dir: &Path, durability: Durability) -> anyhow::Result<Self> {
         let conn = Connection::open(dir.join("store.sqlite"))?;
+        let sync = match durability {
+            Durability::PowerLoss => "FULL",
+            Durability::ProcessCrash => "NORMAL",
+        };
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous={sync};"
+        ))?;
         conn.execute_batch(
-            "PRAGMA journal_mode=WAL;
-             PRAGMA synchronous=FULL;
-             CREATE TABLE records(off INTEGER PRIMARY KEY, ts INTEGER NOT NULL,
+            "CREATE TABLE records(off INTEGER PRIMARY KEY, ts INTEGER NOT NULL,
                                   topic TEXT NOT NULL, payload BLOB NOT NULL);
              CREATE TABLE attrs(attr TEXT NOT NULL, value TEXT NOT NULL, off INTEGER NOT NULL,
                                 ts INTEGER NOT NULL, PRIMARY KEY(attr, value, off))
@@ -241,7 +294,9 @@ impl Engine for Sqlite {
 const RECORDS: TableDefinition<u64, (u64, &str, &[u8])> = TableDefinition::new("records");
 const ATTRS: TableDefinition<(&str, &str, u64), u64> = TableDefinition::new("attrs");
 
-/// redb with `Durability::Immediate` (its default: a commit is synced before it returns).
+/// redb with `Durability::Immediate` (its default: a commit is synced before it returns) in
+/// both classes: its weaker `Durability::None` does not survive a process crash (see
+/// [`Durability::settings`]).
 /// `records: off -> (ts, topic, payload)` and `attrs: (attr, value, off) -> ts`.
 pub struct Redb {
     db: redb::Database,
