@@ -213,8 +213,9 @@ impl Broker {
         }
         let topic = batch.topic.as_str();
         let count = batch.count() as usize;
-        // Per matched subscription, the records (by position) it wants.
-        let mut wants: Vec<(u64, Vec<u32>)> = Vec::new();
+        // (subscription, record position) for every match, grouped by subscription below:
+        // a sort, not a search per match (a record may match thousands of interests).
+        let mut pairs: Vec<(u64, u32)> = Vec::new();
         let mut ids = Vec::new();
         let mut skipped = 0u64;
         for (i, record) in batch.records.iter().enumerate() {
@@ -227,15 +228,18 @@ impl Broker {
             let (profile, left_out) = DataProfile::from_headers(&headers);
             skipped += (left_out.bad_names + left_out.binary_values) as u64;
             index.matches(&profile, topic, &mut ids);
-            for &id in &ids {
-                match wants.iter_mut().find(|(s, _)| *s == id) {
-                    Some((_, v)) => v.push(i as u32),
-                    None => wants.push((id, vec![i as u32])),
-                }
-            }
+            pairs.extend(ids.iter().map(|&id| (id, i as u32)));
         }
-        let mut out = Vec::with_capacity(wants.len());
-        for (id, records) in wants {
+        if count > 1 {
+            pairs.sort_unstable();
+        }
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < pairs.len() {
+            let id = pairs[start].0;
+            let end = start + pairs[start..].partition_point(|p| p.0 == id);
+            let records = &pairs[start..end];
+            start = end;
             let Some(sub) = subs.by_id.get(&id) else {
                 continue;
             };
@@ -245,7 +249,8 @@ impl Broker {
             let part = if records.len() == count {
                 batch.clone()
             } else {
-                match part_of(batch, &records) {
+                let positions: Vec<u32> = records.iter().map(|p| p.1).collect();
+                match part_of(batch, &positions) {
                     Some(b) => Arc::new(b),
                     None => continue,
                 }

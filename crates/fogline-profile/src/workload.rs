@@ -74,4 +74,3 @@ pub fn profile(c: usize, d: usize) -> DataProfile {
         .collect();
     DataProfile { pairs }
 }
-

@@ -108,6 +108,13 @@ pub fn filter_matches(filter: &str, topic: &str) -> bool {
     if topic.starts_with('$') && (filter.starts_with('+') || filter.starts_with('#')) {
         return false;
     }
+    // The common cases without splitting: everything, and a filter without wildcards.
+    if filter == "#" {
+        return true;
+    }
+    if !filter.contains(['+', '#']) {
+        return filter == topic;
+    }
     let mut f = filter.split('/');
     let mut t = topic.split('/');
     loop {

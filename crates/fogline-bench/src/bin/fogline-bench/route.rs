@@ -30,7 +30,11 @@ use tokio::sync::Notify;
 #[derive(clap::Args, Debug)]
 pub struct RouteArgs {
     /// Numbers of interest subscriptions, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000,10000,100000")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,10,100,1000,10000,100000"
+    )]
     sizes: Vec<usize>,
     /// Rounds per cell (the median is reported).
     #[arg(long, default_value_t = 5)]
@@ -43,7 +47,10 @@ pub struct RouteArgs {
 fn broker() -> Broker {
     let config = BrokerConfig {
         storage: StorageMode::Memory,
-        streams: vec![fogline_broker::StreamConfig::new("none", vec!["none/#".into()])],
+        streams: vec![fogline_broker::StreamConfig::new(
+            "none",
+            vec!["none/#".into()],
+        )],
         ..BrokerConfig::default()
     };
     Broker::open(config).expect("a memory broker").0
@@ -112,6 +119,8 @@ fn time(
 
 /// Runs `fogline-bench route`.
 pub fn run(args: RouteArgs) -> anyhow::Result<()> {
+    // Counted before pinning: afterwards this process may use one.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let core = Placement::default_for_machine().map_or(0, |p| p.server_core);
     pin::pin_current_thread(core)?;
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -158,7 +167,7 @@ pub fn run(args: RouteArgs) -> anyhow::Result<()> {
         "- Command: `fogline-bench route {}`\n- Finished: {}\n- Machine: {} cores, load average {}; this process pinned to core {}\n- Rounds per cell: {} (median shown), ~50 ms each\n\n",
         std::env::args().skip(2).collect::<Vec<_>>().join(" "),
         humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cores,
         std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
         core,
         args.rounds
