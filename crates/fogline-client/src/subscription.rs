@@ -30,13 +30,8 @@ impl Client {
         let sub_id = inner.next_sub.fetch_add(1, Ordering::Relaxed);
         let flags = flags(opts.priority);
         if let Some(i) = &opts.interest {
-            let parsed = fogline_profile::Interest::parse(i)
+            fogline_profile::Interest::parse_terms(i)
                 .map_err(|e| ClientError::InvalidInterest(e.to_string()))?;
-            if parsed.topic.is_some() {
-                return Err(ClientError::InvalidInterest(
-                    "a topic term (@...) is not allowed: the filter is the topic filter".into(),
-                ));
-            }
         }
         let interest = opts.interest.filter(|i| !i.trim().is_empty());
         let shared = Arc::new(SubShared {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use fogline_broker::BrokerError;
 use fogline_profile::{DataProfile, Interest};
-use fogline_wire::{Headers, Str};
+use fogline_wire::Str;
 
 use crate::codec::{Properties, QoS};
 use crate::message::Message;
@@ -55,13 +55,8 @@ pub(crate) fn subscribe_interest(props: &Properties) -> Result<Option<String>, S
     if given.next().is_some() {
         return Err(format!("{INTEREST_PROPERTY} given more than once"));
     }
-    let interest =
-        Interest::parse(text).map_err(|e| format!("{INTEREST_PROPERTY} is malformed: {e}"))?;
-    if interest.topic.is_some() {
-        return Err(format!(
-            "{INTEREST_PROPERTY} has a topic term: the subscription's filter is its topic"
-        ));
-    }
+    let interest = Interest::parse_terms(text)
+        .map_err(|e| format!("{INTEREST_PROPERTY} is malformed: {e}"))?;
     Ok((!interest.terms.is_empty()).then(|| interest.to_string()))
 }
 
@@ -79,11 +74,10 @@ pub(crate) fn parse_recorded(text: Option<&str>) -> Result<Option<Interest>, Bro
 /// Whether a message's data profile (its user properties) satisfies `interest`, as the
 /// broker decides for records: for the retained messages a SUBSCRIBE with an interest gets.
 pub(crate) fn satisfies(interest: &Interest, m: &Message) -> bool {
-    let Some(headers) = m.headers().ok().and_then(|h| Headers::parse(h).ok()) else {
+    let Ok(block) = m.headers() else {
         return false;
     };
-    let (profile, _) = DataProfile::from_headers(&headers);
-    interest.matches(&profile, &m.topic)
+    interest.matches(&DataProfile::from_header_block(&block), &m.topic)
 }
 
 /// What a PUBLISH to [`ANNOUNCE_PREFIX`] asks.

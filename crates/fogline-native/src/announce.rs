@@ -79,9 +79,5 @@ pub(crate) fn withdraw(conn: &Conn, request_id: u64) {
 /// The interest of a `SubscribeProfile`: its terms; a topic term is refused (the frame's
 /// filter is the topic filter).
 pub(crate) fn interest(text: &str) -> Result<Interest, String> {
-    let interest = Interest::parse(text).map_err(|e| format!("interest: {e}"))?;
-    if interest.topic.is_some() {
-        return Err("interest: a topic term (@...) is not allowed here; the frame's filter is the topic filter".into());
-    }
-    Ok(interest)
+    Interest::parse_terms(text).map_err(|e| format!("interest: {e}"))
 }

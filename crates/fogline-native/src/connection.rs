@@ -502,47 +502,7 @@ async fn handle(
             profile,
         } => crate::announce::announce(conn, request_id, topic.as_str(), profile.as_str()),
         Frame::Withdraw { request_id } => crate::announce::withdraw(conn, request_id),
-        Frame::Delete {
-            request_id,
-            stream,
-            interest,
-            since,
-            until,
-        } => crate::query::delete(
-            conn,
-            request_id,
-            fogline_broker::StoreQuery {
-                stream: stream.to_string(),
-                interest: interest.to_string(),
-                since_us: (since != 0).then_some(since),
-                until_us: (until != u64::MAX).then_some(until),
-                ..fogline_broker::StoreQuery::default()
-            },
-        ),
-        Frame::Query {
-            request_id,
-            stream,
-            interest,
-            since,
-            until,
-            latest_by,
-            limit,
-            after,
-            flags,
-        } => crate::query::query(
-            conn,
-            request_id,
-            fogline_broker::StoreQuery {
-                stream: stream.to_string(),
-                interest: interest.to_string(),
-                since_us: (since != 0).then_some(since),
-                until_us: (until != u64::MAX).then_some(until),
-                latest_by: (!latest_by.is_empty()).then(|| latest_by.to_string()),
-                limit: limit as usize,
-                after: (after != u64::MAX).then_some(after),
-                newest_first: flags & 1 != 0,
-            },
-        ),
+        Frame::Delete { .. } | Frame::Query { .. } => crate::query::handle(conn, frame),
         Frame::Unsubscribe { sub_id } => {
             let found = {
                 let mut subs = conn.subs.lock();

@@ -13,6 +13,57 @@ use crate::errors::broker_code;
 /// early, its `next` at the last record sent.
 const MAX_PAGE_BYTES: usize = 4 << 20;
 
+/// A time bound of the wire (`none`: open) as an option.
+fn bound(v: u64, none: u64) -> Option<u64> {
+    (v != none).then_some(v)
+}
+
+/// Answers a `Query` or `Delete` frame (PROTOCOL.md).
+pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
+    match frame {
+        Frame::Delete {
+            request_id,
+            stream,
+            interest,
+            since,
+            until,
+        } => {
+            let q = StoreQuery {
+                stream: stream.to_string(),
+                interest: interest.to_string(),
+                since_us: bound(since, 0),
+                until_us: bound(until, u64::MAX),
+                ..StoreQuery::default()
+            };
+            delete(conn, request_id, q);
+        }
+        Frame::Query {
+            request_id,
+            stream,
+            interest,
+            since,
+            until,
+            latest_by,
+            limit,
+            after,
+            flags,
+        } => {
+            let q = StoreQuery {
+                stream: stream.to_string(),
+                interest: interest.to_string(),
+                since_us: bound(since, 0),
+                until_us: bound(until, u64::MAX),
+                latest_by: (!latest_by.is_empty()).then(|| latest_by.to_string()),
+                limit: limit as usize,
+                after: bound(after, u64::MAX),
+                newest_first: flags & 1 != 0,
+            };
+            query(conn, request_id, q);
+        }
+        _ => {}
+    }
+}
+
 /// The node's store, or an error answered for `request_id`.
 fn store(conn: &Conn, request_id: u64) -> Option<Arc<dyn fogline_broker::StoreQueries>> {
     let store = conn.broker.store_queries();
@@ -27,7 +78,7 @@ fn store(conn: &Conn, request_id: u64) -> Option<Arc<dyn fogline_broker::StoreQu
 }
 
 /// The `Delete` frame: answered by `Deleted` once the deletion is durable.
-pub(crate) fn delete(conn: &Arc<Conn>, request_id: u64, q: StoreQuery) {
+fn delete(conn: &Arc<Conn>, request_id: u64, q: StoreQuery) {
     let Some(store) = store(conn, request_id) else {
         return;
     };
@@ -40,7 +91,7 @@ pub(crate) fn delete(conn: &Arc<Conn>, request_id: u64, q: StoreQuery) {
     });
 }
 
-pub(crate) fn query(conn: &Arc<Conn>, request_id: u64, q: StoreQuery) {
+fn query(conn: &Arc<Conn>, request_id: u64, q: StoreQuery) {
     let Some(store) = store(conn, request_id) else {
         return;
     };

@@ -39,6 +39,17 @@ impl DataProfile {
         (profile, skipped)
     }
 
+    /// The data profile of a record's header block as stored or sent (empty: none; a block
+    /// that is not a valid header block carries none either).
+    pub fn from_header_block(block: &bytes::Bytes) -> DataProfile {
+        if block.is_empty() {
+            return DataProfile::default();
+        }
+        Headers::parse(block.clone())
+            .map(|h| DataProfile::from_headers(&h).0)
+            .unwrap_or_default()
+    }
+
     /// The header block carrying this profile.
     ///
     /// # Errors
@@ -74,6 +85,20 @@ mod tests {
         let (back, skipped) = DataProfile::from_headers(&Headers::parse(block).unwrap());
         assert_eq!(back, p);
         assert_eq!(skipped, Skipped::default());
+    }
+
+    #[test]
+    fn a_header_block_gives_its_profile_and_a_bad_one_none() {
+        let p = DataProfile::parse("type=drone urgent").unwrap();
+        assert_eq!(DataProfile::from_header_block(&p.to_headers().unwrap()), p);
+        assert_eq!(
+            DataProfile::from_header_block(&bytes::Bytes::new()),
+            DataProfile::default()
+        );
+        assert_eq!(
+            DataProfile::from_header_block(&bytes::Bytes::from_static(b"\x01")),
+            DataProfile::default()
+        );
     }
 
     #[test]

@@ -61,6 +61,10 @@ pub enum ErrorKind {
     Quoted,
     /// A second `@topic` term.
     SecondTopic,
+    /// An `@topic` term where the topic filter is given elsewhere ([`Interest::parse_terms`]).
+    ///
+    /// [`Interest::parse_terms`]: crate::Interest::parse_terms
+    TopicHere,
     /// An invalid MQTT topic filter.
     Topic(fogline_wire::TopicError),
 }
@@ -101,6 +105,10 @@ impl fmt::Display for ErrorKind {
             ),
             Self::Quoted => write!(f, "expected an unquoted value here"),
             Self::SecondTopic => write!(f, "expected at most one `@topic` filter"),
+            Self::TopicHere => write!(
+                f,
+                "expected no `@topic` term here: the subscription's own filter is the topic filter"
+            ),
             Self::Topic(e) => write!(f, "expected an MQTT topic filter: {e}"),
         }
     }

@@ -82,10 +82,24 @@ impl Interest {
     /// Parses whitespace-separated terms (`attr`, `attr=value`, `attr~lat,lon,radius`) and at
     /// most one topic filter (`@site/+/lidar`). See `docs/PROFILES.md`.
     pub fn parse(text: &str) -> Result<Self, ParseError> {
+        Self::parse_with(text, true)
+    }
+
+    /// Parses the terms of an interest whose topic filter is given elsewhere (a
+    /// subscription's own filter, a stream's subjects): as [`Interest::parse`], but an
+    /// `@topic` term is an error ([`ErrorKind::TopicHere`]).
+    pub fn parse_terms(text: &str) -> Result<Self, ParseError> {
+        Self::parse_with(text, false)
+    }
+
+    fn parse_with(text: &str, topic_allowed: bool) -> Result<Self, ParseError> {
         let mut lx = Lexer::new(text);
         let mut interest = Interest::default();
         while let Some(start) = lx.next_term() {
             if lx.peek() == Some('@') {
+                if !topic_allowed {
+                    return Err(lx.error(start, start, ErrorKind::TopicHere));
+                }
                 if interest.topic.is_some() {
                     return Err(lx.error(start, start, ErrorKind::SecondTopic));
                 }

@@ -275,3 +275,15 @@ fn interest_errors() {
     assert_eq!(err("a=x\\").kind, ErrorKind::DanglingEscape);
     assert_eq!(err("a=x=y").kind, ErrorKind::ValueChar('='));
 }
+
+#[test]
+fn parse_terms_refuses_a_topic_term_and_reads_the_rest_as_parse_does() {
+    let text = "sensor=li* alt=100.. geo~40.05,-74.40,5km";
+    assert_eq!(
+        Interest::parse_terms(text).unwrap(),
+        Interest::parse(text).unwrap()
+    );
+    let err = Interest::parse_terms("sensor=li* @site/#").unwrap_err();
+    assert_eq!(err.kind, fogline_profile::ErrorKind::TopicHere);
+    assert!(Interest::parse("sensor=li* @site/#").is_ok());
+}

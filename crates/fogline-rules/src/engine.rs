@@ -515,14 +515,8 @@ fn stream_interest(def: &StreamDef) -> Result<Option<fogline_profile::Interest>,
     let Some((_, text)) = def.options.raw.iter().find(|(k, _)| k == "PROFILE") else {
         return Ok(None);
     };
-    let interest = fogline_profile::Interest::parse(text)
+    let interest = fogline_profile::Interest::parse_terms(text)
         .map_err(|e| format!("stream {}: PROFILE: {e}", def.name))?;
-    if interest.topic.is_some() {
-        return Err(format!(
-            "stream {}: PROFILE: a topic term (@...) is not allowed; DATASOURCE is the topic filter",
-            def.name
-        ));
-    }
     Ok((!interest.terms.is_empty()).then_some(interest))
 }
 

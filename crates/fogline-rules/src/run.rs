@@ -341,9 +341,7 @@ async fn read(
                 let r = d.record;
                 *cursor = r.offset + 1;
                 if let Some(i) = interest {
-                    let profile = fogline_wire::Headers::parse(r.headers.clone())
-                        .map(|h| fogline_profile::DataProfile::from_headers(&h).0)
-                        .unwrap_or_default();
+                    let profile = fogline_profile::DataProfile::from_header_block(&r.headers);
                     if !i.matches(&profile, "") {
                         continue;
                     }

@@ -120,16 +120,31 @@ impl ProfileIndex {
     /// The `delete` action: forgets the records that the query's interest and time range
     /// match (its paging, order and `latest_by` are not used); their offsets, ascending.
     pub fn delete(&mut self, q: &Query) -> Vec<u64> {
+        self.delete_with(q, |_| Ok::<(), std::convert::Infallible>(()))
+            .unwrap_or_else(|e| match e {})
+    }
+
+    /// [`delete`](Self::delete) that first hands the selected offsets to `keep` (to record
+    /// the deletion durably) and forgets nothing when it fails.
+    ///
+    /// # Errors
+    /// `keep`'s.
+    pub fn delete_with<E>(
+        &mut self,
+        q: &Query,
+        keep: impl FnOnce(&[u64]) -> Result<(), E>,
+    ) -> Result<Vec<u64>, E> {
         let slots = self.matching_slots(q);
-        for &s in &slots {
-            self.rec.kill(s);
-        }
-        let offsets = slots
+        let offsets: Vec<u64> = slots
             .iter()
             .map(|&s| self.rec.offsets[s as usize])
             .collect();
+        keep(&offsets)?;
+        for &s in &slots {
+            self.rec.kill(s);
+        }
         self.maybe_compact();
-        offsets
+        Ok(offsets)
     }
 
     /// Records held (not forgotten).

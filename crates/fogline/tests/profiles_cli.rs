@@ -13,6 +13,17 @@ fn fogline() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fogline"))
 }
 
+/// `fogline pub --ack --profile PROFILE site/a MSG`, asserted to succeed.
+fn publish(native: &str, profile: &str, msg: &str) {
+    let st = fogline()
+        .args(["pub", "-s", native, "--ack", "--profile", profile])
+        .args(["site/a", msg])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
 /// Waits until `f` holds, up to 20 s.
 async fn eventually(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -55,13 +66,7 @@ async fn sub_profile_gets_only_what_pub_profile_sends_matching() {
         ("sensor=Lidar alt=200", "case"),
         ("sensor=lidar2 alt=300 urgent", "second"),
     ] {
-        let st = fogline()
-            .args(["pub", "-s", &server.native, "--ack", "--profile", profile])
-            .args(["site/a", msg])
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(st.success());
+        publish(&server.native, profile, msg);
     }
     let out = sub.wait_with_output().unwrap();
     assert_eq!(
@@ -169,13 +174,7 @@ async fn query_finds_stored_records_and_deletes_them() {
         ("sensor=radar alt=120", "b"),
         ("sensor=lidar2 alt=300", "c"),
     ] {
-        let st = fogline()
-            .args(["pub", "-s", &server.native, "--ack", "--profile", profile])
-            .args(["site/a", msg])
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(st.success());
+        publish(&server.native, profile, msg);
     }
     let query = |args: &[&str]| {
         let out = fogline()

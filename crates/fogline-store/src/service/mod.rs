@@ -20,7 +20,6 @@ use std::time::Duration;
 
 use fogline_broker::{Broker, Stream};
 use fogline_profile::DataProfile;
-use fogline_wire::Headers;
 use parking_lot::{Mutex, RwLock};
 use tokio::sync::watch;
 
@@ -99,15 +98,6 @@ pub struct StoreStats {
     pub lag: u64,
     /// Records deleted with the delete action and still in the log.
     pub deleted: usize,
-}
-
-fn payload_profile(headers: &bytes::Bytes) -> DataProfile {
-    if headers.is_empty() {
-        return DataProfile::default();
-    }
-    Headers::parse(headers.clone())
-        .map(|h| DataProfile::from_headers(&h).0)
-        .unwrap_or_default()
 }
 
 impl Store {
@@ -237,7 +227,7 @@ impl Store {
                 offset: r.offset,
                 timestamp: r.timestamp,
                 topic: String::from_utf8_lossy(&r.topic).into_owned(),
-                profile: payload_profile(&r.headers),
+                profile: DataProfile::from_header_block(&r.headers),
                 payload: r.payload,
             })
             .collect();
@@ -252,17 +242,11 @@ impl Store {
     pub async fn delete(&self, stream: &str, q: &Query) -> Result<usize, StoreError> {
         let s = self.indexed(stream)?;
         catch_up(s).await;
-        let mut index = s.index.write();
-        let mut probe = q.clone();
-        probe.limit = usize::MAX;
-        probe.after = None;
-        probe.latest_by = None;
-        let offsets: Vec<u64> = index.query(&probe).hits.iter().map(|h| h.offset).collect();
-        s.deleted
-            .lock()
-            .add(&offsets)
+        let gone = s
+            .index
+            .write()
+            .delete_with(q, |offsets| s.deleted.lock().add(offsets))
             .map_err(|e| StoreError::Storage(format!("cannot record the deletion: {e}")))?;
-        let gone = index.delete(q);
         Ok(gone.len())
     }
 }
@@ -362,13 +346,14 @@ async fn index_stream(s: Arc<Indexed>, mut stop: watch::Receiver<bool>) {
             continue;
         }
         {
-            let deleted = s.deleted.lock();
+            // Locks in one order everywhere: the index, then the deletions.
             let mut index = s.index.write();
+            let deleted = s.deleted.lock();
             for r in &records {
                 if deleted.offsets.contains(&r.offset) {
                     continue;
                 }
-                let profile = payload_profile(&r.headers);
+                let profile = DataProfile::from_header_block(&r.headers);
                 let topic = String::from_utf8_lossy(&r.topic);
                 index.insert(r.offset, r.timestamp, &topic, &profile);
             }

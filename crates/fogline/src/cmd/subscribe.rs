@@ -180,8 +180,7 @@ async fn subscribe(args: SubArgs) -> anyhow::Result<()> {
                 let offsets: Vec<u64> = got.iter().map(|r| r.offset).collect();
                 for r in &got {
                     if let Some(i) = &interest {
-                        let headers = fogline_wire::Headers::parse(r.headers.clone())?;
-                        let (profile, _) = fogline_profile::DataProfile::from_headers(&headers);
+                        let profile = fogline_profile::DataProfile::from_header_block(&r.headers);
                         if !i.matches(&profile, r.topic.as_str()) {
                             continue;
                         }

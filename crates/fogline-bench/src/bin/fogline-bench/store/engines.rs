@@ -10,7 +10,6 @@ use bytes::Bytes;
 use fogline_log::{Log, LogOptions, Storage};
 use fogline_profile::{DataProfile, Interest};
 use fogline_store::{ProfileIndex, Query};
-use fogline_wire::Headers;
 use redb::{ReadableDatabase, TableDefinition};
 use rusqlite::{params, Connection};
 
@@ -155,7 +154,7 @@ impl Fogline {
             let Some(last) = batch.last() else { break };
             from = last.offset + 1;
             for r in &batch {
-                let (profile, _) = DataProfile::from_headers(&Headers::parse(r.headers.clone())?);
+                let profile = DataProfile::from_header_block(&r.headers);
                 let topic = std::str::from_utf8(&r.topic)?;
                 index.insert(r.offset, r.timestamp, topic, &profile);
             }
@@ -178,7 +177,7 @@ impl Engine for Fogline {
                     .log
                     .append(r.ts, r.topic.as_bytes(), &r.headers, &r.payload)?;
                 ensure!(off == r.offset, "log offset {off}, expected {}", r.offset);
-                let (profile, _) = DataProfile::from_headers(&Headers::parse(r.headers.clone())?);
+                let profile = DataProfile::from_header_block(&r.headers);
                 self.index.insert(off, r.ts, &r.topic, &profile);
             }
             self.log.commit()?;
