@@ -68,8 +68,9 @@
 //! a write through the mapping) and written through the mapping; the first zero `len` (or
 //! fewer than four bytes left) ends the data. The writer faults pages in ahead of itself
 //! (`MADV_POPULATE_WRITE`), 1 MiB at a time once the segment holds 1 MiB (from 16 KiB, so the
-//! first record of a fresh segment does not wait for 256 pages): one call instead of 256 page
-//! faults, which took about 10% (file) and 20% (memory) of a server's CPU time for 100 kB
+//! first record of a fresh segment does not wait for 256 pages; that first step is taken when
+//! the segment is created or opened, as the first fault into the file's unwritten tail
+//! zero-fills a whole readahead window): one call instead of 256 page faults, which took about 10% (file) and 20% (memory) of a server's CPU time for 100 kB
 //! records.
 //! When a record does not fit, the segment is sealed: its file is cut to its data length and
 //! its sparse index is written to `BASE.idx` (format in the `index` module: summary, entries

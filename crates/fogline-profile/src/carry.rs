@@ -3,9 +3,52 @@
 //! MQTT 5 user properties on PUBLISH become headers in the MQTT front end, so this is the
 //! carriage for both protocols. Headers named `mqtt.*` are the broker's, not attributes.
 
-use fogline_wire::{Headers, HeadersBuilder, WireError};
+use fogline_wire::{header_entries, Headers, HeadersBuilder, WireError};
+
+use crate::lex::valid_attribute;
 
 use crate::model::DataProfile;
+
+/// Above this many pairs, [`carried_pairs`] finds a repeated name by hashing, not by a scan.
+const SCAN_MAX: usize = 32;
+
+/// The pairs [`DataProfile::from_header_block`] holds, borrowed from the block instead of
+/// copied into a profile, appended to `out` (cleared first): the same rules (`mqtt.*`
+/// headers, invalid names and non-UTF-8 values left out; a name given twice keeps its first
+/// place and takes the later value; an invalid block carries nothing). For the store's
+/// indexer, which files every record of a stream and kept nothing of the profile it built.
+pub fn carried_pairs<'a>(block: &'a [u8], out: &mut Vec<(&'a str, Option<&'a str>)>) {
+    out.clear();
+    let Ok(entries) = header_entries(block) else {
+        return;
+    };
+    let mut places: Option<std::collections::HashMap<&'a str, usize>> = None;
+    for (name, value) in entries {
+        if name.starts_with("mqtt.") || !valid_attribute(name) {
+            continue;
+        }
+        let Ok(value) = std::str::from_utf8(value) else {
+            continue;
+        };
+        let value = (!value.is_empty()).then_some(value);
+        if out.len() == SCAN_MAX && places.is_none() {
+            places = Some(out.iter().enumerate().map(|(i, (a, _))| (*a, i)).collect());
+        }
+        let seen = match &mut places {
+            Some(places) => places.get(name).copied(),
+            None => out.iter().position(|(a, _)| *a == name),
+        };
+        match seen {
+            Some(i) => out[i].1 = value,
+            None => {
+                if let Some(places) = &mut places {
+                    places.insert(name, out.len());
+                }
+                out.push((name, value));
+            }
+        }
+    }
+}
 
 /// What [`DataProfile::from_headers`] left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -75,6 +118,41 @@ mod tests {
             .finish()
             .unwrap();
         Headers::parse(block).unwrap()
+    }
+
+    fn borrowed(block: &[u8]) -> Vec<(String, Option<String>)> {
+        let mut out = Vec::new();
+        carried_pairs(block, &mut out);
+        out.iter()
+            .map(|(a, v)| (a.to_string(), v.map(str::to_string)))
+            .collect()
+    }
+
+    #[test]
+    fn carried_pairs_are_the_profile_of_the_block() {
+        let mut many = HeadersBuilder::new();
+        for i in 0..(3 * SCAN_MAX) {
+            many = many.add(&format!("a{}", i % (2 * SCAN_MAX)), format!("{i}"));
+        }
+        let blocks = [
+            headers(&[("type", b"drone"), ("mqtt.qos", b"1"), ("type", b"robot")]),
+            headers(&[
+                ("bad name", b"x"),
+                ("v", &[0xff]),
+                ("urgent", b""),
+                ("@x", b"1"),
+            ]),
+            Headers::parse(many.finish().unwrap()).unwrap(),
+            Headers::default(),
+        ];
+        for h in &blocks {
+            let want = DataProfile::from_header_block(h.as_bytes()).pairs;
+            assert_eq!(borrowed(h.as_bytes()), want);
+        }
+        assert!(
+            borrowed(&[3, 0, 1]).is_empty(),
+            "an invalid block carries nothing"
+        );
     }
 
     #[test]

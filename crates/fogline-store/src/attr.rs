@@ -4,7 +4,10 @@
 //!
 //! - exact: a hash map from the value's text;
 //! - prefix and wildcard: an ordered map of the texts, range-scanned from the literal head;
-//! - suffix: an ordered map of the texts reversed (by characters);
+//! - suffix: an ordered map of the texts reversed (by characters), built by the attribute's
+//!   first suffix query and kept up from then on: few attributes are ever asked by suffix,
+//!   and filing each new value there too was a fifth of the cost of storing a record whose
+//!   key is new (a record id);
 //!   (both keyed by [`SortKey`], which keeps the text's first bytes inline);
 //! - range: an ordered set of the values that are numbers, by a total order on `f64`;
 //! - box and radius: an ordered set of the values that are points, by latitude; the latitude
@@ -16,7 +19,7 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::{Bound, Deref};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use fogline_profile::{
     box_contains, parse_number, parse_point, wildcard_matches, GeoPoint, Predicate, EARTH_RADIUS_M,
@@ -30,7 +33,42 @@ pub(crate) const BARE: u32 = u32::MAX;
 /// A distinct value and the slots (ascending) of the records that carry it.
 pub(crate) struct Value {
     pub text: Arc<str>,
-    pub slots: Vec<u32>,
+    pub slots: Slots,
+}
+
+/// A value's slots, the first kept inline: most values of a key such as a record id are
+/// carried once, and a vector each cost an allocation and 16 more bytes.
+pub(crate) enum Slots {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Slots {
+    fn push(&mut self, slot: u32) {
+        match self {
+            Slots::One(first) => *self = Slots::Many(vec![*first, slot]),
+            Slots::Many(v) => v.push(slot),
+        }
+    }
+
+    /// Heap bytes.
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Slots::One(_) => 0,
+            Slots::Many(v) => v.capacity() * 4,
+        }
+    }
+}
+
+impl Deref for Slots {
+    type Target = [u32];
+
+    fn deref(&self) -> &[u32] {
+        match self {
+            Slots::One(first) => std::slice::from_ref(first),
+            Slots::Many(v) => v,
+        }
+    }
 }
 
 /// A key on which `f64` sorts by `total_cmp`, with -0 filed as 0 (the range check compares
@@ -94,6 +132,15 @@ impl<T: Deref<Target = str>> PartialEq for SortKey<T> {
 
 impl<T: Deref<Target = str>> Eq for SortKey<T> {}
 
+/// The suffix structure: each value's text reversed, to its value id.
+type Reversed = BTreeMap<SortKey<Box<str>>, u32>;
+
+fn reversed_key(text: &str) -> SortKey<Box<str>> {
+    let mut rev = String::with_capacity(text.len());
+    rev.extend(text.chars().rev());
+    SortKey::new(rev.into_boxed_str())
+}
+
 /// A margin (degrees) on the latitude band searched for a radius, far above rounding error.
 const BAND_MARGIN_DEG: f64 = 1e-6;
 
@@ -106,7 +153,7 @@ pub(crate) struct AttrIndex {
     pub present: Vec<u32>,
     exact: FastMap<Arc<str>, u32>,
     sorted: BTreeMap<SortKey<Arc<str>>, u32>,
-    reversed: BTreeMap<SortKey<Box<str>>, u32>,
+    reversed: OnceLock<Reversed>,
     numbers: BTreeSet<(u64, u32)>,
     points: BTreeMap<(u64, u32), GeoPoint>,
 }
@@ -118,21 +165,23 @@ impl AttrIndex {
         let Some(text) = value else {
             return BARE;
         };
-        let id = match self.exact.get(text) {
-            Some(&id) => id,
-            None => self.add_value(text),
-        };
-        self.values[id as usize].slots.push(slot);
-        id
+        match self.exact.get(text) {
+            Some(&id) => {
+                self.values[id as usize].slots.push(slot);
+                id
+            }
+            None => self.add_value(text, slot),
+        }
     }
 
-    fn add_value(&mut self, text: &str) -> u32 {
+    fn add_value(&mut self, text: &str, slot: u32) -> u32 {
         let id = u32::try_from(self.values.len()).expect("fewer values than slots");
         let text: Arc<str> = Arc::from(text);
         self.exact.insert(text.clone(), id);
         self.sorted.insert(SortKey::new(text.clone()), id);
-        let rev: String = text.chars().rev().collect();
-        self.reversed.insert(SortKey::new(rev.into_boxed_str()), id);
+        if let Some(reversed) = self.reversed.get_mut() {
+            reversed.insert(reversed_key(&text), id);
+        }
         if let Some(n) = parse_number(&text) {
             self.numbers.insert((num_key(n), id));
         }
@@ -141,9 +190,20 @@ impl AttrIndex {
         }
         self.values.push(Value {
             text,
-            slots: Vec::new(),
+            slots: Slots::One(slot),
         });
         id
+    }
+
+    /// The suffix structure, built on first use.
+    fn reversed(&self) -> &Reversed {
+        self.reversed.get_or_init(|| {
+            self.values
+                .iter()
+                .enumerate()
+                .map(|(id, v)| (reversed_key(&v.text), id as u32))
+                .collect()
+        })
     }
 
     /// The id of the value `text`, if any record carried it.
@@ -161,7 +221,7 @@ impl AttrIndex {
             Predicate::Suffix(tail) => {
                 let rev: String = tail.chars().rev().collect();
                 let from = SortKey::new(rev.into_boxed_str());
-                self.reversed
+                self.reversed()
                     .range((Bound::Included(&from), Bound::Unbounded))
                     .take_while(|(k, _)| k.text.starts_with(&*from.text))
                     .map(|(_, &id)| id)
@@ -242,10 +302,13 @@ impl AttrIndex {
         let values: usize = self
             .values
             .iter()
-            .map(|v| arc_header + v.text.len() + v.slots.capacity() * 4)
+            .map(|v| arc_header + v.text.len() + v.slots.heap_bytes())
             .sum();
         let tree = |entry: usize, n: usize| n * entry * 3 / 2;
-        let reversed: usize = self.values.iter().map(|v| v.text.len()).sum();
+        let reversed = self.reversed.get().map_or(0, |r| {
+            let texts: usize = self.values.iter().map(|v| v.text.len()).sum();
+            texts + tree(std::mem::size_of::<(SortKey<Box<str>>, u32)>(), r.len())
+        });
         self.values.capacity() * std::mem::size_of::<Value>()
             + values
             + self.present.capacity() * 4
@@ -253,10 +316,6 @@ impl AttrIndex {
             + tree(
                 std::mem::size_of::<(SortKey<Arc<str>>, u32)>(),
                 self.sorted.len(),
-            )
-            + tree(
-                std::mem::size_of::<(SortKey<Box<str>>, u32)>(),
-                self.reversed.len(),
             )
             + reversed
             + tree(16, self.numbers.len())

@@ -57,6 +57,21 @@ impl ProfileIndex {
         self.insert_pairs(offset, timestamp_us, topic, pairs)
     }
 
+    /// [`insert`](Self::insert) of the profile a record's header block carries
+    /// ([`DataProfile::from_header_block`]), read in place: filing a record copies only the
+    /// values the index has not seen before.
+    pub fn insert_block(
+        &mut self,
+        offset: u64,
+        timestamp_us: u64,
+        topic: &str,
+        header_block: &[u8],
+    ) -> bool {
+        let mut pairs = Vec::new();
+        fogline_profile::carried_pairs(header_block, &mut pairs);
+        self.insert_pairs(offset, timestamp_us, topic, pairs.into_iter())
+    }
+
     fn insert_pairs<'a>(
         &mut self,
         offset: u64,

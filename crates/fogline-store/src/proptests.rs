@@ -214,7 +214,15 @@ proptest! {
                 Op::Insert(step, dt, topic, profile) => {
                     let offset = (model.next + step).saturating_sub(1);
                     let time = model.time.saturating_add_signed(i64::from(dt));
-                    let ok = index.insert(offset, time, TOPICS[topic], &profile);
+                    // Both ways in: the profile, and a header block carrying it (where a
+                    // repeated attribute takes its later value, as the text form's does).
+                    let (ok, profile) = if offset % 2 == 0 {
+                        (index.insert(offset, time, TOPICS[topic], &profile), profile)
+                    } else {
+                        let block = profile.to_headers().unwrap();
+                        let ok = index.insert_block(offset, time, TOPICS[topic], &block);
+                        (ok, DataProfile::from_header_block(&block))
+                    };
                     prop_assert_eq!(ok, step > 0 || model.next == 0 && offset == 0);
                     if ok {
                         model.time = time.max(model.time);

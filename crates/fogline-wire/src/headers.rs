@@ -84,6 +84,51 @@ impl Headers {
     }
 }
 
+/// The entries of a header block borrowed from it, without the reference-counted slices
+/// [`Headers`] hands out: for hot paths that only read them (the store's indexer).
+///
+/// # Errors
+/// As [`Headers::parse`].
+pub fn header_entries(block: &[u8]) -> Result<HeaderEntries<'_>, WireError> {
+    let left = validate(block).map_err(|reason| WireError::Malformed { kind: 0, reason })?;
+    Ok(HeaderEntries {
+        block,
+        pos: 2,
+        left,
+    })
+}
+
+/// Iterator of [`header_entries`]: `(key, value)` in block order.
+#[derive(Debug, Clone)]
+pub struct HeaderEntries<'a> {
+    block: &'a [u8],
+    pos: usize,
+    left: u16,
+}
+
+impl<'a> Iterator for HeaderEntries<'a> {
+    type Item = (&'a str, &'a [u8]);
+
+    fn next(&mut self) -> Option<(&'a str, &'a [u8])> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut cur = SliceCursor::new(self.block);
+        cur.pos = self.pos;
+        let (ks, ke) = cur.str16()?;
+        let (vs, ve) = cur.blob32()?;
+        self.pos = cur.pos;
+        self.left -= 1;
+        // Validated UTF-8 in `header_entries`.
+        let key = std::str::from_utf8(&self.block[ks..ke]).ok()?;
+        Some((key, &self.block[vs..ve]))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(usize::from(self.left)))
+    }
+}
+
 impl<'a> IntoIterator for &'a Headers {
     type Item = (Str, Bytes);
     type IntoIter = HeadersIter<'a>;
@@ -185,6 +230,32 @@ impl HeadersBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn borrowed_entries_are_the_owned_ones() {
+        let block = HeadersBuilder::new()
+            .add("k", "v")
+            .add("k", [0xffu8])
+            .add("城", "")
+            .finish()
+            .unwrap();
+        let owned: Vec<(String, Vec<u8>)> = Headers::parse(block.clone())
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_vec()))
+            .collect();
+        let borrowed: Vec<(String, Vec<u8>)> = header_entries(&block)
+            .unwrap()
+            .map(|(k, v)| (k.to_string(), v.to_vec()))
+            .collect();
+        assert_eq!(owned, borrowed);
+        assert_eq!(header_entries(&[]).unwrap().count(), 0);
+        assert!(header_entries(&block[..block.len() - 1]).is_err());
+        assert!(
+            header_entries(&[1, 0, 1, 0, 0xff, 0, 0, 0, 0]).is_err(),
+            "non-UTF-8 key"
+        );
+    }
 
     #[test]
     fn builder_golden_bytes_and_lookup() {

@@ -49,7 +49,7 @@ pub use error::{ErrorCode, WireError};
 pub use frame::{
     kind, Frame, StartPosition, Storage, StreamInfo, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION,
 };
-pub use headers::{Headers, HeadersBuilder, HeadersIter};
+pub use headers::{header_entries, HeaderEntries, Headers, HeadersBuilder, HeadersIter};
 pub use records::{
     encode_deliver, encode_deliver_header, encode_publish_header, Record, RecordBlock,
     RecordBlockWriter, RecordIter, RecordRef, RecordRefIter,

@@ -353,9 +353,8 @@ async fn index_stream(s: Arc<Indexed>, mut stop: watch::Receiver<bool>) {
                 if deleted.offsets.contains(&r.offset) {
                     continue;
                 }
-                let profile = DataProfile::from_header_block(&r.headers);
                 let topic = String::from_utf8_lossy(&r.topic);
-                index.insert(r.offset, r.timestamp, &topic, &profile);
+                index.insert_block(r.offset, r.timestamp, &topic, &r.headers);
             }
         }
         cursor = records.last().map_or(cursor, |r| r.offset + 1);

@@ -154,9 +154,8 @@ impl Fogline {
             let Some(last) = batch.last() else { break };
             from = last.offset + 1;
             for r in &batch {
-                let profile = DataProfile::from_header_block(&r.headers);
                 let topic = std::str::from_utf8(&r.topic)?;
-                index.insert(r.offset, r.timestamp, topic, &profile);
+                index.insert_block(r.offset, r.timestamp, topic, &r.headers);
             }
         }
         self.index = index;
@@ -177,8 +176,7 @@ impl Engine for Fogline {
                     .log
                     .append(r.ts, r.topic.as_bytes(), &r.headers, &r.payload)?;
                 ensure!(off == r.offset, "log offset {off}, expected {}", r.offset);
-                let profile = DataProfile::from_header_block(&r.headers);
-                self.index.insert(off, r.ts, &r.topic, &profile);
+                self.index.insert_block(off, r.ts, &r.topic, &r.headers);
             }
             self.log.commit()?;
         }
