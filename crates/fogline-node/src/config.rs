@@ -11,6 +11,7 @@ use std::time::Duration;
 use bytesize::ByteSize;
 
 use fogline_admin::AdminConfig;
+use fogline_bridge::BridgeConfig;
 use fogline_broker::BrokerConfig;
 use fogline_mqtt::MqttConfig;
 use fogline_native::NativeConfig;
@@ -29,6 +30,7 @@ pub fn default_file() -> String {
         fogline_mqtt::DEFAULT_SECTION,
         fogline_rules::DEFAULT_SECTION,
         fogline_store::service::config::DEFAULT_SECTION,
+        fogline_bridge::config::DEFAULT_SECTION,
         fogline_admin::DEFAULT_SECTION,
     ]
     .map(str::trim_end)
@@ -54,6 +56,8 @@ pub struct Config {
     pub rules: RulesConfig,
     /// The queryable store: streams indexed by data profile.
     pub store: StoreConfig,
+    /// Bridges to Kafka and other brokers.
+    pub bridge: BridgeConfig,
     /// The HTTP admin API, metrics and dashboard.
     pub admin: AdminConfig,
 }
@@ -110,10 +114,13 @@ impl Config {
     /// # Errors
     /// [`ConfigError::Parse`] naming the offending key.
     pub fn from_toml(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Parse {
+        let parse = |message: String| ConfigError::Parse {
             path: origin.to_string(),
-            message: e.to_string(),
-        })
+            message,
+        };
+        let cfg: Config = toml::from_str(text).map_err(|e| parse(e.to_string()))?;
+        cfg.bridge.check().map_err(parse)?;
+        Ok(cfg)
     }
 
     /// Reads a configuration file.

@@ -16,6 +16,11 @@ fn config(dir: &std::path::Path) -> Config {
     cfg.broker.data_dir = dir.to_path_buf();
     cfg.broker.storage = StorageMode::Mmap;
     cfg.store.streams = vec!["default".into()];
+    // A bridge to a Kafka that is not there: it runs (down, retrying) and stops on time.
+    cfg.bridge.kafka = vec![fogline_bridge::KafkaOutConfig::new(
+        "default",
+        vec!["127.0.0.1:1".into()],
+    )];
     cfg
 }
 
@@ -48,7 +53,7 @@ async fn components_start_in_order_and_stop_in_reverse() {
         .collect();
     assert_eq!(
         stops,
-        ["admin", "store", "rules", "mqtt", "native", "broker"]
+        ["admin", "bridge", "store", "rules", "mqtt", "native", "broker"]
     );
     // Nothing listens any more.
     assert!(tokio::net::TcpStream::connect(&native).await.is_err());
@@ -109,6 +114,7 @@ async fn components_without_listeners_are_disabled_not_failed() {
     cfg.admin.listen.clear();
     cfg.rules.enabled = false;
     cfg.store.streams.clear();
+    cfg.bridge.kafka.clear();
     let node = Node::start(cfg).await.unwrap();
     use fogline_admin::Components;
     let states: Vec<_> = node
@@ -125,6 +131,7 @@ async fn components_without_listeners_are_disabled_not_failed() {
             ("mqtt".to_string(), ComponentState::Disabled),
             ("rules".to_string(), ComponentState::Disabled),
             ("store".to_string(), ComponentState::Disabled),
+            ("bridge".to_string(), ComponentState::Disabled),
             ("admin".to_string(), ComponentState::Disabled),
         ]
     );

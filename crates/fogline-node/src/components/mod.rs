@@ -1,9 +1,10 @@
 //! The components of a node, in start order (the node stops them in reverse): the native
-//! protocol, MQTT, the rules, the store, then the admin API, which serves what the others report and
+//! protocol, MQTT, the rules, the store, the bridges, then the admin API, which serves what the others report and
 //! the routes they hand it. The broker is
 //! opened before them all and closed after (see `node`).
 
 mod admin;
+mod bridge;
 mod mqtt;
 mod native;
 mod rules;
@@ -17,5 +18,6 @@ pub(crate) const ALL: &[Component] = &[
     mqtt::COMPONENT,
     rules::COMPONENT,
     store::COMPONENT,
+    bridge::COMPONENT,
     admin::COMPONENT,
 ];

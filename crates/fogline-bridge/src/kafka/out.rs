@@ -1,0 +1,470 @@
+//! `[[bridge.kafka]]`: a stream forwarded to Kafka, each record once and in order.
+//!
+//! The records wait in the stream, not in the bridge: the bridge reads a batch at its
+//! position, sends each partition's share in one produce request (`acks=all`), and moves on
+//! when Kafka acknowledged all of them. Each Kafka record carries its origin (node, stream,
+//! offset) in headers. After any failure (Kafka down, a lost answer, a restart of fogline,
+//! kill -9 included) the bridge connects again and, before it sends anything to a partition,
+//! reads back the newest record of ours the partition holds (`tail`); records up to it are
+//! skipped. The position saved in `<data_dir>/.bridge/<name>.pos` only shortens that replay.
+//!
+//! A produce request is never abandoned while its connection lives (a copy sent again could
+//! be written twice); only the node's shutdown gives up on one after [`STOP_GRACE`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fogline_broker::{Broker, Stream};
+use fogline_log::Record as LogRecord;
+use rskafka::client::partition::{PartitionClient, UnknownTopicHandling};
+use rskafka::client::Client;
+use rskafka::record::Record;
+use tokio::sync::watch;
+
+use super::{connect, partition_of, render, tail, META_TIMEOUT};
+use super::{ORIGIN_NODE, ORIGIN_OFFSET, ORIGIN_STREAM};
+use crate::config::{Compression, KafkaOutConfig, KeyFrom, OnRetention, Start};
+use crate::position::Position;
+use crate::status::{BridgeStatus, Kind, State};
+
+/// How long the node's shutdown waits for a produce request in flight.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How often the saved position is written while records flow.
+const SAVE_EVERY: Duration = Duration::from_secs(1);
+/// How often the lag is measured while nothing else happens.
+const TICK: Duration = Duration::from_millis(500);
+
+/// One Kafka partition as the bridge sees it.
+struct Part {
+    client: Arc<PartitionClient>,
+    /// The newest stream offset of ours in the partition; `None` until read back.
+    last: Option<Option<u64>>,
+}
+
+/// A stream forwarded to Kafka. See the [module docs](self).
+pub struct KafkaOut {
+    cfg: KafkaOutConfig,
+    node: String,
+    broker: Broker,
+    status: Arc<BridgeStatus>,
+    position: Position,
+    /// The next stream offset to forward; everything before it is in Kafka or filtered out.
+    cursor: u64,
+}
+
+/// Why a session with Kafka ended.
+enum End {
+    Stopped,
+    Failed(String),
+}
+
+impl KafkaOut {
+    /// The bridge `name` of `cfg`, for `node`, resuming from its saved position in `dir`
+    /// (none: a node that keeps no files starts as configured each time).
+    ///
+    /// # Errors
+    /// The stream does not exist, or the saved position cannot be read.
+    pub fn new(
+        name: &str,
+        cfg: KafkaOutConfig,
+        node: &str,
+        broker: Broker,
+        dir: Option<PathBuf>,
+    ) -> Result<Self, String> {
+        let stream = broker.stream(&cfg.stream).ok_or_else(|| {
+            format!(
+                "bridge {name:?}: stream {:?} does not exist (create it in [broker] streams)",
+                cfg.stream
+            )
+        })?;
+        let target = format!(
+            "kafka {} -> {}",
+            cfg.bootstrap.join(","),
+            cfg.topic.replace("{topic}", "<topic>")
+        );
+        let status = BridgeStatus::new(name, Kind::KafkaOut, target);
+        let mut position = Position::new(dir.map(|d| d.join(format!("{name}.pos"))));
+        let (first, next) = stream.bounds();
+        let cursor = match position.load(&cfg.stream)? {
+            Some(saved) => saved,
+            None => {
+                let start = match cfg.start {
+                    Start::Earliest => first,
+                    Start::Latest => next,
+                };
+                // Saved at once: a restart before anything was forwarded must not move a
+                // `latest` bridge past what was published meanwhile.
+                position
+                    .save(&cfg.stream, start)
+                    .map_err(|e| format!("bridge {name:?}: {e}"))?;
+                start
+            }
+        };
+        Ok(KafkaOut {
+            cfg,
+            node: node.to_string(),
+            broker,
+            status,
+            position,
+            cursor,
+        })
+    }
+
+    /// Its status, for the API and metrics.
+    pub fn status(&self) -> Arc<BridgeStatus> {
+        self.status.clone()
+    }
+
+    /// Forwards until `stop` turns true, connecting again after every failure.
+    pub async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let mut wait = Duration::from_millis(100);
+        loop {
+            match self.session(&mut stop).await {
+                End::Stopped => break,
+                End::Failed(e) => {
+                    tracing::warn!(bridge = %self.status.name, error = %e, "Kafka bridge: records wait in the stream; trying again");
+                    self.status.fail(&e);
+                }
+            }
+            let until = Instant::now() + wait;
+            while Instant::now() < until {
+                self.refresh_lag();
+                tokio::select! {
+                    _ = tokio::time::sleep(TICK.min(until - Instant::now())) => {}
+                    _ = stop.changed() => {}
+                }
+                if *stop.borrow() {
+                    break;
+                }
+            }
+            if *stop.borrow() {
+                break;
+            }
+            wait = (wait * 2).min(self.cfg.retry_max);
+        }
+        if let Err(e) = self.position.save(&self.cfg.stream, self.cursor) {
+            tracing::warn!(bridge = %self.status.name, error = %e, "cannot save the bridge's position");
+        }
+        self.status.set_state(State::Stopped);
+    }
+
+    fn stream(&self) -> Result<Arc<Stream>, String> {
+        self.broker
+            .stream(&self.cfg.stream)
+            .ok_or_else(|| format!("stream {:?} was deleted", self.cfg.stream))
+    }
+
+    /// One connection's worth of forwarding.
+    async fn session(&mut self, stop: &mut watch::Receiver<bool>) -> End {
+        self.status.set_state(State::Connecting);
+        let id = format!("fogline-{}-{}", self.node, self.status.name);
+        let client = tokio::select! {
+            c = connect(&self.cfg.bootstrap, &id) => match c {
+                Ok(c) => c,
+                Err(e) => return End::Failed(e),
+            },
+            _ = stop.changed() => return End::Stopped,
+        };
+        let mut topics: HashMap<String, Vec<Part>> = HashMap::new();
+        self.status.set_state(State::Running);
+        let mut saved_at = Instant::now();
+        loop {
+            if *stop.borrow() {
+                return End::Stopped;
+            }
+            let stream = match self.stream() {
+                Ok(s) => s,
+                Err(e) => return End::Failed(e),
+            };
+            self.follow_retention(&stream);
+            let (_, next) = stream.bounds();
+            if self.cursor >= next {
+                self.status.set_lag(0, 0);
+                if saved_at.elapsed() >= SAVE_EVERY {
+                    self.save();
+                    saved_at = Instant::now();
+                }
+                tokio::select! {
+                    _ = stream.wait_past(self.cursor) => {}
+                    _ = stop.changed() => {}
+                    _ = tokio::time::sleep(TICK) => {}
+                }
+                continue;
+            }
+            let batch = match stream.read(
+                self.cursor,
+                self.cfg.batch_records,
+                self.cfg.batch_bytes.as_u64() as usize,
+            ) {
+                Ok(b) => b,
+                Err(e) => return End::Failed(format!("reading the stream: {e}")),
+            };
+            let Some(last) = batch.last() else {
+                // Retention moved past the cursor between bounds and read.
+                continue;
+            };
+            let after = last.offset + 1;
+            self.status
+                .set_lag(next.saturating_sub(self.cursor), batch[0].timestamp);
+            match self.forward(&client, &mut topics, &batch, stop).await {
+                Ok(()) => {}
+                Err(e) => return e,
+            }
+            self.cursor = after;
+            if saved_at.elapsed() >= SAVE_EVERY {
+                self.save();
+                saved_at = Instant::now();
+            }
+        }
+    }
+
+    /// Sends one batch read from the stream: each partition's share in one request, after
+    /// skipping what the partition already holds.
+    async fn forward(
+        &mut self,
+        client: &Client,
+        topics: &mut HashMap<String, Vec<Part>>,
+        batch: &[LogRecord],
+        stop: &mut watch::Receiver<bool>,
+    ) -> Result<(), End> {
+        // (topic, partition) -> records and the stream offset of the last one, in order of
+        // first appearance.
+        let mut groups: Vec<(String, usize, Vec<Record>, u64, u64)> = Vec::new();
+        let mut skipped = 0u64;
+        for r in batch {
+            let Ok(topic) = std::str::from_utf8(&r.topic) else {
+                continue;
+            };
+            if let Some(f) = &self.cfg.filter {
+                if !fogline_wire::filter_matches(f, topic) {
+                    continue;
+                }
+            }
+            let ktopic = render(
+                &self.cfg.topic,
+                topic,
+                &self.cfg.stream,
+                &self.cfg.topic_separator,
+            );
+            if !topics.contains_key(&ktopic) {
+                let parts = self
+                    .open_topic(client, &ktopic)
+                    .await
+                    .map_err(End::Failed)?;
+                topics.insert(ktopic.clone(), parts);
+            }
+            let parts = topics.get_mut(&ktopic).expect("inserted above");
+            let key = self.key_of(topic, r);
+            let p = match &key {
+                Some(k) => partition_of(k, parts.len()),
+                None => partition_of(topic.as_bytes(), parts.len()),
+            };
+            let part = &mut parts[p];
+            if part.last.is_none() {
+                let found =
+                    tail::last_origin(&part.client, &self.node, &self.cfg.stream, META_TIMEOUT)
+                        .await
+                        .map_err(|e| End::Failed(format!("reading back {ktopic}/{p}: {e}")))?;
+                part.last = Some(found.filter(|&o| {
+                    let (_, next) = self.stream().map_or((0, 0), |s| s.bounds());
+                    if o >= next {
+                        tracing::warn!(bridge = %self.status.name, topic = %ktopic, partition = p, offset = o, "Kafka holds an offset this stream has not reached (was the stream recreated?): it is not taken as forwarded");
+                    }
+                    o < next
+                }));
+            }
+            if part.last.flatten().is_some_and(|l| r.offset <= l) {
+                skipped += 1;
+                continue;
+            }
+            let rec = self.to_kafka(topic, r, key);
+            let bytes = r.payload.len() as u64;
+            match groups.iter_mut().find(|g| g.0 == ktopic && g.1 == p) {
+                Some(g) => {
+                    g.2.push(rec);
+                    g.3 = r.offset;
+                    g.4 += bytes;
+                }
+                None => groups.push((ktopic, p, vec![rec], r.offset, bytes)),
+            }
+        }
+        if skipped > 0 {
+            self.status.skipped.fetch_add(skipped, Relaxed);
+        }
+        for (ktopic, p, records, last, bytes) in groups {
+            let n = records.len() as u64;
+            let part = &mut topics.get_mut(&ktopic).expect("opened above")[p];
+            let produce = part.client.produce(records, self.compression());
+            tokio::pin!(produce);
+            let done = tokio::select! {
+                r = &mut produce => r,
+                _ = stop.changed() => {
+                    match tokio::time::timeout(STOP_GRACE, &mut produce).await {
+                        Ok(r) => r,
+                        Err(_) => {
+                            tracing::warn!(bridge = %self.status.name, "shutdown gave up on a produce request in flight: Kafka may hold its records once more after the restart if it writes them late");
+                            return Err(End::Stopped);
+                        }
+                    }
+                }
+            };
+            match done {
+                Ok(_) => {
+                    part.last = Some(Some(last));
+                    self.status.carried(n, bytes);
+                }
+                Err(e) => {
+                    // Written or not: read back before sending again.
+                    part.last = None;
+                    return Err(End::Failed(format!("producing to {ktopic}/{p}: {e}")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The partitions of `topic`, created first when missing and allowed.
+    async fn open_topic(&self, client: &Client, topic: &str) -> Result<Vec<Part>, String> {
+        let meta =
+            |what: &'static str| move |_| format!("no answer to {what} within {META_TIMEOUT:?}");
+        let mut count = self.partition_count(client, topic).await?;
+        if count.is_none() {
+            if !self.cfg.create_topics {
+                return Err(format!(
+                    "Kafka topic {topic:?} does not exist (create_topics = false)"
+                ));
+            }
+            let controller = client.controller_client().map_err(|e| e.to_string())?;
+            let create =
+                controller.create_topic(topic, self.cfg.partitions, self.cfg.replication, 10_000);
+            match tokio::time::timeout(META_TIMEOUT, create)
+                .await
+                .map_err(meta("create-topic"))?
+            {
+                Ok(()) => {
+                    tracing::info!(bridge = %self.status.name, topic, partitions = self.cfg.partitions, "created Kafka topic")
+                }
+                // Somebody else created it meanwhile.
+                Err(e) if e.to_string().contains("TopicAlreadyExists") => {}
+                Err(e) => return Err(format!("creating Kafka topic {topic:?}: {e}")),
+            }
+            let deadline = Instant::now() + META_TIMEOUT;
+            while count.is_none() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                count = self.partition_count(client, topic).await?;
+            }
+        }
+        let count = count.ok_or_else(|| format!("Kafka topic {topic:?} did not appear"))?;
+        let mut parts = Vec::with_capacity(count);
+        for p in 0..count as i32 {
+            let pc = client.partition_client(topic, p, UnknownTopicHandling::Retry);
+            let pc = tokio::time::timeout(META_TIMEOUT, pc)
+                .await
+                .map_err(meta("metadata"))?
+                .map_err(|e| format!("Kafka topic {topic:?} partition {p}: {e}"))?;
+            parts.push(Part {
+                client: Arc::new(pc),
+                last: None,
+            });
+        }
+        Ok(parts)
+    }
+
+    async fn partition_count(&self, client: &Client, topic: &str) -> Result<Option<usize>, String> {
+        let topics = tokio::time::timeout(META_TIMEOUT, client.list_topics())
+            .await
+            .map_err(|_| "no answer to a metadata request".to_string())?
+            .map_err(|e| format!("listing Kafka topics: {e}"))?;
+        Ok(topics
+            .into_iter()
+            .find(|t| t.name == topic)
+            .map(|t| t.partitions.len())
+            .filter(|&n| n > 0))
+    }
+
+    fn key_of(&self, topic: &str, r: &LogRecord) -> Option<Vec<u8>> {
+        match &self.cfg.key {
+            KeyFrom::Topic => Some(topic.as_bytes().to_vec()),
+            KeyFrom::None => None,
+            KeyFrom::Header(name) => fogline_wire::header_entries(&r.headers)
+                .ok()?
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.to_vec()),
+        }
+    }
+
+    fn to_kafka(&self, _topic: &str, r: &LogRecord, key: Option<Vec<u8>>) -> Record {
+        let mut headers = BTreeMap::new();
+        if self.cfg.headers {
+            if let Ok(entries) = fogline_wire::header_entries(&r.headers) {
+                for (k, v) in entries {
+                    // Kafka headers may repeat but rskafka keeps one per name: the first.
+                    headers.entry(k.to_string()).or_insert_with(|| v.to_vec());
+                }
+            }
+        }
+        headers.insert(ORIGIN_NODE.to_string(), self.node.as_bytes().to_vec());
+        headers.insert(
+            ORIGIN_STREAM.to_string(),
+            self.cfg.stream.as_bytes().to_vec(),
+        );
+        headers.insert(ORIGIN_OFFSET.to_string(), r.offset.to_string().into_bytes());
+        let ms = (r.timestamp / 1000) as i64;
+        Record {
+            key,
+            value: Some(r.payload.to_vec()),
+            headers,
+            timestamp: chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default(),
+        }
+    }
+
+    fn compression(&self) -> rskafka::client::partition::Compression {
+        use rskafka::client::partition::Compression as C;
+        match self.cfg.compression {
+            Compression::None => C::NoCompression,
+            Compression::Gzip => C::Gzip,
+            Compression::Snappy => C::Snappy,
+        }
+    }
+
+    /// Records retention dropped before they were forwarded: counted and logged, and the
+    /// bridge goes on from the oldest one kept.
+    fn follow_retention(&mut self, stream: &Stream) {
+        let (first, _) = stream.bounds();
+        if self.cursor >= first {
+            return;
+        }
+        let lost = first - self.cursor;
+        self.status.dropped.fetch_add(lost, Relaxed);
+        let held = self.cfg.on_retention == OnRetention::Hold;
+        tracing::error!(bridge = %self.status.name, stream = %self.cfg.stream, from = self.cursor, to = first, lost, held, "retention dropped records the Kafka bridge had not forwarded");
+        self.cursor = first;
+        self.save();
+    }
+
+    /// The lag, read from the stream (while Kafka is down nothing else measures it).
+    fn refresh_lag(&self) {
+        let Ok(stream) = self.stream() else { return };
+        let (first, next) = stream.bounds();
+        let from = self.cursor.max(first);
+        if from >= next {
+            self.status.set_lag(0, 0);
+            return;
+        }
+        let oldest = stream
+            .read(from, 1, usize::MAX)
+            .ok()
+            .and_then(|r| r.first().map(|r| r.timestamp))
+            .unwrap_or(0);
+        self.status.set_lag(next - from, oldest);
+    }
+
+    fn save(&mut self) {
+        if let Err(e) = self.position.save(&self.cfg.stream, self.cursor) {
+            tracing::warn!(bridge = %self.status.name, error = %e, "cannot save the bridge's position (a restart replays more, and skips what Kafka holds)");
+        }
+    }
+}

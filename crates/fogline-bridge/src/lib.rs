@@ -1,0 +1,23 @@
+//! fogline's bridges: records carried between a node's streams and other systems, through
+//! the log, so that what waits for a link that is down waits in its stream, bounded by the
+//! stream's retention.
+//!
+//! - `config`: the `[bridge]` section (`[[bridge.kafka]]`).
+//! - `kafka`: a stream forwarded to Apache Kafka, each record once and in order across
+//!   restarts and outages (`kafka::out`), resumed from what Kafka holds (`kafka::tail`).
+//! - `status`: each bridge's state, counts and lag; `api` serves them at
+//!   `/api/v1/bridges`, `metrics` in `/metrics`.
+//! - `position`: a bridge's saved place in its stream.
+//!
+//! The design and its guarantees: `docs/BRIDGES.md`.
+#![deny(missing_docs)]
+
+pub mod api;
+pub mod config;
+pub mod kafka;
+pub mod metrics;
+pub mod position;
+pub mod status;
+
+pub use config::{BridgeConfig, KafkaOutConfig};
+pub use status::{BridgeStatus, Bridges, Kind, Snapshot, State};
