@@ -6,9 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System packages: clients the tests drive, C libraries the comparison engines
-# link (Hyperscan, librdkafka, libzmq), a real Prometheus server and promtool (the
+# link (Hyperscan, librdkafka, libzmq), kcat (an independent Kafka client the bridge
+# tests read Kafka with), a real Prometheus server and promtool (the
 # metrics test), and Chromium (the dashboard's headless-browser test).
-APT_PACKAGES=(pkg-config mosquitto-clients libhyperscan-dev librdkafka-dev libzmq3-dev prometheus chromium)
+APT_PACKAGES=(pkg-config mosquitto-clients kcat libhyperscan-dev librdkafka-dev libzmq3-dev prometheus chromium)
 ./scripts/apt-install.sh "${APT_PACKAGES[@]}"
 
 # The peer systems the benchmark drivers are tested against (Mosquitto, Redis,
@@ -36,6 +37,8 @@ fi
 rmdir "$probe"
 # The Prometheus test must run, not skip, here: prometheus is installed above.
 export FOGLINE_TEST_PROMETHEUS=1
+# So must the bridge tests against a real Kafka (its jars are installed above).
+export FOGLINE_TEST_KAFKA=1
 cargo test --workspace --all-features
 # The dashboard in headless Chromium, against the binary the tests built.
 node tests/browser/dashboard.test.mjs target/debug/fogline

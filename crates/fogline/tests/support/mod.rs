@@ -2,6 +2,8 @@
 // Each test binary that includes this reads only the fields it needs.
 #![allow(dead_code)]
 
+pub mod kafka;
+
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -1,0 +1,199 @@
+//! A real single-node Kafka (KRaft) for the bridge tests, from the jars
+//! `bench/peers/install.sh kafka` installs, started by `bench/peers/start.sh` and stopped,
+//! killed and started again (keeping its data) by process id here. `kcat` reads it back as
+//! an independent client.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A Kafka process and its folder.
+pub struct Kafka {
+    dir: PathBuf,
+    /// Its `host:port`.
+    pub bootstrap: String,
+    port: u16,
+}
+
+/// Two consecutive free ports (Kafka's listener and its controller's).
+fn free_ports() -> u16 {
+    for _ in 0..100 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        if port < 65000 && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no two free ports");
+}
+
+/// Whether a missing peer fails the test (`scripts/test.sh` sets the variable) or skips it.
+pub fn required(var: &str) -> bool {
+    std::env::var(var).is_ok_and(|v| v == "1")
+}
+
+impl Kafka {
+    /// Starts a fresh Kafka keeping its data in `dir`; `None` (the test skips) when Kafka is
+    /// not installed, unless `FOGLINE_TEST_KAFKA=1`, where that fails the test.
+    pub fn start(dir: &Path) -> Option<Kafka> {
+        let port = free_ports();
+        let out = Command::new(repo().join("bench/peers/start.sh"))
+            .args([
+                "kafka",
+                dir.to_str().unwrap(),
+                &port.to_string(),
+                "persistent",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .expect("start.sh runs");
+        if out.status.code() == Some(3) {
+            let why = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !required("FOGLINE_TEST_KAFKA"),
+                "Kafka is required here: {why}"
+            );
+            eprintln!("skipped: {why}");
+            return None;
+        }
+        assert!(
+            out.status.success(),
+            "Kafka did not start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(Kafka {
+            dir: dir.to_path_buf(),
+            bootstrap: format!("127.0.0.1:{port}"),
+            port,
+        })
+    }
+
+    fn pid(&self) -> Option<i32> {
+        std::fs::read_to_string(self.dir.join("pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    fn signal(&self, sig: &str) {
+        if let Some(pid) = self.pid() {
+            let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < deadline {
+                // Reap it if it is our child (it is start.sh's, so mostly not).
+                std::thread::sleep(Duration::from_millis(100));
+                if std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| s.contains(") Z "))
+                {
+                    break;
+                }
+            }
+            let _ = std::fs::remove_file(self.dir.join("pid"));
+        }
+    }
+
+    /// Stops it cleanly (SIGTERM), keeping its data.
+    pub fn stop(&self) {
+        self.signal("-TERM");
+    }
+
+    /// Kills it (SIGKILL), keeping its data.
+    pub fn kill(&self) {
+        self.signal("-KILL");
+    }
+
+    /// Starts it again on its data and waits until it listens.
+    pub fn restart(&self) {
+        let libs = repo().join("bench/peers/.install/kafka/libs");
+        let log = std::fs::File::create(self.dir.join("log.again")).unwrap();
+        let child = Command::new("java")
+            .args(["-Xms512m", "-Xmx512m"])
+            .arg(format!(
+                "-Dlog4j.configuration=file:{}",
+                self.dir.join("log4j.properties").display()
+            ))
+            .arg("-cp")
+            .arg(format!("{}/*", libs.display()))
+            .arg("kafka.Kafka")
+            .arg(self.dir.join("server.properties"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("java runs");
+        std::fs::write(self.dir.join("pid"), child.id().to_string()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "Kafka did not come back");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // The child is reaped by nobody else: leave it to init when the test ends.
+        std::mem::forget(child);
+    }
+
+    /// Every record of `topic` (all partitions), read by kcat from the beginning to the
+    /// end: `(partition, key, headers, payload)`, per partition in offset order.
+    pub fn read_all(&self, topic: &str) -> Vec<(i32, String, String, String)> {
+        let out = Command::new("kcat")
+            .args([
+                "-C",
+                "-b",
+                &self.bootstrap,
+                "-t",
+                topic,
+                "-o",
+                "beginning",
+                "-e",
+                "-q",
+            ])
+            .args(["-f", "%p\t%k\t%h\t%s\n"])
+            .output()
+            .expect("kcat runs (apt package kcat)");
+        assert!(
+            out.status.success(),
+            "kcat: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut f = l.splitn(4, '\t');
+                let mut next = || f.next().unwrap_or_default().to_string();
+                (next().parse().unwrap(), next(), next(), next())
+            })
+            .collect()
+    }
+
+    /// Produces `key\tvalue` lines with kcat, partitioned as Kafka's Java producer does
+    /// (librdkafka's `murmur2_random`).
+    pub fn produce_keyed(&self, topic: &str, lines: &str) {
+        let mut child = Command::new("kcat")
+            .args(["-P", "-b", &self.bootstrap, "-t", topic, "-K", "\t"])
+            .args(["-X", "topic.partitioner=murmur2_random"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("kcat runs");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(lines.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+}
+
+impl Drop for Kafka {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(self.dir.join("data"));
+    }
+}
