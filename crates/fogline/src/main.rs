@@ -57,10 +57,11 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     // The server reports what it does; tools stay quiet unless asked (FOGLINE_LOG).
+    // rskafka logs each failed attempt; the Kafka bridge reports its own failures, once.
     let default_level = if matches!(cli.command, Command::Serve(_)) {
-        "info"
+        "info,rskafka=error"
     } else {
-        "warn"
+        "warn,rskafka=error"
     };
     tracing_subscriber::fmt()
         .with_env_filter(

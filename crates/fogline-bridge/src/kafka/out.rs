@@ -34,6 +34,8 @@ use crate::status::{BridgeStatus, Kind, State};
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
 /// How often the saved position is written while records flow.
 const SAVE_EVERY: Duration = Duration::from_secs(1);
+/// How often the same failure is logged again.
+const LOG_AGAIN: Duration = Duration::from_secs(60);
 /// How often the lag is measured while nothing else happens.
 const TICK: Duration = Duration::from_millis(500);
 
@@ -121,13 +123,27 @@ impl KafkaOut {
     /// Forwards until `stop` turns true, connecting again after every failure.
     pub async fn run(mut self, mut stop: watch::Receiver<bool>) {
         let mut wait = Duration::from_millis(100);
+        // The last failure logged and when: the same one is logged again once a minute.
+        let mut logged: Option<(String, Instant)> = None;
         loop {
+            let carried = self.status.records.load(Relaxed);
             match self.session(&mut stop).await {
                 End::Stopped => break,
                 End::Failed(e) => {
-                    tracing::warn!(bridge = %self.status.name, error = %e, "Kafka bridge: records wait in the stream; trying again");
+                    let again = logged
+                        .as_ref()
+                        .is_some_and(|(last, at)| *last == e && at.elapsed() < LOG_AGAIN);
+                    if !again {
+                        tracing::warn!(bridge = %self.status.name, error = %e, "Kafka bridge: records wait in the stream; trying again");
+                        logged = Some((e.clone(), Instant::now()));
+                    }
                     self.status.fail(&e);
                 }
+            }
+            if self.status.records.load(Relaxed) > carried {
+                // It forwarded something before failing: the link works, start over quick.
+                wait = Duration::from_millis(100);
+                logged = None;
             }
             let until = Instant::now() + wait;
             while Instant::now() < until {
@@ -159,7 +175,10 @@ impl KafkaOut {
 
     /// One connection's worth of forwarding.
     async fn session(&mut self, stop: &mut watch::Receiver<bool>) -> End {
-        self.status.set_state(State::Connecting);
+        // A bridge that failed stays `down` until it connects again.
+        if self.status.state() != State::Down {
+            self.status.set_state(State::Connecting);
+        }
         let id = format!("fogline-{}-{}", self.node, self.status.name);
         let client = tokio::select! {
             c = connect(&self.cfg.bootstrap, &id) => match c {
@@ -169,6 +188,9 @@ impl KafkaOut {
             _ = stop.changed() => return End::Stopped,
         };
         let mut topics: HashMap<String, Vec<Part>> = HashMap::new();
+        if self.status.state() == State::Down {
+            tracing::info!(bridge = %self.status.name, "Kafka bridge: connected again, forwarding");
+        }
         self.status.set_state(State::Running);
         let mut saved_at = Instant::now();
         loop {

@@ -3,9 +3,10 @@
 //! executable beside this one, or `--fogline PATH`), `match` compares the multi-pattern
 //! matcher with Hyperscan, aho-corasick and daachorse, `detect` scores the anomaly
 //! detectors on the Numenta Anomaly Benchmark, `store` compares the queryable store with
-//! SQLite and redb, `route` the broker's routing by data profile, and `rules` (feature `peers`) measures SQL
+//! SQLite and redb, `route` the broker's routing by data profile, `bridge` the Kafka bridge against Kafka's own producer, and `rules` (feature `peers`) measures SQL
 //! rules on a live MQTT stream against eKuiper.
 
+mod bridge;
 mod detect;
 mod matching;
 mod route;
@@ -36,6 +37,9 @@ enum Command {
     /// The queryable store against SQLite and redb: store rate and exact and wildcard query
     /// latency from 1 to 1M stored records (paper 004, Fig. 5-7).
     Store(store::StoreArgs),
+    /// The Kafka bridge against Kafka's own producer: forwarding rate at 100 B and 1 KiB, and
+    /// catching up after an outage (issue 34).
+    Bridge(bridge::BridgeArgs),
     /// Routing by data profile in the broker against the number of interests (1 to
     /// 100,000) and their terms (1 to 6): issue 33, R-Pulsar's Fig. 9-10.
     Route(route::RouteArgs),
@@ -60,6 +64,7 @@ fn main() -> anyhow::Result<()> {
         Command::Detect(args) => detect::run(args),
         Command::Store(args) => store::run(args),
         Command::Route(args) => route::run(args),
+        Command::Bridge(args) => bridge::run(args),
         #[cfg(feature = "peers")]
         Command::Rules(args) => rules::run(args),
     }
