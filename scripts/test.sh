@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 
 # System packages: clients the tests drive, C libraries the comparison engines
 # link (Hyperscan, librdkafka, libzmq), kcat (an independent Kafka client the bridge
-# tests read Kafka with), a real Prometheus server and promtool (the
+# tests read Kafka with), nftables (their network partition), a real Prometheus server and promtool (the
 # metrics test), and Chromium (the dashboard's headless-browser test).
-APT_PACKAGES=(pkg-config mosquitto-clients kcat libhyperscan-dev librdkafka-dev libzmq3-dev prometheus chromium)
+APT_PACKAGES=(pkg-config mosquitto-clients kcat nftables libhyperscan-dev librdkafka-dev libzmq3-dev prometheus chromium)
 ./scripts/apt-install.sh "${APT_PACKAGES[@]}"
 
 # The peer systems the benchmark drivers are tested against (Mosquitto, Redis,
@@ -39,6 +39,14 @@ rmdir "$probe"
 export FOGLINE_TEST_PROMETHEUS=1
 # So must the bridge tests against a real Kafka (its jars are installed above).
 export FOGLINE_TEST_KAFKA=1
+# The network-partition test drops packets with nftables; where this machine lets us add a
+# table (root), it must run.
+if nft add table inet fogline_probe 2>/dev/null; then
+  nft delete table inet fogline_probe
+  export FOGLINE_TEST_NETFAULT=1
+else
+  echo "test.sh: cannot add nftables rules here: the network-partition test is skipped" >&2
+fi
 cargo test --workspace --all-features
 # The dashboard in headless Chromium, against the binary the tests built.
 node tests/browser/dashboard.test.mjs target/debug/fogline

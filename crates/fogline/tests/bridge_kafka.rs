@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use fogline_client::{Client, ClientOptions, PublishRecord};
 use serde_json::Value;
-use support::kafka::Kafka;
+use support::kafka::{Kafka, Partition};
 
 fn serve(dir: &std::path::Path, bootstrap: &str, extra: &str) -> support::Served {
     let config = dir.join("fogline.toml");
@@ -60,6 +60,31 @@ async fn publish(native: &str, from: usize, to: usize) {
     }
 }
 
+/// The outage the tests hold (30 s unless `FOGLINE_TEST_OUTAGE_S` says otherwise).
+fn outage() -> Duration {
+    let s = std::env::var("FOGLINE_TEST_OUTAGE_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30);
+    Duration::from_secs(s)
+}
+
+/// Checks that Kafka holds exactly `rec-0` .. `rec-{n-1}`, in order.
+fn exactly(kafka: &Kafka, topic: &str, n: usize) {
+    let got = numbers(kafka, topic);
+    let want: Vec<usize> = (0..n).collect();
+    if got != want {
+        let distinct = got.iter().collect::<std::collections::BTreeSet<_>>().len();
+        let first_bad = got.iter().zip(&want).position(|(a, b)| a != b);
+        panic!(
+            "Kafka holds {} records ({} duplicates, {} missing), first out of place at {first_bad:?}",
+            got.len(),
+            got.len() - distinct,
+            n.saturating_sub(distinct)
+        );
+    }
+}
+
 /// The payload numbers Kafka holds, in the order of its single partition.
 fn numbers(kafka: &Kafka, topic: &str) -> Vec<usize> {
     kafka
@@ -88,13 +113,9 @@ async fn each_record_reaches_kafka_once_and_in_order_across_outages_and_kill_9()
 
     // Kafka stopped: records are acknowledged by fogline and wait in the stream.
     kafka.stop();
-    let outage = Instant::now();
+    let down = Instant::now();
     publish(&server.native, 500, 6000).await;
-    let outage_s: u64 = std::env::var("FOGLINE_TEST_OUTAGE_S")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(30);
-    while outage.elapsed() < Duration::from_secs(outage_s) {
+    while down.elapsed() < outage() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let b = bridge(&http).await;
@@ -142,17 +163,7 @@ async fn each_record_reaches_kafka_once_and_in_order_across_outages_and_kill_9()
     drained(&http, Duration::from_secs(120)).await;
     server.kill();
 
-    let got = numbers(&kafka, "edge-test");
-    let want: Vec<usize> = (0..8000).collect();
-    if got != want {
-        let dup =
-            got.len() as i64 - got.iter().collect::<std::collections::BTreeSet<_>>().len() as i64;
-        let first_bad = got.iter().zip(&want).position(|(a, b)| a != b);
-        panic!(
-            "Kafka holds {} records ({dup} duplicates), first out of place at {first_bad:?}",
-            got.len()
-        );
-    }
+    exactly(&kafka, "edge-test", 8000);
     // Origin headers on every record.
     let one = &kafka.read_all("edge-test")[1234];
     assert!(one.2.contains("fogline-node=edge-1"), "{one:?}");
@@ -214,4 +225,33 @@ async fn keys_go_to_the_partitions_kafkas_producer_picks() {
     // Record headers are carried next to the origin.
     assert!(ours[0].2.contains("unit=C"), "{:?}", ours[0]);
     assert!(ours[0].2.contains("device=device-"), "{:?}", ours[0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_network_partition_heals_without_loss_or_duplicates() {
+    let kdir = tempfile::tempdir().unwrap();
+    let Some(kafka) = Kafka::start(kdir.path()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = "topic = \"edge-part\"\nkey = \"none\"\nbatch_records = 50\n";
+    let server = serve(dir.path(), &kafka.bootstrap, cfg);
+    let http = server.http.clone().unwrap();
+    publish(&server.native, 0, 500).await;
+    drained(&http, Duration::from_secs(60)).await;
+    let Some(cut) = Partition::cut(kafka.port()) else {
+        return;
+    };
+    // Packets to and from Kafka vanish: the request in flight waits, nothing is resent.
+    let started = Instant::now();
+    publish(&server.native, 500, 3000).await;
+    while started.elapsed() < outage() {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let b = bridge(&http).await;
+    assert!(b["lag_records"].as_u64().unwrap() > 0, "{b}");
+    drop(cut);
+    // TCP retransmits with backoff: the held request may take a while to go through.
+    drained(&http, Duration::from_secs(180)).await;
+    exactly(&kafka, "edge-part", 3000);
 }

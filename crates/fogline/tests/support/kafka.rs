@@ -197,3 +197,56 @@ impl Drop for Kafka {
         let _ = std::fs::remove_dir_all(self.dir.join("data"));
     }
 }
+
+/// A network partition between Kafka's client port and everyone on this machine: nftables
+/// drops every TCP packet to or from the port (both directions pass the output hook on the
+/// loopback interface), until dropped.
+pub struct Partition {
+    table: String,
+}
+
+impl Partition {
+    /// Cuts `port` off; `None` when this machine cannot (no nft, not root), unless
+    /// `FOGLINE_TEST_NETFAULT=1`, where that fails the test.
+    pub fn cut(port: u16) -> Option<Partition> {
+        let table = format!("fogline_test_{}_{port}", std::process::id());
+        let nft = |args: &str| {
+            Command::new("nft")
+                .args(args.split(' '))
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        };
+        let ok = nft(&format!("add table inet {table}"))
+            && nft(&format!(
+                "add chain inet {table} out {{ type filter hook output priority 0 ; }}"
+            ))
+            && nft(&format!("add rule inet {table} out tcp dport {port} drop"))
+            && nft(&format!("add rule inet {table} out tcp sport {port} drop"));
+        if !ok {
+            let _ = nft(&format!("delete table inet {table}"));
+            assert!(
+                !required("FOGLINE_TEST_NETFAULT"),
+                "nftables is required here and refused the rules"
+            );
+            eprintln!("skipped: cannot add nftables rules here (needs nft and root)");
+            return None;
+        }
+        Some(Partition { table })
+    }
+}
+
+impl Drop for Partition {
+    fn drop(&mut self) {
+        let _ = Command::new("nft")
+            .args(["delete", "table", "inet", &self.table])
+            .status();
+    }
+}
+
+impl Kafka {
+    /// Its client port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
