@@ -124,7 +124,9 @@ pub struct KafkaOutConfig {
     /// Most records per produce request.
     #[serde(default = "default_batch_records")]
     pub batch_records: usize,
-    /// Most payload bytes per produce request.
+    /// Most bytes of records per produce request (payload, key and headers, the origin
+    /// headers included): keep it below the topic's `max.message.bytes` (Kafka's default
+    /// 1 MiB).
     #[serde(default = "default_batch_bytes")]
     pub batch_bytes: ByteSize,
     /// Batch compression.
@@ -166,7 +168,7 @@ fn default_batch_records() -> usize {
     10_000
 }
 fn default_batch_bytes() -> ByteSize {
-    ByteSize::mib(1)
+    ByteSize::kib(900)
 }
 fn one_i32() -> i32 {
     1

@@ -222,6 +222,26 @@ async fn keys_go_to_the_partitions_kafkas_producer_picks() {
     }
     let spread: std::collections::BTreeSet<i32> = ours.iter().map(|r| r.0).collect();
     assert!(spread.len() > 1, "all keys in one partition: {spread:?}");
+    // A record larger than Kafka takes (its message.max.bytes is 10 MiB here) is dropped,
+    // counted and logged; the records after it go on.
+    for (size, name) in [(11 << 20, "huge"), (10, "after")] {
+        let headers = fogline_wire::HeadersBuilder::new()
+            .add("device", name)
+            .finish()
+            .unwrap();
+        let record = PublishRecord {
+            topic: "site/b".into(),
+            headers,
+            payload: vec![b'x'; size].into(),
+            ..PublishRecord::default()
+        };
+        client.publish_acked(&record).await.unwrap();
+    }
+    let b = drained(&http, Duration::from_secs(60)).await;
+    assert_eq!(b["dropped"], 1, "{b}");
+    let after = kafka.read_all("t.site-b");
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0].1, "after");
     // Record headers are carried next to the origin.
     assert!(ours[0].2.contains("unit=C"), "{:?}", ours[0]);
     assert!(ours[0].2.contains("device=device-"), "{:?}", ours[0]);

@@ -39,6 +39,31 @@ const LOG_AGAIN: Duration = Duration::from_secs(60);
 /// How often the lag is measured while nothing else happens.
 const TICK: Duration = Duration::from_millis(500);
 
+/// A partition's share of a batch: Kafka topic, partition, records, the stream offset of
+/// the last, payload bytes, request bytes.
+type Group = (String, usize, Vec<Record>, u64, u64, usize);
+
+/// An upper bound of a record's bytes in a produce request (record batch v2: a record's
+/// lengths and deltas are varints of at most 5 or 10 bytes).
+fn encoded_size(r: &Record) -> usize {
+    let key = r.key.as_ref().map_or(0, Vec::len);
+    let value = r.value.as_ref().map_or(0, Vec::len);
+    let headers: usize = r.headers.iter().map(|(k, v)| k.len() + v.len() + 10).sum();
+    key + value + headers + 40
+}
+
+/// Kafka refused the request as too large.
+fn too_large(e: &rskafka::client::error::Error) -> bool {
+    use rskafka::client::error::{Error, ProtocolError};
+    matches!(
+        e,
+        Error::ServerError {
+            protocol_error: ProtocolError::MessageTooLarge | ProtocolError::RecordListTooLarge,
+            ..
+        }
+    )
+}
+
 /// One Kafka partition as the bridge sees it.
 struct Part {
     client: Arc<PartitionClient>,
@@ -232,10 +257,9 @@ impl KafkaOut {
             self.status
                 .set_lag(next.saturating_sub(self.cursor), batch[0].timestamp);
             match self.forward(&client, &mut topics, &batch, stop).await {
-                Ok(()) => {}
+                Ok(stopped_at) => self.cursor = stopped_at.unwrap_or(after),
                 Err(e) => return e,
             }
-            self.cursor = after;
             if saved_at.elapsed() >= SAVE_EVERY {
                 self.save();
                 saved_at = Instant::now();
@@ -244,17 +268,23 @@ impl KafkaOut {
     }
 
     /// Sends one batch read from the stream: each partition's share in one request, after
-    /// skipping what the partition already holds.
+    /// skipping what the partition already holds. A share stops before the record that
+    /// would take its request past `batch_bytes` (Kafka refuses a batch above the topic's
+    /// `max.message.bytes`, 1 MiB by default): then the offset of that record, where the
+    /// next batch starts.
     async fn forward(
         &mut self,
         client: &Client,
         topics: &mut HashMap<String, Vec<Part>>,
         batch: &[LogRecord],
         stop: &mut watch::Receiver<bool>,
-    ) -> Result<(), End> {
+    ) -> Result<Option<u64>, End> {
+        let limit = self.cfg.batch_bytes.as_u64() as usize;
+        let mut stopped_at = None;
         // (topic, partition) -> records and the stream offset of the last one, in order of
         // first appearance.
-        let mut groups: Vec<(String, usize, Vec<Record>, u64, u64)> = Vec::new();
+        // (Kafka topic, partition, records, last stream offset, payload bytes, request bytes)
+        let mut groups: Vec<Group> = Vec::new();
         let mut skipped = 0u64;
         for r in batch {
             let Ok(topic) = std::str::from_utf8(&r.topic) else {
@@ -303,20 +333,26 @@ impl KafkaOut {
                 continue;
             }
             let rec = self.to_kafka(topic, r, key);
+            let size = encoded_size(&rec);
             let bytes = r.payload.len() as u64;
             match groups.iter_mut().find(|g| g.0 == ktopic && g.1 == p) {
+                Some(g) if g.5 + size > limit => {
+                    stopped_at = Some(r.offset);
+                    break;
+                }
                 Some(g) => {
                     g.2.push(rec);
                     g.3 = r.offset;
                     g.4 += bytes;
+                    g.5 += size;
                 }
-                None => groups.push((ktopic, p, vec![rec], r.offset, bytes)),
+                None => groups.push((ktopic, p, vec![rec], r.offset, bytes, size)),
             }
         }
         if skipped > 0 {
             self.status.skipped.fetch_add(skipped, Relaxed);
         }
-        for (ktopic, p, records, last, bytes) in groups {
+        for (ktopic, p, records, last, bytes, _) in groups {
             let n = records.len() as u64;
             let part = &mut topics.get_mut(&ktopic).expect("opened above")[p];
             let produce = part.client.produce(records, self.compression());
@@ -338,14 +374,25 @@ impl KafkaOut {
                     part.last = Some(Some(last));
                     self.status.carried(n, bytes);
                 }
+                Err(e) if n == 1 && too_large(&e) => {
+                    // It will never fit: dropped, loudly, rather than stopping the bridge.
+                    self.status.errors.fetch_add(1, Relaxed);
+                    self.status.dropped.fetch_add(1, Relaxed);
+                    tracing::error!(bridge = %self.status.name, offset = last, topic = %ktopic, error = %e, "a record larger than Kafka accepts was not forwarded (raise the topic's max.message.bytes)");
+                }
                 Err(e) => {
                     // Written or not: read back before sending again.
                     part.last = None;
-                    return Err(End::Failed(format!("producing to {ktopic}/{p}: {e}")));
+                    let hint = if too_large(&e) {
+                        " (lower batch_bytes below the topic's max.message.bytes)"
+                    } else {
+                        ""
+                    };
+                    return Err(End::Failed(format!("producing to {ktopic}/{p}: {e}{hint}")));
                 }
             }
         }
-        Ok(())
+        Ok(stopped_at)
     }
 
     /// The partitions of `topic`, created first when missing and allowed.
