@@ -177,7 +177,8 @@ fn one_i16() -> i16 {
     1
 }
 fn default_retry_max() -> Duration {
-    Duration::from_secs(5)
+    // A refused connection costs nothing; an outage's end should be noticed at once.
+    Duration::from_millis(500)
 }
 
 impl KafkaOutConfig {

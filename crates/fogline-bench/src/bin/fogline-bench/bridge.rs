@@ -5,7 +5,7 @@
 //!
 //! - **Forwarding rate**: a stream holding N records of S bytes (stored before the clock
 //!   starts) forwarded by fogline's bridge (`acks=all`, batches of up to 10,000 records or
-//!   1 MiB), from its start until Kafka acknowledged the last record, against
+//!   900 KiB, its defaults), from its start until Kafka acknowledged the last record, against
 //!   `kafka-producer-perf-test` (`org.apache.kafka.tools.ProducerPerformance`) sending as many
 //!   records of the same size with `acks=all`, once with the producer's default batching and
 //!   once with `batch.size=1048576 linger.ms=5`. Each into a fresh topic of one partition;
@@ -225,7 +225,6 @@ fn bridge_cfg(kafka: &Kafka, topic: &str) -> KafkaOutConfig {
     KafkaOutConfig {
         topic: topic.to_string(),
         key: fogline_bridge::config::KeyFrom::None,
-        retry_max: Duration::from_millis(200),
         ..KafkaOutConfig::new("bench", vec![kafka.bootstrap.clone()])
     }
 }
@@ -350,7 +349,11 @@ fn median(v: &mut [f64]) -> f64 {
 fn span(v: &[f64]) -> String {
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    format!("{lo:.2}-{hi:.2}")
+    if hi >= 100.0 {
+        format!("{lo:.0}-{hi:.0}")
+    } else {
+        format!("{lo:.2}-{hi:.2}")
+    }
 }
 
 /// Runs the benchmark.
@@ -398,7 +401,7 @@ pub fn run(a: BridgeArgs) -> anyhow::Result<()> {
     let mut md =
         String::from("# bridge: forwarding a stream to Kafka against Kafka's own producer\n\n");
     md.push_str(&format!(
-        "- Command: `fogline-bench bridge {}`\n- Started: {started}, finished: {}\n- Machine: {} cores; load average before / after: {} / {}\n- Kafka 3.9.1 (KRaft, one node, logs on disk, `bench/peers/start.sh kafka DIR PORT persistent`) pinned to core 0; fogline's bridge (in this process) and `kafka-producer-perf-test` (`taskset -c 1`) on core 1\n- Each run into a fresh topic of one partition, `acks=all`, no compression; fogline's stream is filled before its clock starts (its bridge then reads the log, as after an outage); its clock runs from the bridge's start (connection and topic creation included) to Kafka's acknowledgement of the last record, as the perf test's does\n- Producer `default`: the Java producer's own batching; `tuned`: `batch.size=1048576 linger.ms=5`\n- Kafka warmed up first with one untimed perf-test run of 500,000 records\n\n",
+        "- Command: `fogline-bench bridge {}`\n- Started: {started}, finished: {}\n- Machine: {} cores; load average before / after: {} / {}\n- Kafka 3.9.1 (KRaft, one node, logs on disk, `bench/peers/start.sh kafka DIR PORT persistent`) pinned to core 0; fogline's bridge (in this process) and `kafka-producer-perf-test` (`taskset -c 1`) on core 1\n- Each run into a fresh topic of one partition, `acks=all`, no compression; the bridge with its default settings; fogline's stream is filled before its clock starts (its bridge then reads the log, as after an outage); its clock runs from the bridge's start (connection and topic creation included) to Kafka's acknowledgement of the last record, as the perf test's does\n- Producer `default`: the Java producer's own batching; `tuned`: `batch.size=1048576 linger.ms=5`\n- Kafka warmed up first with one untimed perf-test run of 500,000 records\n\n",
         std::env::args().skip(2).collect::<Vec<_>>().join(" "),
         humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
         pin::cores(),
