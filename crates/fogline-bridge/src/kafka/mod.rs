@@ -6,6 +6,7 @@
 //! back to the bridge, which learns from Kafka what was written before it sends anything
 //! again (`tail`).
 
+pub mod group;
 pub mod out;
 pub mod tail;
 
