@@ -1,9 +1,12 @@
-//! The `[bridge]` section: `[[bridge.kafka]]` tables, one per stream forwarded to Kafka.
+//! The `[bridge]` section: `[[bridge.kafka]]` tables, one per stream forwarded to Kafka, and
+//! `[[bridge.kafka_in]]` tables, one per set of Kafka topics consumed into fogline.
 
 use std::time::Duration;
 
 use bytesize::ByteSize;
 use serde::{Deserialize, Serialize};
+
+pub use crate::config_in::KafkaInConfig;
 
 /// The documented default section.
 pub const DEFAULT_SECTION: &str = include_str!("bridge.toml");
@@ -14,6 +17,8 @@ pub const DEFAULT_SECTION: &str = include_str!("bridge.toml");
 pub struct BridgeConfig {
     /// Streams forwarded to Kafka.
     pub kafka: Vec<KafkaOutConfig>,
+    /// Kafka topics consumed into fogline.
+    pub kafka_in: Vec<KafkaInConfig>,
 }
 
 /// Which record key Kafka gets.
@@ -81,11 +86,12 @@ pub enum OnRetention {
     Drop,
 }
 
-/// Where a bridge with no saved position starts.
+/// Where a bridge with no saved position starts (a Kafka-in bridge: with no offset
+/// committed and nothing of the partition in fogline).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Start {
-    /// The oldest record the stream keeps.
+    /// The oldest record kept (by the stream, or the Kafka partition).
     #[default]
     Earliest,
     /// The next record published.
@@ -152,22 +158,22 @@ pub struct KafkaOutConfig {
     pub retry_max: Duration,
 }
 
-fn default_topic() -> String {
+pub(crate) fn default_topic() -> String {
     "{topic}".into()
 }
-fn default_separator() -> String {
+pub(crate) fn default_separator() -> String {
     ".".into()
 }
 fn default_key() -> KeyFrom {
     KeyFrom::Topic
 }
-fn yes() -> bool {
+pub(crate) fn yes() -> bool {
     true
 }
-fn default_batch_records() -> usize {
+pub(crate) fn default_batch_records() -> usize {
     10_000
 }
-fn default_batch_bytes() -> ByteSize {
+pub(crate) fn default_batch_bytes() -> ByteSize {
     ByteSize::kib(900)
 }
 fn one_i32() -> i32 {
@@ -176,7 +182,7 @@ fn one_i32() -> i32 {
 fn one_i16() -> i16 {
     1
 }
-fn default_retry_max() -> Duration {
+pub(crate) fn default_retry_max() -> Duration {
     // A refused connection costs nothing; an outage's end should be noticed at once.
     Duration::from_millis(500)
 }
@@ -207,12 +213,18 @@ impl KafkaOutConfig {
 }
 
 impl BridgeConfig {
-    /// The bridges' names (given or `kafka-N`), checked: unique, and every bridge
-    /// complete.
+    /// The bridges' names (given or `kafka-N`, then `kafka-in-N`), checked: unique, and
+    /// every bridge complete.
     ///
     /// # Errors
     /// What is wrong, naming the bridge.
     pub fn check(&self) -> Result<Vec<String>, String> {
+        let mut names = self.check_out()?;
+        crate::config_in::check(&self.kafka_in, &mut names)?;
+        Ok(names)
+    }
+
+    fn check_out(&self) -> Result<Vec<String>, String> {
         let mut names: Vec<String> = Vec::new();
         for (i, k) in self.kafka.iter().enumerate() {
             let name = k.name.clone().unwrap_or_else(|| format!("kafka-{}", i + 1));
@@ -249,7 +261,7 @@ impl BridgeConfig {
     }
 }
 
-fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
             .chars()
@@ -282,7 +294,9 @@ mod tests {
             .join("\n");
         let f: File = toml::from_str(&format!("[bridge]\n{example}")).unwrap();
         assert_eq!(f.bridge.kafka.len(), 1, "{example}");
-        assert_eq!(f.bridge.check().unwrap(), ["core"]);
+        assert_eq!(f.bridge.kafka_in.len(), 1, "{example}");
+        assert_eq!(f.bridge.check().unwrap(), ["core", "core-in"]);
+        assert_eq!(f.bridge.kafka_in[0].group, "fogline-edge-1");
         let k = &f.bridge.kafka[0];
         assert_eq!(k.key, KeyFrom::Topic);
         assert_eq!(k.on_retention, OnRetention::Hold);

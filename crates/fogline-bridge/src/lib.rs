@@ -2,22 +2,26 @@
 //! the log, so that what waits for a link that is down waits in its stream, bounded by the
 //! stream's retention.
 //!
-//! - `config`: the `[bridge]` section (`[[bridge.kafka]]`).
+//! - `config`: the `[bridge]` section (`[[bridge.kafka]]`; `config_in`: `[[bridge.kafka_in]]`).
 //! - `kafka`: a stream forwarded to Apache Kafka, each record once and in order across
-//!   restarts and outages (`kafka::out`), resumed from what Kafka holds (`kafka::tail`).
+//!   restarts and outages (`kafka::out`), resumed from what Kafka holds (`kafka::tail`);
+//!   Kafka topics consumed into fogline at least once (`kafka::inbound`), resumed from what
+//!   the streams hold (`kafka::resume`), with the group's offsets in Kafka (`kafka::group`).
 //! - `status`: each bridge's state, counts and lag; `api` serves them at
 //!   `/api/v1/bridges`, `metrics` in `/metrics`.
 //! - `position`: a bridge's saved place in its stream.
 //!
-//! The design and its guarantees: `docs/BRIDGES.md`.
+//! The design and its guarantees: `docs/BRIDGES.md` (Kafka in: `docs/BRIDGES-kafka-in.md`).
 #![deny(missing_docs)]
 
 pub mod api;
 pub mod config;
+pub mod config_in;
 pub mod kafka;
 pub mod metrics;
 pub mod position;
 pub mod status;
 
 pub use config::{BridgeConfig, KafkaOutConfig};
+pub use config_in::KafkaInConfig;
 pub use status::{BridgeStatus, Bridges, Kind, Snapshot, State};

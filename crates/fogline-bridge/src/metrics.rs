@@ -46,12 +46,12 @@ impl Collector for BridgeCollector {
             ),
             (
                 "fogline_bridge_dropped",
-                "Records retention dropped before a bridge forwarded them",
+                "Records lost before a bridge carried them (retention, or over the size limit)",
                 |s| s.dropped.load(Relaxed),
             ),
             (
                 "fogline_bridge_skipped",
-                "Records a bridge found already forwarded when it resumed",
+                "Records a bridge found already carried when it resumed",
                 |s| s.skipped.load(Relaxed),
             ),
             (

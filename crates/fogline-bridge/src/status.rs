@@ -90,16 +90,19 @@ pub struct BridgeStatus {
     pub bytes: AtomicU64,
     /// Failures: connections lost or refused, requests that failed.
     pub errors: AtomicU64,
-    /// Records dropped by the stream's retention before they were forwarded
-    /// (`on_retention = "drop"`).
+    /// Records lost before they were carried: dropped by the stream's retention
+    /// (`on_retention = "drop"`), or, consuming from Kafka, by Kafka's retention or for
+    /// being over fogline's message size limit.
     pub dropped: AtomicU64,
-    /// Records found already forwarded when resuming, and so not sent again.
+    /// Records found already carried when resuming, and so not carried again (Kafka in:
+    /// stored in the streams but not yet committed).
     pub skipped: AtomicU64,
     /// Records the other side may hold twice (MQTT QoS 1 resent after a reconnect).
     pub duplicates: AtomicU64,
     /// Records waiting to be carried.
     pub lag_records: AtomicU64,
-    /// Age of the oldest record waiting, microseconds (0 when none waits).
+    /// Age of the oldest record waiting, microseconds (0 when none waits); Kafka in: of the
+    /// newest record stored while records wait.
     pub lag_us: AtomicU64,
 }
 

@@ -1,12 +1,16 @@
 //! Kafka: the client settings every Kafka bridge shares, topic names, the partitioner, and
-//! the origin headers that let a bridge find what Kafka already holds.
+//! the origin headers that let a bridge find what the other side already holds (Kafka, for
+//! `out`; fogline's streams, for `inbound`).
 //!
 //! The client is rskafka (pure Rust). Its own retries are turned off (a deadline of zero):
 //! a produce request it sent again after an error could be written twice, so errors come
 //! back to the bridge, which learns from Kafka what was written before it sends anything
 //! again (`tail`).
 
+pub mod group;
+pub mod inbound;
 pub mod out;
+pub mod resume;
 pub mod tail;
 
 use std::time::Duration;
@@ -20,6 +24,17 @@ pub const ORIGIN_NODE: &str = "fogline-node";
 pub const ORIGIN_STREAM: &str = "fogline-stream";
 /// Header with its offset in that stream (decimal).
 pub const ORIGIN_OFFSET: &str = "fogline-offset";
+
+/// Header of a record consumed from Kafka: its Kafka topic.
+pub const KAFKA_TOPIC: &str = "kafka-topic";
+/// Its partition (decimal).
+pub const KAFKA_PARTITION: &str = "kafka-partition";
+/// Its offset in the partition (decimal).
+pub const KAFKA_OFFSET: &str = "kafka-offset";
+/// Its Kafka timestamp, milliseconds since the UNIX epoch (decimal).
+pub const KAFKA_TIMESTAMP: &str = "kafka-timestamp";
+/// Its Kafka key, when it has one (the key's bytes).
+pub const KAFKA_KEY: &str = "kafka-key";
 
 /// Longest wait for a connection or a metadata answer (a request that wrote nothing, so
 /// giving up on it is safe).

@@ -1,0 +1,300 @@
+//! `[[bridge.kafka_in]]` against a real Kafka (KRaft, one node, started and stopped here with
+//! `bench/peers/start.sh` from the jars `bench/peers/install.sh kafka` installs): records
+//! produced to a topic of three partitions are consumed into fogline; fogline is killed with
+//! SIGKILL while it consumes, before it committed anything, and started again. The stream then
+//! holds every record exactly once with its Kafka origin, and the group's committed offsets,
+//! read with Kafka's own `kafka-consumer-groups` tool, reach the end of every partition.
+//!
+//! Without Kafka's jars or java the test is skipped with a reason, unless
+//! `FOGLINE_TEST_KAFKA=1` (scripts/test.sh) makes that a failure.
+
+mod support;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use fogline_client::{Client, ClientOptions, ConsumerOptions, Headers, StartPosition};
+use rskafka::client::partition::{Compression, UnknownTopicHandling};
+use rskafka::client::ClientBuilder;
+use rskafka::record::Record;
+
+const TOPIC: &str = "kin.test";
+const PARTITIONS: i32 = 3;
+/// Records produced before the first start.
+const FIRST: usize = 1500;
+/// Records produced while it runs: fogline is killed as soon as it stored one of them.
+const ALL: usize = 7500;
+const GROUP: &str = "fogline-kin-test";
+
+/// A Kafka broker of this test; stopped (and its data removed) when dropped.
+struct Kafka {
+    root: PathBuf,
+    dir: tempfile::TempDir,
+    addr: String,
+}
+
+impl Drop for Kafka {
+    fn drop(&mut self) {
+        let _ = Command::new(self.root.join("bench/peers/stop.sh"))
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Two free consecutive ports (Kafka's listener and its controller's).
+fn free_ports() -> u16 {
+    for _ in 0..50 {
+        let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = a.local_addr().unwrap().port();
+        if port < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no two free consecutive ports");
+}
+
+/// Kafka, started; `None` (with the reason printed) when it is not installed here and the
+/// test is allowed to skip.
+fn start_kafka() -> Option<Kafka> {
+    let root = repo_root();
+    let must = std::env::var("FOGLINE_TEST_KAFKA").is_ok_and(|v| v == "1");
+    let jars = root.join("bench/peers/.install/kafka/libs/.complete");
+    let java = Command::new("java").arg("-version").output().is_ok();
+    if !jars.exists() || !java {
+        let why = format!(
+            "Kafka is not installed ({} {}; java {}): run bench/peers/install.sh kafka",
+            jars.display(),
+            if jars.exists() { "found" } else { "missing" },
+            if java { "found" } else { "missing" }
+        );
+        assert!(!must, "FOGLINE_TEST_KAFKA=1 but {why}");
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_ports();
+    let out = Command::new(root.join("bench/peers/start.sh"))
+        .args(["kafka", dir.path().to_str().unwrap(), &port.to_string()])
+        .output()
+        .unwrap();
+    let kafka = Kafka {
+        root,
+        dir,
+        addr: format!("127.0.0.1:{port}"),
+    };
+    assert!(
+        out.status.success(),
+        "Kafka did not start: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(kafka)
+}
+
+fn now_ms() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.unwrap().as_millis() as i64
+}
+
+/// Record `i`: partition `i % 3`, key `k{i}`, value `v{i}`, header `n` = `i`.
+fn record(i: usize) -> Record {
+    Record {
+        key: Some(format!("k{i}").into_bytes()),
+        value: Some(format!("v{i}").into_bytes()),
+        headers: BTreeMap::from([("n".to_string(), i.to_string().into_bytes())]),
+        timestamp: chrono::DateTime::from_timestamp_millis(now_ms()).unwrap(),
+    }
+}
+
+/// Creates the topic and produces records `from..to`, each partition's share in order.
+async fn produce(addr: String, from: usize, to: usize) {
+    let client = ClientBuilder::new(vec![addr]).build().await.unwrap();
+    if from == 0 {
+        let controller = client.controller_client().unwrap();
+        controller
+            .create_topic(TOPIC, PARTITIONS, 1, 10_000)
+            .await
+            .unwrap();
+    }
+    for p in 0..PARTITIONS {
+        let pc = client
+            .partition_client(TOPIC, p, UnknownTopicHandling::Retry)
+            .await
+            .unwrap();
+        let mine: Vec<usize> = (from..to).filter(|i| i % 3 == p as usize).collect();
+        for chunk in mine.chunks(100) {
+            let records = chunk.iter().map(|&i| record(i)).collect();
+            pc.produce(records, Compression::NoCompression)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+fn write_config(path: &Path, addr: &str, commit_interval: &str) {
+    std::fs::write(
+        path,
+        format!(
+            "[[bridge.kafka_in]]\nname = \"kin\"\nbootstrap = [\"{addr}\"]\ntopics = [\"{TOPIC}\"]\n\
+             group = \"{GROUP}\"\nbatch_records = 40\nbatch_bytes = \"2 KiB\"\n\
+             fetch_wait = \"100ms\"\ncommit_interval = \"{commit_interval}\"\n"
+        ),
+    )
+    .unwrap();
+}
+
+fn serve(dir: &Path) -> support::Served {
+    support::serve([
+        "--config",
+        dir.join("fogline.toml").to_str().unwrap(),
+        "--data-dir",
+        dir.join("data").to_str().unwrap(),
+    ])
+}
+
+/// Waits (bounded) until the default stream holds at least `n` records; returns how many.
+async fn wait_stored(native: &str, n: u64, within: Duration) -> u64 {
+    let client = Client::connect(native, ClientOptions::default())
+        .await
+        .unwrap();
+    let until = Instant::now() + within;
+    loop {
+        let got = client.stream_info("default").await.unwrap().records;
+        if got >= n || Instant::now() > until {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// Every record of the default stream: (partition, Kafka offset) -> record number.
+async fn read_stream(native: &str) -> Vec<(i32, i64, usize)> {
+    let client = Client::connect(native, ClientOptions::default())
+        .await
+        .unwrap();
+    let opts = ConsumerOptions {
+        start: StartPosition::Earliest,
+        ack_timeout: None,
+        ..ConsumerOptions::default()
+    };
+    let total = client.stream_info("default").await.unwrap().records;
+    let mut consumer = client.consumer("default", opts).await.unwrap();
+    let mut out = Vec::new();
+    let until = Instant::now() + Duration::from_secs(30);
+    while (out.len() as u64) < total && Instant::now() < until {
+        for r in consumer.fetch(1000, Duration::from_secs(1)).await.unwrap() {
+            assert_eq!(&r.topic[..], "kin/test");
+            let h = Headers::parse(r.headers.clone()).unwrap();
+            let get = |k: &str| {
+                String::from_utf8(h.get(k).unwrap_or_else(|| panic!("header {k}")).to_vec())
+                    .unwrap()
+            };
+            assert_eq!(get("kafka-topic"), TOPIC);
+            let i: usize = get("n").parse().unwrap();
+            assert_eq!(get("kafka-key"), format!("k{i}"));
+            assert_eq!(&r.payload[..], format!("v{i}").as_bytes());
+            let p: i32 = get("kafka-partition").parse().unwrap();
+            assert_eq!(p as usize, i % 3);
+            out.push((p, get("kafka-offset").parse().unwrap(), i));
+        }
+    }
+    out
+}
+
+/// The group's committed offsets per partition, as Kafka's `kafka-consumer-groups` tool
+/// describes them.
+fn describe_group(kafka: &Kafka) -> HashMap<i32, i64> {
+    let libs = kafka.root.join("bench/peers/.install/kafka/libs/*");
+    let out = Command::new("java")
+        .args(["-cp", libs.to_str().unwrap()])
+        .arg("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand")
+        .args([
+            "--bootstrap-server",
+            &kafka.addr,
+            "--describe",
+            "--group",
+            GROUP,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() >= 6 && w[0] == GROUP && w[1] == TOPIC)
+        .filter_map(|w| Some((w[2].parse().ok()?, w[3].parse().ok()?)))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consumed_once_across_kill_9_and_committed() {
+    let Some(kafka) = start_kafka() else { return };
+    produce(kafka.addr.clone(), 0, FIRST).await;
+
+    // First run: offsets are committed only after an hour, so at the kill nothing is, and
+    // resuming rests on what the stream holds.
+    let dir = tempfile::tempdir().unwrap();
+    write_config(&dir.path().join("fogline.toml"), &kafka.addr, "1h");
+    let mut server = serve(dir.path());
+    let got = wait_stored(&server.native, FIRST as u64, Duration::from_secs(60)).await;
+    assert_eq!(got, FIRST as u64, "the first records were consumed");
+    let producing = tokio::spawn(produce(kafka.addr.clone(), FIRST, ALL));
+    let at_kill = wait_stored(&server.native, FIRST as u64 + 1, Duration::from_secs(30)).await;
+    server.kill();
+    eprintln!("killed with {at_kill} of {ALL} records stored");
+    producing.await.unwrap();
+    let committed = describe_group(&kafka);
+    assert!(committed.values().all(|&o| o == 0), "{committed:?}");
+
+    // Second run: commits every 200 ms.
+    write_config(&dir.path().join("fogline.toml"), &kafka.addr, "200ms");
+    let server = serve(dir.path());
+    let all = ALL as u64;
+    wait_stored(&server.native, all, Duration::from_secs(60)).await;
+    // More would show up within a few fetches if anything were consumed twice.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let records = read_stream(&server.native).await;
+    let mut seen: HashMap<(i32, i64), usize> = HashMap::new();
+    for &(p, o, i) in &records {
+        assert!(seen.insert((p, o), i).is_none(), "{p}/{o} stored twice");
+    }
+    let mut numbers: Vec<usize> = records.iter().map(|r| r.2).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (0..ALL).collect::<Vec<_>>(), "each record once");
+
+    let http = server.http.clone().unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    let mut committed = HashMap::new();
+    while Instant::now() < until {
+        committed = describe_group(&kafka);
+        if committed.values().sum::<i64>() == all as i64 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let want: HashMap<i32, i64> = (0..PARTITIONS).map(|p| (p, ALL as i64 / 3)).collect();
+    assert_eq!(
+        committed, want,
+        "committed offsets reach each partition's end"
+    );
+
+    let status = support::admin(&http, "GET", "/api/v1/bridges/kin", None).await;
+    assert_eq!(status["kind"], "kafka_in");
+    assert_eq!(status["state"], "running");
+    assert_eq!(status["lag_records"], 0);
+    // The second run found what the first stored (none of it committed) and stored the rest.
+    let skipped = status["skipped"].as_u64().unwrap();
+    assert!(skipped >= at_kill, "{status}");
+    assert_eq!(
+        status["records"].as_u64().unwrap() + skipped,
+        all,
+        "{status}"
+    );
+    drop(server);
+    drop(kafka);
+}
