@@ -6,7 +6,7 @@
 //! - `kafka`: a stream forwarded to Apache Kafka, each record once and in order across
 //!   restarts and outages (`kafka::out`), resumed from what Kafka holds (`kafka::tail`).
 //! - `status`: each bridge's state, counts and lag; `api` serves them at
-//!   `/api/v1/bridges`, `metrics` in `/metrics`.
+//!   `/api/v1/bridges`, `metrics` in `/metrics`, `feed` in the dashboard's live feed.
 //! - `position`: a bridge's saved place in its stream.
 //!
 //! The design and its guarantees: `docs/BRIDGES.md`.
@@ -14,6 +14,7 @@
 
 pub mod api;
 pub mod config;
+pub mod feed;
 pub mod kafka;
 pub mod metrics;
 pub mod position;

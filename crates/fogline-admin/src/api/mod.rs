@@ -35,6 +35,7 @@ const DASHBOARD_HTML: &str = include_str!("../../assets/index.html");
 const DASHBOARD_JS: &str = include_str!("../../assets/dashboard.js");
 const DASHBOARD_CSS: &str = include_str!("../../assets/dashboard.css");
 const RULES_JS: &str = include_str!("../../assets/rules.js");
+const BRIDGES_JS: &str = include_str!("../../assets/bridges.js");
 
 /// The API's description with other components' merged in: their `paths` and
 /// `components.schemas` added to the admin API's own.
@@ -76,6 +77,10 @@ pub fn router(state: AdminState, openapi: std::sync::Arc<str>) -> Router {
         .route(
             "/assets/rules.js",
             get(|| async { page(RULES_JS, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/assets/bridges.js",
+            get(|| async { page(BRIDGES_JS, "text/javascript; charset=utf-8") }),
         )
         .route(
             "/assets/dashboard.css",
