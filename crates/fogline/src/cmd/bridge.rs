@@ -61,10 +61,11 @@ fn table(v: &Value) -> String {
             text(&b["name"]),
             text(&b["kind"]),
             text(&b["state"]),
-            b["records"],
-            b["lag_records"],
+            // As strings: a JSON value's Display ignores width.
+            text(&b["records"]),
+            text(&b["lag_records"]),
             b["lag_seconds"].as_f64().unwrap_or(0.0),
-            b["errors"],
+            text(&b["errors"]),
             text(&b["last_error"]),
         );
     }
@@ -141,6 +142,11 @@ mod tests {
                 "refused"
             ]
         );
+        // Numbers are right-aligned under their heads.
+        for (head, value) in [("records", "7"), ("lag", "3"), ("errors", "4")] {
+            let end = lines[0].find(&format!(" {head} ")).unwrap() + 1 + head.len();
+            assert_eq!(&lines[1][end - value.len()..end], value, "{head} in\n{t}");
+        }
     }
 
     #[test]
