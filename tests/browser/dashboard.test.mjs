@@ -11,8 +11,9 @@
 // producers panel: empty at first; a producer announced with `fogline announce` (its profile
 // holds markup, which must show as text) listed waiting, then sending once `fogline sub
 // --profile` subscribes with a matching interest, which is listed too; waiting again when
-// the subscriber goes. A second node without the rules component shows neither rules panel.
-// Exits 0 on success.
+// the subscriber goes. The bridges panel is hidden on a node without bridges; a node with a
+// Kafka bridge pointed at a closed port lists it down with its last error. A second node
+// without the rules component shows neither rules panel. Exits 0 on success.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -198,6 +199,29 @@ async function checkRendezvous(page, node) {
   return { producer: row, interest: interests.find((r) => r[0] === "site/#"), counts };
 }
 
+// Hidden on the first node (no bridges); a node whose Kafka bridge points at a closed port
+// shows it down with the error the REST API reports.
+async function checkBridges(page) {
+  if (!(await page.$eval("#panel-bridges", (e) => e.hidden))) fail("#panel-bridges is shown on a node without bridges");
+  const config = join(dir, "bridge.toml");
+  writeFileSync(config, '[[bridge.kafka]]\nname = "core"\nbootstrap = ["127.0.0.1:1"]\nstream = "default"\n');
+  const other = await startNode("data3", ["--config", config]);
+  await page.goto("http://" + other.http + "/");
+  await page.waitForSelector("#panel-bridges:not([hidden])", { timeout: 15000 });
+  const isDown = (rows) => rows.some((r) => r[0] === "core" && r[2] === "down" && r[8] !== "");
+  const rows = await waitForRows(page, "bridges", isDown, "the bridge is not listed down with its error");
+  const row = rows.find((r) => r[0] === "core");
+  const rest = await api(other, "GET", "/api/v1/bridges/core");
+  if (row[1] !== "kafka_out") fail("the bridge's kind shows as " + row[1]);
+  if (!rest.last_error || row[8] !== rest.last_error) {
+    fail(`the panel's error ${JSON.stringify(row[8])} is not the API's ${JSON.stringify(rest.last_error)}`);
+  }
+  if (Number(row[7].replace(/,/g, "")) < 1) fail("no error counted: " + row[7]);
+  const cls = await page.$eval("#bridges tbody tr", (tr) => tr.className);
+  if (cls !== "bridge-down") fail("the row's class is " + cls);
+  return row;
+}
+
 // A node without the rules component: the panels stay hidden.
 async function checkNoRules(page) {
   const config = join(dir, "no-rules.toml");
@@ -260,6 +284,7 @@ async function main() {
   if (health !== "healthy") fail("health badge says " + health);
   const rules = await checkRules(page, node);
   const rendezvous = await checkRendezvous(page, node);
+  const bridge = await checkBridges(page);
   await checkNoRules(page);
   if (errors.length) fail("console errors: " + JSON.stringify(errors));
   // SCREENSHOT=file.png keeps a picture of the page, for a human to look at.
@@ -269,6 +294,7 @@ async function main() {
   console.log(`OK: rules panel ${rules.counts.join(" -> ")} records in, states ${rules.states.join(" -> ")}; alert ${rules.alert}`);
   console.log(`OK: interests and producers panel: producer ${JSON.stringify(rendezvous.producer)} waiting -> ` +
     `sending -> waiting; interest ${JSON.stringify(rendezvous.interest)}; ${rendezvous.counts}`);
+  console.log(`OK: bridges panel: ${JSON.stringify(bridge)}`);
   cleanup();
 }
 

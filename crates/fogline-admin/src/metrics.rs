@@ -321,6 +321,36 @@ impl NodeCollector {
                 )
             }),
         )?;
+        family(
+            e,
+            "fogline_stream_held_bytes",
+            "Bytes a stream keeps past its retention for readers holding it (bridges)",
+            Gauge,
+            streams
+                .iter()
+                .map(|s| ([("stream", s.name().to_string())], s.held_bytes() as f64)),
+        )?;
+        family(
+            e,
+            "fogline_stream_hold_full",
+            "1 while a stream refuses records because readers hold its retention past the margin",
+            Gauge,
+            streams.iter().map(|s| {
+                (
+                    [("stream", s.name().to_string())],
+                    if s.hold_full() { 1.0 } else { 0.0 },
+                )
+            }),
+        )?;
+        family(
+            e,
+            "fogline_stream_hold_refused_records",
+            "Records a stream refused because readers held its retention past the margin",
+            Counter,
+            streams
+                .iter()
+                .map(|s| ([("stream", s.name().to_string())], s.hold_refused() as f64)),
+        )?;
         let mut m = e.encode_descriptor(
             "fogline_fsync_duration_seconds",
             "How long the flushes that make fsync streams' records durable took",

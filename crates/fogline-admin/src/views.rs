@@ -110,6 +110,10 @@ pub struct StreamView {
     pub consumers_open: usize,
     /// Storage errors since the node started.
     pub storage_errors: u64,
+    /// Readers (bridges) holding its retention: who, from which offset, the bytes kept
+    /// past retention for them, the most it keeps, and whether it refuses records for
+    /// that; `null` when nobody holds it and it refused nothing.
+    pub retention_hold: Option<fogline_broker::HoldInfo>,
 }
 
 /// A consumer.
@@ -263,6 +267,7 @@ pub fn stream(s: &Stream) -> StreamView {
         last_time: st.last_timestamp.map(rfc3339),
         consumers_open: s.open_consumers(),
         storage_errors: s.storage_errors(),
+        retention_hold: s.hold_info(),
     }
 }
 

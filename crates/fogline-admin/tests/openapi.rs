@@ -136,6 +136,7 @@ async fn every_route_is_documented_and_every_documented_route_is_served() {
         "/",
         "/assets/dashboard.js",
         "/assets/rules.js",
+        "/assets/bridges.js",
         "/assets/dashboard.css",
     ]
     .iter()

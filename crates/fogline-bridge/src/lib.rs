@@ -8,7 +8,7 @@
 //!   Kafka topics consumed into fogline at least once (`kafka::inbound`), resumed from what
 //!   the streams hold (`kafka::resume`), with the group's offsets in Kafka (`kafka::group`).
 //! - `status`: each bridge's state, counts and lag; `api` serves them at
-//!   `/api/v1/bridges`, `metrics` in `/metrics`.
+//!   `/api/v1/bridges`, `metrics` in `/metrics`, `feed` in the dashboard's live feed.
 //! - `position`: a bridge's saved place in its stream.
 //!
 //! The design and its guarantees: `docs/BRIDGES.md` (Kafka in: `docs/BRIDGES-kafka-in.md`).
@@ -17,6 +17,7 @@
 pub mod api;
 pub mod config;
 pub mod config_in;
+pub mod feed;
 pub mod kafka;
 pub mod metrics;
 pub mod position;

@@ -130,6 +130,10 @@ pub struct BrokerConfig {
     pub memory_retention_bytes: ByteSize,
     /// Default segment size.
     pub segment_bytes: ByteSize,
+    /// How far past its retention a stream may grow while a reader (a bridge) holds its
+    /// retention; past it the stream refuses records. A stream with a size limit may grow by
+    /// that limit again at most (so a held stream stays within twice the space it was given).
+    pub retention_hold_max: ByteSize,
     /// Streams; when empty a stream named `default` captures every topic.
     pub streams: Vec<StreamConfig>,
     /// Limits and policy of each live subscription's queue.
@@ -146,6 +150,7 @@ impl Default for BrokerConfig {
             retention_age: Some(Duration::from_secs(7 * 24 * 3600)),
             memory_retention_bytes: ByteSize::mib(128),
             segment_bytes: ByteSize::mib(64),
+            retention_hold_max: ByteSize::gib(1),
             streams: Vec::new(),
             subscriptions: QueueConfig::default(),
         }

@@ -14,6 +14,23 @@ pub enum BrokerError {
         #[source]
         source: LogError,
     },
+    /// Readers hold the stream's retention (a bridge that has not forwarded its records)
+    /// and it keeps as much past its retention as it may: it takes records again once they
+    /// move on.
+    #[error(
+        "stream {stream}: retention is held by {holders}, who keep {held_bytes} bytes past it \
+         (at most {max_bytes}); records are refused until they catch up"
+    )]
+    Held {
+        /// The stream.
+        stream: String,
+        /// Who holds it.
+        holders: String,
+        /// Bytes kept past retention for them.
+        held_bytes: u64,
+        /// The most that may be.
+        max_bytes: u64,
+    },
     /// No stream by that name.
     #[error("unknown stream {0:?}")]
     UnknownStream(String),

@@ -56,4 +56,4 @@ pub use manage::{StreamChange, SubscriptionInfo};
 pub use profiled::{Announcement, ProducerInfo};
 pub use queries::{DeleteFuture, QueryFuture, StorePage, StoreQueries, StoreQuery};
 pub use stats::{BrokerStats, DropReason};
-pub use stream::{ConsumerInfo, Stream};
+pub use stream::{ConsumerInfo, HoldInfo, HolderInfo, RetentionHold, Stream};

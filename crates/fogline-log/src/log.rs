@@ -29,6 +29,10 @@ pub struct Log {
     _lock: Option<std::fs::File>,
     /// Memory storage: the mapping of the last segment retention dropped, for the next one.
     spare: Option<Spare>,
+    /// Retention keeps every segment holding an offset at or after this ([`Log::set_retention_floor`]).
+    floor: Option<u64>,
+    /// Bytes the last retention pass kept only because of `floor`.
+    held_bytes: u64,
     #[cfg(test)]
     reused: u64,
 }
@@ -63,6 +67,8 @@ pub struct RetentionReport {
     pub bytes_removed: u64,
     /// The log's first offset afterwards.
     pub first_offset: u64,
+    /// Bytes retention would have dropped but kept for the retention floor.
+    pub held_bytes: u64,
 }
 
 impl fmt::Display for RetentionReport {
@@ -134,6 +140,8 @@ impl Log {
             remover: None,
             _lock: lock,
             spare: None,
+            floor: None,
+            held_bytes: 0,
             #[cfg(test)]
             reused: 0,
         };
@@ -370,30 +378,68 @@ impl Log {
 
     /// Drops whole oldest segments while the log exceeds `retention_bytes`, or while the
     /// oldest segment's newest record is older than `now_us - retention_age`. Never drops the
-    /// active segment. Called by `append` whenever a segment fills. The files of dropped
+    /// active segment, nor a segment holding an offset at or after the retention floor
+    /// ([`set_retention_floor`]); the bytes kept for the floor are reported
+    /// ([`held_bytes`]). Called by `append` whenever a segment fills. The files of dropped
     /// segments are deleted on a thread of the log's own: [`wait_for_removals`] waits for
     /// them, [`take_removal_errors`] reports the deletions that failed. Records read before
     /// stay valid either way.
     ///
+    /// [`set_retention_floor`]: Log::set_retention_floor
+    /// [`held_bytes`]: Log::held_bytes
     /// [`wait_for_removals`]: Log::wait_for_removals
     /// [`take_removal_errors`]: Log::take_removal_errors
     pub fn enforce_retention(&mut self, now_us: u64) -> RetentionReport {
         let mut r = RetentionReport::default();
         let max_age = self.opts.retention_age.map(|a| a.as_micros() as u64);
-        while self.segments.len() > 1 {
-            let oldest = &self.segments[0];
-            let too_big = self
-                .opts
-                .retention_bytes
-                .is_some_and(|m| self.total_bytes > m);
-            let too_old = max_age.is_some_and(|a| oldest.last_ts < now_us.saturating_sub(a));
+        // Walk the segments retention wants gone as if none were held: those before the
+        // first held one go, the rest of them are kept and counted (segments hold rising
+        // offsets, so once one is held every later one is).
+        let (mut droppable, mut held, mut total) = (0, 0, self.total_bytes);
+        for seg in &self.segments[..self.segments.len() - 1] {
+            let too_big = self.opts.retention_bytes.is_some_and(|m| total > m);
+            let too_old = max_age.is_some_and(|a| seg.last_ts < now_us.saturating_sub(a));
             if !(too_big || too_old) {
                 break;
             }
+            if held == 0 && self.floor.is_none_or(|f| seg.next_offset() <= f) {
+                droppable += 1;
+            } else {
+                held += seg.write_pos as u64;
+            }
+            total -= seg.write_pos as u64;
+        }
+        for _ in 0..droppable {
             self.drop_oldest(&mut r);
         }
+        self.held_bytes = held;
+        r.held_bytes = held;
         r.first_offset = self.first_offset();
         r
+    }
+
+    /// Sets the retention floor: retention keeps every record at or after `floor` (`None`:
+    /// none is kept for it), so a reader that has not yet taken them (a bridge during an
+    /// outage) loses none. The log may then grow past its limits; [`held_bytes`] says by how
+    /// much, and bounding it is the caller's (the broker refuses appends past a margin).
+    /// Applied by the next [`enforce_retention`]. [`purge`] ignores it.
+    ///
+    /// [`held_bytes`]: Log::held_bytes
+    /// [`enforce_retention`]: Log::enforce_retention
+    /// [`purge`]: Log::purge
+    pub fn set_retention_floor(&mut self, floor: Option<u64>) {
+        self.floor = floor;
+    }
+
+    /// The retention floor in force.
+    pub fn retention_floor(&self) -> Option<u64> {
+        self.floor
+    }
+
+    /// Bytes the last retention pass would have dropped but kept for the retention floor
+    /// (whole segments; the active one is never counted).
+    pub fn held_bytes(&self) -> u64 {
+        self.held_bytes
     }
 
     /// Drops the oldest segment (never the active one): its files go on the remover's
@@ -436,6 +482,7 @@ impl Log {
         while self.segments.len() > 1 {
             self.drop_oldest(&mut r);
         }
+        self.held_bytes = 0;
         r.first_offset = self.first_offset();
         self.wait_for_removals();
         if let Some(e) = self.take_removal_errors().into_iter().next() {

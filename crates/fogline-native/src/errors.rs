@@ -7,7 +7,10 @@ use fogline_wire::ErrorCode;
 pub fn broker_code(e: &BrokerError) -> ErrorCode {
     match e {
         BrokerError::Storage { source, .. } if source.resume().is_some() => ErrorCode::DataLost,
-        BrokerError::Storage { .. } | BrokerError::Io { .. } => ErrorCode::StorageFailed,
+        // A held stream cannot store, as a full disk cannot; the message says why.
+        BrokerError::Storage { .. } | BrokerError::Io { .. } | BrokerError::Held { .. } => {
+            ErrorCode::StorageFailed
+        }
         BrokerError::UnknownStream(_) => ErrorCode::UnknownStream,
         BrokerError::StreamExists(_) => ErrorCode::Duplicate,
         BrokerError::UnknownConsumer(_) => ErrorCode::UnknownConsumer,

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 pub mod announce;
+pub mod bridge;
 pub mod config;
 pub mod consumer;
 pub mod demo;

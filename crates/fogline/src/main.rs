@@ -44,6 +44,9 @@ enum Command {
     /// instances).
     #[command(subcommand)]
     Function(cmd::function::FunctionCommand),
+    /// Inspect the bridges of a running node (ls, status).
+    #[command(subcommand)]
+    Bridge(cmd::bridge::BridgeCommand),
     /// Run an ad-hoc SQL query on a running node and print its results live.
     Sql(cmd::sql::SqlArgs),
     /// Show or check configuration.
@@ -90,6 +93,7 @@ fn main() -> anyhow::Result<()> {
         Command::Rule(c) => cmd::rule::run(c),
         Command::Pattern(c) => cmd::rule::run_pattern(c),
         Command::Function(c) => cmd::function::run(c),
+        Command::Bridge(c) => cmd::bridge::run(c),
         Command::Sql(a) => cmd::sql::run(a),
         Command::Config(c) => cmd::config::run(c),
         Command::Log(c) => cmd::log::run(c),

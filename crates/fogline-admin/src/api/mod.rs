@@ -1,7 +1,8 @@
 //! The routes of the admin API (`openapi.json` describes them; a test keeps the two equal).
 //!
 //! - `GET /healthz`: 200 when every component runs, else 503, with each one's state; status
-//!   `degraded` (still 200) with `warnings` while a stream's disk is full.
+//!   `degraded` (still 200) with `warnings` while a stream's disk is full or a bridge holds
+//!   its retention past the margin.
 //! - `GET /api/v1/node`: version, uptime, storage, memory, data directory, components.
 //! - `/api/v1/streams` (`streams`): list, create, describe, change, purge, delete.
 //! - `/api/v1/consumers`, `/api/v1/streams/{name}/consumers[/{consumer}]` (`consumers`).
@@ -34,6 +35,7 @@ const DASHBOARD_HTML: &str = include_str!("../../assets/index.html");
 const DASHBOARD_JS: &str = include_str!("../../assets/dashboard.js");
 const DASHBOARD_CSS: &str = include_str!("../../assets/dashboard.css");
 const RULES_JS: &str = include_str!("../../assets/rules.js");
+const BRIDGES_JS: &str = include_str!("../../assets/bridges.js");
 
 /// The API's description with other components' merged in: their `paths` and
 /// `components.schemas` added to the admin API's own.
@@ -75,6 +77,10 @@ pub fn router(state: AdminState, openapi: std::sync::Arc<str>) -> Router {
         .route(
             "/assets/rules.js",
             get(|| async { page(RULES_JS, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/assets/bridges.js",
+            get(|| async { page(BRIDGES_JS, "text/javascript; charset=utf-8") }),
         )
         .route(
             "/assets/dashboard.css",
@@ -135,12 +141,20 @@ async fn healthz(State(s): State<AdminState>) -> Response {
         .broker
         .streams()
         .iter()
-        .filter(|st| st.storage_full())
-        .map(|st| {
-            format!(
-                "stream {}: disk full, records are refused until there is room (reads go on)",
-                st.name()
-            )
+        .flat_map(|st| {
+            let full = st.storage_full().then(|| {
+                format!(
+                    "stream {}: disk full, records are refused until there is room (reads go on)",
+                    st.name()
+                )
+            });
+            let held = st.hold_full().then(|| {
+                format!(
+                    "stream {}: retention held by a bridge past its margin, records are refused until it catches up",
+                    st.name()
+                )
+            });
+            full.into_iter().chain(held)
         })
         .collect();
     let status = if ok {

@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fogline_broker::{Broker, Stream};
+use fogline_broker::{Broker, RetentionHold, Stream};
 use fogline_log::Record as LogRecord;
 use rskafka::client::partition::{PartitionClient, UnknownTopicHandling};
 use rskafka::client::Client;
@@ -80,6 +80,8 @@ pub struct KafkaOut {
     position: Position,
     /// The next stream offset to forward; everything before it is in Kafka or filtered out.
     cursor: u64,
+    /// `on_retention = "hold"`: the stream keeps everything from `cursor` on.
+    hold: Option<RetentionHold>,
 }
 
 /// Why a session with Kafka ended.
@@ -130,6 +132,11 @@ impl KafkaOut {
                 start
             }
         };
+        let hold = (cfg.on_retention == OnRetention::Hold).then(|| {
+            let hold = stream.hold_retention(name);
+            hold.set(cursor);
+            hold
+        });
         Ok(KafkaOut {
             cfg,
             node: node.to_string(),
@@ -137,6 +144,7 @@ impl KafkaOut {
             status,
             position,
             cursor,
+            hold,
         })
     }
 
@@ -172,6 +180,10 @@ impl KafkaOut {
             }
             let until = Instant::now() + wait;
             while Instant::now() < until {
+                // Retention goes on while Kafka is down: a drop is counted when it happens.
+                if let Ok(stream) = self.stream() {
+                    self.follow_retention(&stream);
+                }
                 self.refresh_lag();
                 tokio::select! {
                     _ = tokio::time::sleep(TICK.min(until - Instant::now())) => {}
@@ -257,7 +269,7 @@ impl KafkaOut {
             self.status
                 .set_lag(next.saturating_sub(self.cursor), batch[0].timestamp);
             match self.forward(&client, &mut topics, &batch, stop).await {
-                Ok(stopped_at) => self.cursor = stopped_at.unwrap_or(after),
+                Ok(stopped_at) => self.advance(stopped_at.unwrap_or(after)),
                 Err(e) => return e,
             }
             if saved_at.elapsed() >= SAVE_EVERY {
@@ -510,8 +522,16 @@ impl KafkaOut {
         self.status.dropped.fetch_add(lost, Relaxed);
         let held = self.cfg.on_retention == OnRetention::Hold;
         tracing::error!(bridge = %self.status.name, stream = %self.cfg.stream, from = self.cursor, to = first, lost, held, "retention dropped records the Kafka bridge had not forwarded");
-        self.cursor = first;
+        self.advance(first);
         self.save();
+    }
+
+    /// Moves the position on, and the retention hold with it.
+    fn advance(&mut self, cursor: u64) {
+        self.cursor = cursor;
+        if let Some(h) = &self.hold {
+            h.set(cursor);
+        }
     }
 
     /// The lag, read from the stream (while Kafka is down nothing else measures it).

@@ -10,10 +10,12 @@
 //! [`Stream::set_retention`]); its records may be dropped ([`Stream::purge`]); a deleted
 //! stream is retired ([`Stream::retire`]): its consumers' reads fail and its position
 //! writer stops before its directory goes. The group commit of `fsync` storage is in
-//! `flush`, durable consumers' positions and the table of open consumers in `durables`.
+//! `flush`, durable consumers' positions and the table of open consumers in `durables`,
+//! readers' holds on retention in `hold`.
 
 mod durables;
 mod flush;
+mod hold;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,7 @@ use crate::tail::Tail;
 pub use durables::ConsumerInfo;
 pub(crate) use durables::ConsumerState;
 use durables::{load_floors, Durables};
+pub use hold::{HoldInfo, HolderInfo, RetentionHold};
 
 /// One stream and its log.
 pub struct Stream {
@@ -69,6 +72,14 @@ pub struct Stream {
     broken: Mutex<Option<String>>,
     /// Set while appends fail for want of disk space; the next append that fits clears it.
     full: AtomicBool,
+    /// Readers holding its retention (`hold`).
+    retention_holds: Mutex<hold::Holds>,
+    /// The broker's `retention_hold_max`.
+    hold_cap: u64,
+    /// Set while appends are refused because holders keep more than the hold margin.
+    hold_full: AtomicBool,
+    /// Records refused for that reason.
+    hold_refused: AtomicU64,
     /// Test hook: the next flush fails ([`Stream::fail_next_flush`]).
     fail_next: AtomicBool,
     /// Test hook: flushes wait while it is true ([`Stream::hold_flushes`]).
@@ -143,6 +154,10 @@ impl Stream {
                 retired: AtomicBool::new(false),
                 broken: Mutex::new(None),
                 full: AtomicBool::new(false),
+                retention_holds: Mutex::new(hold::Holds::default()),
+                hold_cap: broker.retention_hold_max.as_u64(),
+                hold_full: AtomicBool::new(false),
+                hold_refused: AtomicU64::new(0),
                 fail_next: AtomicBool::new(false),
                 hold: tokio::sync::watch::Sender::new(false),
             },
@@ -199,6 +214,7 @@ impl Stream {
         }
         let mut log = self.log.lock();
         let records = &batch.records;
+        self.check_hold(&log, u64::from(records.count()))?;
         let need = fogline_log::records_len(
             records.count() as usize,
             batch.topic.len(),
@@ -416,6 +432,11 @@ impl Stream {
     /// and deletions that failed since the last call are logged.
     pub fn enforce_retention(&self, now_us: u64) {
         let mut log = self.log.lock();
+        self.run_retention(&mut log, now_us);
+        self.update_hold_full(&log);
+    }
+
+    fn run_retention(&self, log: &mut Log, now_us: u64) {
         log.enforce_retention(now_us);
         for e in log.take_removal_errors() {
             tracing::warn!(stream = %self.name, error = %e, "cannot delete a dropped segment's file; it is found again on the next start");

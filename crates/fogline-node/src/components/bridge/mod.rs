@@ -1,8 +1,10 @@
 //! The bridges (`[bridge]`): `fogline_bridge` carries streams to Kafka and Kafka topics into
-//! the broker. Each bridge runs as its own task; their statuses go to the admin API (`/api/v1/bridges`) and `/metrics`.
+//! the broker. Each bridge runs as its own task; their statuses go to the admin API
+//! (`/api/v1/bridges`), `/metrics` and the dashboard's live feed.
 //! Positions are kept in `<data_dir>/.bridge` (nowhere on a node that keeps no files).
 
 use fogline_bridge::api;
+use fogline_bridge::feed::BridgesFeed;
 use fogline_bridge::kafka::inbound::KafkaIn;
 use fogline_bridge::kafka::out::KafkaOut;
 use fogline_bridge::metrics::BridgeCollector;
@@ -61,6 +63,9 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     ctx.metrics
         .lock()
         .register_collector(Box::new(BridgeCollector(bridges.clone())));
+    ctx.feed
+        .lock()
+        .push(std::sync::Arc::new(BridgesFeed(bridges.clone())));
     tracing::info!(bridges = ?names, "bridges started");
     let mut tasks: Vec<_> = outs
         .into_iter()
