@@ -2,9 +2,11 @@
 //! the log, so that what waits for a link that is down waits in its stream, bounded by the
 //! stream's retention.
 //!
-//! - `config`: the `[bridge]` section (`[[bridge.kafka]]`).
+//! - `config`: the `[bridge]` section (`[[bridge.kafka]]`, `[[bridge.mqtt]]`).
 //! - `kafka`: a stream forwarded to Apache Kafka, each record once and in order across
 //!   restarts and outages (`kafka::out`), resumed from what Kafka holds (`kafka::tail`).
+//! - `mqtt`: to and from another MQTT broker with Mosquitto's bridge semantics, store and
+//!   forward through the stream, no loops (`mqtt::bridge`, topic lines in `mqtt::topic`).
 //! - `status`: each bridge's state, counts and lag; `api` serves them at
 //!   `/api/v1/bridges`, `metrics` in `/metrics`.
 //! - `position`: a bridge's saved place in its stream.
@@ -16,8 +18,9 @@ pub mod api;
 pub mod config;
 pub mod kafka;
 pub mod metrics;
+pub mod mqtt;
 pub mod position;
 pub mod status;
 
-pub use config::{BridgeConfig, KafkaOutConfig};
+pub use config::{BridgeConfig, KafkaOutConfig, MqttConfig};
 pub use status::{BridgeStatus, Bridges, Kind, Snapshot, State};

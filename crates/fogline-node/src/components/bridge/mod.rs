@@ -1,10 +1,11 @@
-//! The bridges (`[bridge]`): `fogline_bridge` carries streams to Kafka. Each bridge runs as
-//! its own task; their statuses go to the admin API (`/api/v1/bridges`) and `/metrics`.
+//! The bridges (`[bridge]`): `fogline_bridge` carries streams to Kafka, and to and from
+//! other MQTT brokers. Each bridge runs as its own task; their statuses go to the admin API (`/api/v1/bridges`) and `/metrics`.
 //! Positions are kept in `<data_dir>/.bridge` (nowhere on a node that keeps no files).
 
 use fogline_bridge::api;
 use fogline_bridge::kafka::out::KafkaOut;
 use fogline_bridge::metrics::BridgeCollector;
+use fogline_bridge::mqtt::bridge::MqttBridge;
 use fogline_bridge::Bridges;
 use fogline_broker::StorageMode;
 
@@ -24,7 +25,7 @@ fn boxed<'a>(
 }
 
 async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError> {
-    if cfg.bridge.kafka.is_empty() {
+    if cfg.bridge.kafka.is_empty() && cfg.bridge.mqtt.is_empty() {
         return Ok(None);
     }
     let names = cfg.bridge.check()?;
@@ -43,6 +44,12 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         bridges.add(out.status());
         outs.push(out);
     }
+    let mut mqtts = Vec::new();
+    for (name, m) in names[cfg.bridge.kafka.len()..].iter().zip(&cfg.bridge.mqtt) {
+        let bridge = MqttBridge::new(name, m.clone(), &ctx.node.id, &ctx.broker, dir.clone())?;
+        bridges.add(bridge.status());
+        mqtts.push(bridge);
+    }
     ctx.routes.lock().push(fogline_admin::ExtraRoutes {
         router: api::routes(bridges.clone()),
         openapi: api::OPENAPI,
@@ -51,10 +58,15 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         .lock()
         .register_collector(Box::new(BridgeCollector(bridges.clone())));
     tracing::info!(bridges = ?names, "bridges started");
-    let tasks: Vec<_> = outs
+    let mut tasks: Vec<_> = outs
         .into_iter()
         .map(|o| tokio::spawn(o.run(ctx.stop.clone())))
         .collect();
+    tasks.extend(
+        mqtts
+            .into_iter()
+            .map(|m| tokio::spawn(m.run(ctx.stop.clone()))),
+    );
     Ok(Some(Started {
         endpoints: Vec::new(),
         task: Box::pin(async move {
