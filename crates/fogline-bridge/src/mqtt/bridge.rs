@@ -354,16 +354,17 @@ impl MqttBridge {
                 {
                     return Err(format!("the remote refused a subscription: {code:?}"));
                 }
+                self.status.set_state(State::Running);
             }
             _ => {}
         }
         Ok(())
     }
 
-    /// A new connection: anything sent before may be at the remote already, and the
-    /// subscriptions are made (again: cheap, and the lines may have changed).
+    /// A new connection: the subscriptions are made (again: cheap, and the lines may have
+    /// changed). The bridge runs once they are acknowledged, so nothing published on the
+    /// remote after that is missed.
     async fn connected(&mut self, ack: &ConnAck, client: &AsyncClient) -> Result<(), String> {
-        self.status.set_state(State::Running);
         if !self.cfg.cleansession && !ack.session_present {
             tracing::info!(bridge = %self.status.name, "the remote broker had no session for the bridge: a new one starts");
         }
@@ -380,7 +381,9 @@ impl MqttBridge {
                 retain_forward_rule: RetainForwardRule::OnNewSubscribe,
             })
             .collect();
-        if !filters.is_empty() {
+        if filters.is_empty() {
+            self.status.set_state(State::Running);
+        } else {
             client
                 .subscribe_many(filters)
                 .await
