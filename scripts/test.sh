@@ -36,6 +36,8 @@ fi
 rmdir "$probe"
 # The Prometheus test must run, not skip, here: prometheus is installed above.
 export FOGLINE_TEST_PROMETHEUS=1
+# The MQTT bridge tests must run against a real Mosquitto: it is installed above.
+export FOGLINE_TEST_MOSQUITTO=1
 cargo test --workspace --all-features
 # The dashboard in headless Chromium, against the binary the tests built.
 node tests/browser/dashboard.test.mjs target/debug/fogline
