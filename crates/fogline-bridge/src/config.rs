@@ -240,7 +240,7 @@ pub struct MqttConfig {
     #[serde(default)]
     pub topics: Vec<String>,
     /// Most QoS 1 records out waiting for their PUBACK (the remote's receive maximum may
-    /// lower it).
+    /// lower it), and the receive maximum the bridge gives the remote for messages in.
     #[serde(default = "default_max_inflight")]
     pub max_inflight: u16,
     /// Where a new bridge starts in its stream.

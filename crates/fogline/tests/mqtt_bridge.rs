@@ -271,7 +271,7 @@ async fn records_reach_mosquitto_across_its_outage_and_a_kill_9() {
         mosquitto.port
     );
     let mut server = serve(dir.path(), &config);
-    const N: usize = 40_000;
+    const N: usize = 100_000;
     let client = Client::connect(&server.native, ClientOptions::default())
         .await
         .unwrap();

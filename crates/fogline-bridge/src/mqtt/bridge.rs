@@ -79,11 +79,11 @@ impl Drop for Poller {
 
 /// Runs the client's event loop (not cancel-safe, so it has a task of its own) until its
 /// first error, which ends the session.
-async fn poll(mut el: EventLoop, tx: mpsc::Sender<Result<Event, String>>) {
+async fn poll(mut el: EventLoop, tx: mpsc::UnboundedSender<Result<Event, String>>) {
     loop {
         let ev = el.poll().await.map_err(|e| e.to_string());
         let last = ev.is_err();
-        if tx.send(ev).await.is_err() || last {
+        if tx.send(ev).is_err() || last {
             return;
         }
     }
@@ -218,6 +218,7 @@ impl MqttBridge {
             .set_clean_start(self.cfg.cleansession)
             .set_manual_acks(true)
             .set_outgoing_inflight_upper_limit(self.cfg.max_inflight)
+            .set_receive_maximum(Some(self.cfg.max_inflight))
             .set_connection_timeout(CONNECT_TIMEOUT_S);
         if !self.cfg.cleansession {
             // A session that never expires, as MQTT 3.1.1's clean session 0 has.
@@ -243,8 +244,13 @@ impl MqttBridge {
             Err(e) => return End::Failed(e),
         };
         let window_max = usize::from(self.cfg.max_inflight);
-        let (client, el) = AsyncClient::new(options, window_max + 64);
-        let (tx, mut events) = mpsc::channel(64);
+        // Room for every publish of the window and the PUBACK of every message the remote
+        // may have in flight to us (receive maximum), so handing either over never waits.
+        let (client, el) = AsyncClient::new(options, 2 * window_max + 16);
+        // Unbounded, so the event loop always reads on: a PUBACK it did not read could be
+        // what frees the client to take the requests this task waits to hand over. What the
+        // remote sends unacknowledged is bounded by the receive maximum.
+        let (tx, mut events) = mpsc::unbounded_channel();
         let _poller = Poller(tokio::spawn(poll(el, tx)));
         let mut window = Window::new(self.cursor);
         // What the last session handed over and was not acknowledged is sent again.
@@ -306,7 +312,7 @@ impl MqttBridge {
     async fn disconnect(
         &mut self,
         client: &AsyncClient,
-        events: &mut mpsc::Receiver<Result<Event, String>>,
+        events: &mut mpsc::UnboundedReceiver<Result<Event, String>>,
     ) -> End {
         if client.try_disconnect().is_ok() {
             let _ = tokio::time::timeout(STOP_GRACE, async {
