@@ -47,6 +47,8 @@ if nft add table inet fogline_probe 2>/dev/null; then
 else
   echo "test.sh: cannot add nftables rules here: the network-partition test is skipped" >&2
 fi
+# The MQTT bridge tests must run against a real Mosquitto: it is installed above.
+export FOGLINE_TEST_MOSQUITTO=1
 cargo test --workspace --all-features
 # The dashboard in headless Chromium, against the binary the tests built.
 node tests/browser/dashboard.test.mjs target/debug/fogline

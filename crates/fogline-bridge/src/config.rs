@@ -1,5 +1,6 @@
 //! The `[bridge]` section: `[[bridge.kafka]]` tables, one per stream forwarded to Kafka, and
 //! `[[bridge.kafka_in]]` tables, one per set of Kafka topics consumed into fogline.
+//! `[[bridge.mqtt]]` tables, one per connection to another MQTT broker.
 
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ pub struct BridgeConfig {
     pub kafka: Vec<KafkaOutConfig>,
     /// Kafka topics consumed into fogline.
     pub kafka_in: Vec<KafkaInConfig>,
+    /// Connections to other MQTT brokers.
+    pub mqtt: Vec<MqttConfig>,
 }
 
 /// Which record key Kafka gets.
@@ -212,16 +215,158 @@ impl KafkaOutConfig {
     }
 }
 
+/// One `[[bridge.mqtt]]`: a connection to another MQTT broker, as Mosquitto's bridge
+/// (`connection` in mosquitto.conf) makes one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MqttConfig {
+    /// The bridge's name (in the API, metrics, the saved position and the origin header of
+    /// what comes in); default `mqtt-N`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The remote broker, `host:port` (the port defaults to 1883).
+    pub address: String,
+    /// The client id on the remote broker; default `fogline-<node id>-<name>`.
+    #[serde(default)]
+    pub remote_clientid: Option<String>,
+    /// User name on the remote broker.
+    #[serde(default)]
+    pub remote_username: Option<String>,
+    /// Password on the remote broker (needs `remote_username`).
+    #[serde(default)]
+    pub remote_password: Option<String>,
+    /// `false`: a persistent session on the remote broker (it keeps the subscriptions and
+    /// queues QoS 1 messages for the bridge while it is away).
+    #[serde(default)]
+    pub cleansession: bool,
+    /// MQTT keep-alive interval (5 s to 65535 s).
+    #[serde(default = "default_keepalive", with = "humantime_serde")]
+    pub keepalive: Duration,
+    /// The local stream whose records go out (needed when a line is `out` or `both`).
+    #[serde(default)]
+    pub stream: Option<String>,
+    /// Mosquitto `topic` lines: `PATTERN [[[out|in|both] QOS] LOCAL_PREFIX REMOTE_PREFIX]`.
+    #[serde(default)]
+    pub topics: Vec<String>,
+    /// Most QoS 1 records out waiting for their PUBACK (the remote's receive maximum may
+    /// lower it), and the receive maximum the bridge gives the remote for messages in.
+    #[serde(default = "default_max_inflight")]
+    pub max_inflight: u16,
+    /// Where a new bridge starts in its stream.
+    #[serde(default)]
+    pub start: Start,
+    /// Longest wait between two attempts to reach the remote broker.
+    #[serde(default = "default_retry_max", with = "humantime_serde")]
+    pub retry_max: Duration,
+}
+
+fn default_keepalive() -> Duration {
+    Duration::from_secs(60)
+}
+fn default_max_inflight() -> u16 {
+    20
+}
+
+impl MqttConfig {
+    /// A bridge to `address` carrying `topics`, every other setting at its default.
+    pub fn new(address: impl Into<String>, stream: Option<String>, topics: Vec<String>) -> Self {
+        MqttConfig {
+            name: None,
+            address: address.into(),
+            remote_clientid: None,
+            remote_username: None,
+            remote_password: None,
+            cleansession: false,
+            keepalive: default_keepalive(),
+            stream,
+            topics,
+            max_inflight: default_max_inflight(),
+            start: Start::Earliest,
+            retry_max: default_retry_max(),
+        }
+    }
+
+    /// Its remote host and port.
+    ///
+    /// # Errors
+    /// An address that is not `host` or `host:port`.
+    pub fn host_port(&self) -> Result<(String, u16), String> {
+        let a = self.address.trim();
+        let bad = || format!("address {a:?} is not host:port");
+        let (host, port) = match a.rsplit_once(':') {
+            // A bare IPv6 address has colons but no port.
+            Some((h, p)) if !h.contains(':') || h.ends_with(']') => {
+                (h, p.parse::<u16>().map_err(|_| bad())?)
+            }
+            _ => (a, 1883),
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() || port == 0 {
+            return Err(bad());
+        }
+        Ok((host.to_string(), port))
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.host_port()?;
+        let topics = crate::mqtt::topic::Topics::parse(&self.topics).map_err(|e| e.to_string())?;
+        if topics.0.is_empty() {
+            return Err("no topics: add lines such as \"sensors/# out 1\"".into());
+        }
+        match &self.stream {
+            None if topics.any_out() => {
+                return Err("a topic goes out but no stream is given".into())
+            }
+            Some(s) if s.is_empty() => return Err("stream is empty".into()),
+            _ => {}
+        }
+        if self.remote_password.is_some() && self.remote_username.is_none() {
+            return Err("remote_password needs remote_username".into());
+        }
+        if self.remote_clientid.as_deref() == Some("") {
+            return Err("remote_clientid is empty".into());
+        }
+        // The client refuses less than 5 s.
+        if self.keepalive < Duration::from_secs(5) || self.keepalive.as_secs() > u64::from(u16::MAX)
+        {
+            return Err("keepalive is 5 s to 65535 s".into());
+        }
+        if self.max_inflight == 0 {
+            return Err("max_inflight must be above 0".into());
+        }
+        Ok(())
+    }
+}
+
 impl BridgeConfig {
-    /// The bridges' names (given or `kafka-N`, then `kafka-in-N`), checked: unique, and
-    /// every bridge complete.
+    /// The bridges' names (given, or `kafka-N`, `kafka-in-N`, `mqtt-N`; in that order),
+    /// checked: unique, and every bridge complete.
     ///
     /// # Errors
     /// What is wrong, naming the bridge.
     pub fn check(&self) -> Result<Vec<String>, String> {
         let mut names = self.check_out()?;
         crate::config_in::check(&self.kafka_in, &mut names)?;
+        self.check_mqtt(&mut names)?;
         Ok(names)
+    }
+
+    fn check_mqtt(&self, names: &mut Vec<String>) -> Result<(), String> {
+        for (i, m) in self.mqtt.iter().enumerate() {
+            let name = m.name.clone().unwrap_or_else(|| format!("mqtt-{}", i + 1));
+            let err = |m: String| Err(format!("[[bridge.mqtt]] {name:?}: {m}"));
+            if !valid_name(&name) {
+                return err("a name is 1 to 64 letters, digits, '-', '_' or '.'".into());
+            }
+            if names.contains(&name) {
+                return err("two bridges have this name".into());
+            }
+            if let Err(e) = m.check() {
+                return err(e);
+            }
+            names.push(name);
+        }
+        Ok(())
     }
 
     fn check_out(&self) -> Result<Vec<String>, String> {
@@ -295,8 +440,21 @@ mod tests {
         let f: File = toml::from_str(&format!("[bridge]\n{example}")).unwrap();
         assert_eq!(f.bridge.kafka.len(), 1, "{example}");
         assert_eq!(f.bridge.kafka_in.len(), 1, "{example}");
-        assert_eq!(f.bridge.check().unwrap(), ["core", "core-in"]);
         assert_eq!(f.bridge.kafka_in[0].group, "fogline-edge-1");
+        assert_eq!(f.bridge.mqtt.len(), 1, "{example}");
+        assert_eq!(f.bridge.check().unwrap(), ["core", "core-in", "upstream"]);
+        let m = &f.bridge.mqtt[0];
+        assert_eq!(m.host_port().unwrap(), ("127.0.0.1".to_string(), 1884));
+        assert!(!m.cleansession);
+        let topics = crate::mqtt::topic::Topics::parse(&m.topics).unwrap();
+        assert_eq!(
+            topics.outgoing("sensors/a"),
+            Some(("site1/sensors/a".to_string(), 1))
+        );
+        assert_eq!(
+            topics.incoming("edge/shared/x"),
+            Some("shared/x".to_string())
+        );
         let k = &f.bridge.kafka[0];
         assert_eq!(k.key, KeyFrom::Topic);
         assert_eq!(k.on_retention, OnRetention::Hold);
@@ -326,5 +484,90 @@ mod tests {
         let bad: Result<File, _> =
             toml::from_str("[[bridge.kafka]]\nbootstrap=['x:1']\nstream='s'\nkey='partition'\n");
         assert!(bad.err().unwrap().to_string().contains("header:NAME"));
+    }
+
+    #[test]
+    fn bad_mqtt_bridges_are_refused_with_their_name() {
+        let mut c = BridgeConfig::default();
+        c.mqtt.push(MqttConfig::new(
+            "127.0.0.1:1884",
+            None,
+            vec!["a/# in 1".into()],
+        ));
+        assert_eq!(c.check().unwrap(), ["mqtt-1"]);
+        let refused = |m: MqttConfig, what: &str| {
+            let c = BridgeConfig {
+                mqtt: vec![m],
+                ..BridgeConfig::default()
+            };
+            let e = c.check().unwrap_err();
+            assert!(e.contains("\"mqtt-1\"") && e.contains(what), "{e}");
+        };
+        let ok = c.mqtt[0].clone();
+        refused(
+            MqttConfig {
+                topics: vec!["a out 1".into()],
+                ..ok.clone()
+            },
+            "no stream",
+        );
+        refused(
+            MqttConfig {
+                topics: vec![],
+                ..ok.clone()
+            },
+            "no topics",
+        );
+        refused(
+            MqttConfig {
+                topics: vec!["a up".into()],
+                ..ok.clone()
+            },
+            "direction",
+        );
+        refused(
+            MqttConfig {
+                address: "h:x".into(),
+                ..ok.clone()
+            },
+            "host:port",
+        );
+        refused(
+            MqttConfig {
+                remote_password: Some("p".into()),
+                ..ok.clone()
+            },
+            "needs",
+        );
+        refused(
+            MqttConfig {
+                max_inflight: 0,
+                ..ok.clone()
+            },
+            "max_inflight",
+        );
+        refused(
+            MqttConfig {
+                keepalive: Duration::ZERO,
+                ..ok.clone()
+            },
+            "keepalive",
+        );
+        let addr = |a: &str| {
+            MqttConfig {
+                address: a.into(),
+                ..ok.clone()
+            }
+            .host_port()
+            .unwrap()
+        };
+        assert_eq!(addr("broker"), ("broker".into(), 1883));
+        assert_eq!(addr("[::1]:1884"), ("::1".into(), 1884));
+        assert_eq!(addr("::1"), ("::1".into(), 1883));
+        c.kafka.push(KafkaOutConfig {
+            name: Some("mqtt-1".into()),
+            ..KafkaOutConfig::new("s", vec!["k:9092".into()])
+        });
+        assert!(c.check().unwrap_err().contains("two bridges"));
     }
 }

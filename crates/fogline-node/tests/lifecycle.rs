@@ -21,6 +21,12 @@ fn config(dir: &std::path::Path) -> Config {
         "default",
         vec!["127.0.0.1:1".into()],
     )];
+    // And an MQTT bridge to a broker that is not there either.
+    cfg.bridge.mqtt = vec![fogline_bridge::MqttConfig::new(
+        "127.0.0.1:1",
+        Some("default".into()),
+        vec!["# both 1".into()],
+    )];
     cfg
 }
 
@@ -115,6 +121,7 @@ async fn components_without_listeners_are_disabled_not_failed() {
     cfg.rules.enabled = false;
     cfg.store.streams.clear();
     cfg.bridge.kafka.clear();
+    cfg.bridge.mqtt.clear();
     let node = Node::start(cfg).await.unwrap();
     use fogline_admin::Components;
     let states: Vec<_> = node

@@ -1,6 +1,7 @@
-//! The bridges (`[bridge]`): `fogline_bridge` carries streams to Kafka and Kafka topics into
-//! the broker. Each bridge runs as its own task; their statuses go to the admin API
-//! (`/api/v1/bridges`), `/metrics` and the dashboard's live feed.
+//! The bridges (`[bridge]`): `fogline_bridge` carries streams to Kafka, Kafka topics into
+//! the broker, and records to and from other MQTT brokers. Each bridge runs as its own
+//! task; their statuses go to the admin API (`/api/v1/bridges`), `/metrics` and the
+//! dashboard's live feed.
 //! Positions are kept in `<data_dir>/.bridge` (nowhere on a node that keeps no files).
 
 use fogline_bridge::api;
@@ -8,6 +9,7 @@ use fogline_bridge::feed::BridgesFeed;
 use fogline_bridge::kafka::inbound::KafkaIn;
 use fogline_bridge::kafka::out::KafkaOut;
 use fogline_bridge::metrics::BridgeCollector;
+use fogline_bridge::mqtt::bridge::MqttBridge;
 use fogline_bridge::Bridges;
 use fogline_broker::StorageMode;
 
@@ -27,7 +29,7 @@ fn boxed<'a>(
 }
 
 async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError> {
-    if cfg.bridge.kafka.is_empty() && cfg.bridge.kafka_in.is_empty() {
+    if cfg.bridge.kafka.is_empty() && cfg.bridge.kafka_in.is_empty() && cfg.bridge.mqtt.is_empty() {
         return Ok(None);
     }
     let names = cfg.bridge.check()?;
@@ -46,7 +48,7 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         bridges.add(out.status());
         outs.push(out);
     }
-    // `check` names the outgoing bridges first, then the incoming ones.
+    // `check` names the Kafka bridges out, then in, then the MQTT ones.
     let mut ins = Vec::new();
     for (name, k) in names[cfg.bridge.kafka.len()..]
         .iter()
@@ -55,6 +57,13 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         let kin = KafkaIn::new(name, k.clone(), &ctx.node.id, &ctx.broker);
         bridges.add(kin.status());
         ins.push(kin);
+    }
+    let mut mqtts = Vec::new();
+    let skip = cfg.bridge.kafka.len() + cfg.bridge.kafka_in.len();
+    for (name, m) in names[skip..].iter().zip(&cfg.bridge.mqtt) {
+        let bridge = MqttBridge::new(name, m.clone(), &ctx.node.id, &ctx.broker, dir.clone())?;
+        bridges.add(bridge.status());
+        mqtts.push(bridge);
     }
     ctx.routes.lock().push(fogline_admin::ExtraRoutes {
         router: api::routes(bridges.clone()),
@@ -73,7 +82,12 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         .collect();
     tasks.extend(
         ins.into_iter()
-            .map(|i| tokio::spawn(i.run(ctx.stop.clone()))),
+            .map(|i| tokio::spawn(i.run(ctx.stop.clone())))
+            .chain(
+                mqtts
+                    .into_iter()
+                    .map(|m| tokio::spawn(m.run(ctx.stop.clone()))),
+            ),
     );
     Ok(Some(Started {
         endpoints: Vec::new(),
