@@ -353,14 +353,8 @@ impl BridgeConfig {
 
     fn check_mqtt(&self, names: &mut Vec<String>) -> Result<(), String> {
         for (i, m) in self.mqtt.iter().enumerate() {
-            let name = m.name.clone().unwrap_or_else(|| format!("mqtt-{}", i + 1));
+            let name = bridge_name("mqtt", m.name.as_deref(), i, names)?;
             let err = |m: String| Err(format!("[[bridge.mqtt]] {name:?}: {m}"));
-            if !valid_name(&name) {
-                return err("a name is 1 to 64 letters, digits, '-', '_' or '.'".into());
-            }
-            if names.contains(&name) {
-                return err("two bridges have this name".into());
-            }
             if let Err(e) = m.check() {
                 return err(e);
             }
@@ -372,14 +366,8 @@ impl BridgeConfig {
     fn check_out(&self) -> Result<Vec<String>, String> {
         let mut names: Vec<String> = Vec::new();
         for (i, k) in self.kafka.iter().enumerate() {
-            let name = k.name.clone().unwrap_or_else(|| format!("kafka-{}", i + 1));
+            let name = bridge_name("kafka", k.name.as_deref(), i, &names)?;
             let err = |m: String| Err(format!("[[bridge.kafka]] {name:?}: {m}"));
-            if !valid_name(&name) {
-                return err("a name is 1 to 64 letters, digits, '-', '_' or '.'".into());
-            }
-            if names.contains(&name) {
-                return err("two bridges have this name".into());
-            }
             if k.bootstrap.is_empty() {
                 return err("bootstrap is empty".into());
             }
@@ -406,11 +394,30 @@ impl BridgeConfig {
     }
 }
 
-pub(crate) fn valid_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
+/// The name of the `i`-th `[[bridge.<table>]]`: `given`, or `<table>-N` with `_` as `-`
+/// (`kafka-in-1`); checked to be a valid name that `taken` does not hold yet.
+pub(crate) fn bridge_name(
+    table: &str,
+    given: Option<&str>,
+    i: usize,
+    taken: &[String],
+) -> Result<String, String> {
+    let name = given.map_or_else(
+        || format!("{}-{}", table.replace('_', "-"), i + 1),
+        str::to_string,
+    );
+    let err = |m: &str| Err(format!("[[bridge.{table}]] {name:?}: {m}"));
+    let valid = (1..=64).contains(&name.len())
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid {
+        return err("a name is 1 to 64 letters, digits, '-', '_' or '.'");
+    }
+    if taken.contains(&name) {
+        return err("two bridges have this name");
+    }
+    Ok(name)
 }
 
 #[cfg(test)]

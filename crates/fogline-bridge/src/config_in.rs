@@ -6,8 +6,8 @@ use bytesize::ByteSize;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{
-    default_batch_bytes, default_batch_records, default_retry_max, default_separator,
-    default_topic, valid_name, yes, Start,
+    bridge_name, default_batch_bytes, default_batch_records, default_retry_max, default_separator,
+    default_topic, yes, Start,
 };
 
 /// One `[[bridge.kafka_in]]`: Kafka topics consumed into fogline, at least once, each
@@ -99,17 +99,8 @@ impl KafkaInConfig {
 pub(crate) fn check(list: &[KafkaInConfig], names: &mut Vec<String>) -> Result<(), String> {
     let first = names.len();
     for (i, k) in list.iter().enumerate() {
-        let name = k
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("kafka-in-{}", i + 1));
+        let name = bridge_name("kafka_in", k.name.as_deref(), i, names)?;
         let err = |m: String| Err(format!("[[bridge.kafka_in]] {name:?}: {m}"));
-        if !valid_name(&name) {
-            return err("a name is 1 to 64 letters, digits, '-', '_' or '.'".into());
-        }
-        if names.contains(&name) {
-            return err("two bridges have this name".into());
-        }
         if k.bootstrap.is_empty() {
             return err("bootstrap is empty".into());
         }
