@@ -12,7 +12,8 @@
 //!   forward through the stream, no loops (`mqtt::bridge`, topic lines in `mqtt::topic`).
 //! - `status`: each bridge's state, counts and lag; `api` serves them at
 //!   `/api/v1/bridges`, `metrics` in `/metrics`, `feed` in the dashboard's live feed.
-//! - `position`: a bridge's saved place in its stream.
+//! - `position`: a bridge's saved place in its stream; `stream`: its lag there, and what
+//!   retention dropped before it was carried.
 //!
 //! The design and its guarantees: `docs/BRIDGES.md`.
 #![deny(missing_docs)]
@@ -26,6 +27,7 @@ pub mod metrics;
 pub mod mqtt;
 pub mod position;
 pub mod status;
+mod stream;
 
 pub use config::{BridgeConfig, KafkaOutConfig, MqttConfig};
 pub use config_in::KafkaInConfig;

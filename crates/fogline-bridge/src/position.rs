@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use crate::config::Start;
+
 /// Where a bridge keeps its position (nowhere on a node that keeps no files).
 #[derive(Debug)]
 pub struct Position {
@@ -35,6 +37,29 @@ impl Position {
         let (saved_stream, offset) = text.trim_end().rsplit_once(' ').ok_or_else(bad)?;
         let offset: u64 = offset.parse().map_err(|_| bad())?;
         Ok((saved_stream == stream).then_some(offset))
+    }
+
+    /// Where a bridge resumes in `stream`, whose offsets run from `first` to `next`: the
+    /// saved offset, or where `start` says, saved at once (a restart before anything was
+    /// carried must not move a `latest` bridge past what was published meanwhile).
+    ///
+    /// # Errors
+    /// The file cannot be read or written.
+    pub fn resume(
+        &mut self,
+        stream: &str,
+        start: Start,
+        (first, next): (u64, u64),
+    ) -> Result<u64, String> {
+        if let Some(saved) = self.load(stream)? {
+            return Ok(saved);
+        }
+        let at = match start {
+            Start::Earliest => first,
+            Start::Latest => next,
+        };
+        self.save(stream, at)?;
+        Ok(at)
     }
 
     /// Saves `offset` in `stream` (a temporary file renamed over the old one).
@@ -70,6 +95,9 @@ mod tests {
         assert_eq!(p.load("other").unwrap(), None);
         p.save("my stream", 7).unwrap();
         assert_eq!(p.load("my stream").unwrap(), Some(7));
+        assert_eq!(p.resume("my stream", Start::Latest, (3, 9)).unwrap(), 7);
+        assert_eq!(p.resume("s", Start::Latest, (3, 9)).unwrap(), 9);
+        assert_eq!(p.load("s").unwrap(), Some(9), "a start is saved at once");
         std::fs::write(&path, "garbage").unwrap();
         assert!(p.load("s").unwrap_err().contains("not a bridge position"));
         let mut none = Position::new(None);

@@ -26,9 +26,10 @@ use tokio::sync::watch;
 
 use super::{connect, partition_of, render, tail, META_TIMEOUT};
 use super::{ORIGIN_NODE, ORIGIN_OFFSET, ORIGIN_STREAM};
-use crate::config::{Compression, KafkaOutConfig, KeyFrom, OnRetention, Start};
+use crate::config::{Compression, KafkaOutConfig, KeyFrom, OnRetention};
 use crate::position::Position;
 use crate::status::{BridgeStatus, Kind, State};
+use crate::stream;
 
 /// How long the node's shutdown waits for a produce request in flight.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -116,22 +117,9 @@ impl KafkaOut {
         );
         let status = BridgeStatus::new(name, Kind::KafkaOut, target);
         let mut position = Position::new(dir.map(|d| d.join(format!("{name}.pos"))));
-        let (first, next) = stream.bounds();
-        let cursor = match position.load(&cfg.stream)? {
-            Some(saved) => saved,
-            None => {
-                let start = match cfg.start {
-                    Start::Earliest => first,
-                    Start::Latest => next,
-                };
-                // Saved at once: a restart before anything was forwarded must not move a
-                // `latest` bridge past what was published meanwhile.
-                position
-                    .save(&cfg.stream, start)
-                    .map_err(|e| format!("bridge {name:?}: {e}"))?;
-                start
-            }
-        };
+        let cursor = position
+            .resume(&cfg.stream, cfg.start, stream.bounds())
+            .map_err(|e| format!("bridge {name:?}: {e}"))?;
         let hold = (cfg.on_retention == OnRetention::Hold).then(|| {
             let hold = stream.hold_retention(name);
             hold.set(cursor);
@@ -183,8 +171,8 @@ impl KafkaOut {
                 // Retention goes on while Kafka is down: a drop is counted when it happens.
                 if let Ok(stream) = self.stream() {
                     self.follow_retention(&stream);
+                    stream::refresh_lag(&stream, self.cursor, &self.status);
                 }
-                self.refresh_lag();
                 tokio::select! {
                     _ = tokio::time::sleep(TICK.min(until - Instant::now())) => {}
                     _ = stop.changed() => {}
@@ -514,16 +502,10 @@ impl KafkaOut {
     /// Records retention dropped before they were forwarded: counted and logged, and the
     /// bridge goes on from the oldest one kept.
     fn follow_retention(&mut self, stream: &Stream) {
-        let (first, _) = stream.bounds();
-        if self.cursor >= first {
-            return;
+        if let Some(first) = stream::lost_to_retention(stream, self.cursor, &self.status) {
+            self.advance(first);
+            self.save();
         }
-        let lost = first - self.cursor;
-        self.status.dropped.fetch_add(lost, Relaxed);
-        let held = self.cfg.on_retention == OnRetention::Hold;
-        tracing::error!(bridge = %self.status.name, stream = %self.cfg.stream, from = self.cursor, to = first, lost, held, "retention dropped records the Kafka bridge had not forwarded");
-        self.advance(first);
-        self.save();
     }
 
     /// Moves the position on, and the retention hold with it.
@@ -532,23 +514,6 @@ impl KafkaOut {
         if let Some(h) = &self.hold {
             h.set(cursor);
         }
-    }
-
-    /// The lag, read from the stream (while Kafka is down nothing else measures it).
-    fn refresh_lag(&self) {
-        let Ok(stream) = self.stream() else { return };
-        let (first, next) = stream.bounds();
-        let from = self.cursor.max(first);
-        if from >= next {
-            self.status.set_lag(0, 0);
-            return;
-        }
-        let oldest = stream
-            .read(from, 1, usize::MAX)
-            .ok()
-            .and_then(|r| r.first().map(|r| r.timestamp))
-            .unwrap_or(0);
-        self.status.set_lag(next - from, oldest);
     }
 
     fn save(&mut self) {

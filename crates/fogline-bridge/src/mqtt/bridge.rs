@@ -26,9 +26,10 @@ use tokio::sync::{mpsc, watch};
 use super::convert::{came_from, headers_in, properties_out};
 use super::topic::Topics;
 use super::window::{Sent, Window};
-use crate::config::{MqttConfig, Start};
+use crate::config::MqttConfig;
 use crate::position::Position;
 use crate::status::{BridgeStatus, Kind, State};
+use crate::stream;
 
 /// How often the position is saved while records flow.
 const SAVE_EVERY: Duration = Duration::from_secs(1);
@@ -123,21 +124,10 @@ impl MqttBridge {
                     "bridge {name:?}: stream {stream_name:?} does not exist (create it in [broker] streams)"
                 )
             })?;
-            let (first, next) = stream.bounds();
             let ctx = |e: String| format!("bridge {name:?}: {e}");
-            cursor = match position.load(stream_name).map_err(ctx)? {
-                Some(saved) => saved,
-                None => {
-                    let start = match cfg.start {
-                        Start::Earliest => first,
-                        Start::Latest => next,
-                    };
-                    // Saved at once, as the Kafka bridge does: a restart must not move a
-                    // `latest` bridge past what was published meanwhile.
-                    position.save(stream_name, start).map_err(ctx)?;
-                    start
-                }
-            };
+            cursor = position
+                .resume(stream_name, cfg.start, stream.bounds())
+                .map_err(ctx)?;
             mark = sent_mark.load(stream_name).map_err(ctx)?.unwrap_or(cursor);
         }
         let client_id = cfg
@@ -405,13 +395,10 @@ impl MqttBridge {
         client: &AsyncClient,
         window: &mut Window,
     ) -> Result<(), String> {
-        let (first, end) = stream.bounds();
-        if window.next() < first {
-            let lost = first - window.next();
-            self.status.dropped.fetch_add(lost, Relaxed);
-            tracing::error!(bridge = %self.status.name, from = window.next(), to = first, lost, "retention dropped records the MQTT bridge had not forwarded");
+        if let Some(first) = stream::lost_to_retention(stream, window.next(), &self.status) {
             window.read_to(first);
         }
+        let (_, end) = stream.bounds();
         let room = usize::from(self.cfg.max_inflight).saturating_sub(window.len());
         if room == 0 || window.next() >= end {
             return Ok(());
@@ -502,23 +489,10 @@ impl MqttBridge {
         }
     }
 
-    /// The lag, read from the stream (while the remote is down nothing else measures it).
     fn refresh_lag(&self) {
-        let Ok(Some(stream)) = self.stream() else {
-            return;
-        };
-        let (first, next) = stream.bounds();
-        let from = self.cursor.max(first);
-        if from >= next {
-            self.status.set_lag(0, 0);
-            return;
+        if let Ok(Some(stream)) = self.stream() {
+            stream::refresh_lag(&stream, self.cursor, &self.status);
         }
-        let oldest = stream
-            .read(from, 1, usize::MAX)
-            .ok()
-            .and_then(|r| r.first().map(|r| r.timestamp))
-            .unwrap_or(0);
-        self.status.set_lag(next - from, oldest);
     }
 
     fn save(&mut self) {
