@@ -11,14 +11,12 @@
 mod support;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use fogline_client::{Client, ClientOptions, ConsumerOptions, Headers, StartPosition};
-use rskafka::client::partition::{Compression, UnknownTopicHandling};
-use rskafka::client::ClientBuilder;
 use rskafka::record::Record;
+use support::kafka::Kafka;
 
 const TOPIC: &str = "kin.test";
 const PARTITIONS: i32 = 3;
@@ -27,74 +25,6 @@ const FIRST: usize = 1500;
 /// Records produced while it runs: fogline is killed as soon as it stored one of them.
 const ALL: usize = 7500;
 const GROUP: &str = "fogline-kin-test";
-
-/// A Kafka broker of this test; stopped (and its data removed) when dropped.
-struct Kafka {
-    root: PathBuf,
-    dir: tempfile::TempDir,
-    addr: String,
-}
-
-impl Drop for Kafka {
-    fn drop(&mut self) {
-        let _ = Command::new(self.root.join("bench/peers/stop.sh"))
-            .arg(self.dir.path())
-            .status();
-    }
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Two free consecutive ports (Kafka's listener and its controller's).
-fn free_ports() -> u16 {
-    for _ in 0..50 {
-        let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = a.local_addr().unwrap().port();
-        if port < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", port + 1)).is_ok() {
-            return port;
-        }
-    }
-    panic!("no two free consecutive ports");
-}
-
-/// Kafka, started; `None` (with the reason printed) when it is not installed here and the
-/// test is allowed to skip.
-fn start_kafka() -> Option<Kafka> {
-    let root = repo_root();
-    let must = std::env::var("FOGLINE_TEST_KAFKA").is_ok_and(|v| v == "1");
-    let jars = root.join("bench/peers/.install/kafka/libs/.complete");
-    let java = Command::new("java").arg("-version").output().is_ok();
-    if !jars.exists() || !java {
-        let why = format!(
-            "Kafka is not installed ({} {}; java {}): run bench/peers/install.sh kafka",
-            jars.display(),
-            if jars.exists() { "found" } else { "missing" },
-            if java { "found" } else { "missing" }
-        );
-        assert!(!must, "FOGLINE_TEST_KAFKA=1 but {why}");
-        eprintln!("skipped: {why}");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_ports();
-    let out = Command::new(root.join("bench/peers/start.sh"))
-        .args(["kafka", dir.path().to_str().unwrap(), &port.to_string()])
-        .output()
-        .unwrap();
-    let kafka = Kafka {
-        root,
-        dir,
-        addr: format!("127.0.0.1:{port}"),
-    };
-    assert!(
-        out.status.success(),
-        "Kafka did not start: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(kafka)
-}
 
 fn now_ms() -> i64 {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
@@ -111,28 +41,11 @@ fn record(i: usize) -> Record {
     }
 }
 
-/// Creates the topic and produces records `from..to`, each partition's share in order.
-async fn produce(addr: String, from: usize, to: usize) {
-    let client = ClientBuilder::new(vec![addr]).build().await.unwrap();
-    if from == 0 {
-        let controller = client.controller_client().unwrap();
-        controller
-            .create_topic(TOPIC, PARTITIONS, 1, 10_000)
-            .await
-            .unwrap();
-    }
+/// Produces records `from..to`, each partition's share in order.
+async fn produce(kafka: &Kafka, from: usize, to: usize) {
     for p in 0..PARTITIONS {
-        let pc = client
-            .partition_client(TOPIC, p, UnknownTopicHandling::Retry)
-            .await
-            .unwrap();
-        let mine: Vec<usize> = (from..to).filter(|i| i % 3 == p as usize).collect();
-        for chunk in mine.chunks(100) {
-            let records = chunk.iter().map(|&i| record(i)).collect();
-            pc.produce(records, Compression::NoCompression)
-                .await
-                .unwrap();
-        }
+        let mine = (from..to).filter(|i| i % 3 == p as usize).map(record);
+        kafka.produce(TOPIC, p, mine.collect()).await;
     }
 }
 
@@ -206,53 +119,34 @@ async fn read_stream(native: &str) -> Vec<(i32, i64, usize)> {
     out
 }
 
-/// The group's committed offsets per partition, as Kafka's `kafka-consumer-groups` tool
-/// describes them.
-fn describe_group(kafka: &Kafka) -> HashMap<i32, i64> {
-    let libs = kafka.root.join("bench/peers/.install/kafka/libs/*");
-    let out = Command::new("java")
-        .args(["-cp", libs.to_str().unwrap()])
-        .arg("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand")
-        .args([
-            "--bootstrap-server",
-            &kafka.addr,
-            "--describe",
-            "--group",
-            GROUP,
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
-    text.lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|w| w.len() >= 6 && w[0] == GROUP && w[1] == TOPIC)
-        .filter_map(|w| Some((w[2].parse().ok()?, w[3].parse().ok()?)))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn consumed_once_across_kill_9_and_committed() {
-    let Some(kafka) = start_kafka() else { return };
-    produce(kafka.addr.clone(), 0, FIRST).await;
+    let kdir = tempfile::tempdir().unwrap();
+    let Some(kafka) = Kafka::start(kdir.path()) else {
+        return;
+    };
+    kafka.create_topic(TOPIC, PARTITIONS).await;
+    produce(&kafka, 0, FIRST).await;
 
     // First run: offsets are committed only after an hour, so at the kill nothing is, and
     // resuming rests on what the stream holds.
     let dir = tempfile::tempdir().unwrap();
-    write_config(&dir.path().join("fogline.toml"), &kafka.addr, "1h");
+    write_config(&dir.path().join("fogline.toml"), &kafka.bootstrap, "1h");
     let mut server = serve(dir.path());
     let got = wait_stored(&server.native, FIRST as u64, Duration::from_secs(60)).await;
     assert_eq!(got, FIRST as u64, "the first records were consumed");
-    let producing = tokio::spawn(produce(kafka.addr.clone(), FIRST, ALL));
-    let at_kill = wait_stored(&server.native, FIRST as u64 + 1, Duration::from_secs(30)).await;
-    server.kill();
+    let killed = async {
+        let at_kill = wait_stored(&server.native, FIRST as u64 + 1, Duration::from_secs(30)).await;
+        server.kill();
+        at_kill
+    };
+    let ((), at_kill) = tokio::join!(produce(&kafka, FIRST, ALL), killed);
     eprintln!("killed with {at_kill} of {ALL} records stored");
-    producing.await.unwrap();
-    let committed = describe_group(&kafka);
+    let committed = kafka.committed(GROUP, TOPIC);
     assert!(committed.values().all(|&o| o == 0), "{committed:?}");
 
     // Second run: commits every 200 ms.
-    write_config(&dir.path().join("fogline.toml"), &kafka.addr, "200ms");
+    write_config(&dir.path().join("fogline.toml"), &kafka.bootstrap, "200ms");
     let server = serve(dir.path());
     let all = ALL as u64;
     wait_stored(&server.native, all, Duration::from_secs(60)).await;
@@ -271,7 +165,7 @@ async fn consumed_once_across_kill_9_and_committed() {
     let until = Instant::now() + Duration::from_secs(60);
     let mut committed = HashMap::new();
     while Instant::now() < until {
-        committed = describe_group(&kafka);
+        committed = kafka.committed(GROUP, TOPIC);
         if committed.values().sum::<i64>() == all as i64 {
             break;
         }

@@ -249,4 +249,64 @@ impl Kafka {
     pub fn port(&self) -> u16 {
         self.port
     }
+
+    async fn client(&self) -> rskafka::client::Client {
+        rskafka::client::ClientBuilder::new(vec![self.bootstrap.clone()])
+            .build()
+            .await
+            .expect("Kafka answers")
+    }
+
+    /// Creates `topic` with `partitions` partitions.
+    pub async fn create_topic(&self, topic: &str, partitions: i32) {
+        let client = self.client().await;
+        client
+            .controller_client()
+            .unwrap()
+            .create_topic(topic, partitions, 1, 10_000)
+            .await
+            .unwrap_or_else(|e| panic!("creating {topic}: {e}"));
+    }
+
+    /// Produces `records` to partition `partition` of `topic`, in order, 100 a request.
+    pub async fn produce(
+        &self,
+        topic: &str,
+        partition: i32,
+        records: Vec<rskafka::record::Record>,
+    ) {
+        use rskafka::client::partition::{Compression, UnknownTopicHandling};
+        let client = self.client().await;
+        let pc = client
+            .partition_client(topic, partition, UnknownTopicHandling::Retry)
+            .await
+            .unwrap();
+        let mut records = records.into_iter().peekable();
+        while records.peek().is_some() {
+            let chunk: Vec<_> = records.by_ref().take(100).collect();
+            pc.produce(chunk, Compression::NoCompression)
+                .await
+                .unwrap_or_else(|e| panic!("producing to {topic}/{partition}: {e}"));
+        }
+    }
+
+    /// The offsets `group` committed for `topic`, per partition, as Kafka's
+    /// `kafka-consumer-groups` tool describes them.
+    pub fn committed(&self, group: &str, topic: &str) -> std::collections::HashMap<i32, i64> {
+        let libs = repo().join("bench/peers/.install/kafka/libs/*");
+        let out = Command::new("java")
+            .args(["-cp", libs.to_str().unwrap()])
+            .arg("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand")
+            .args(["--bootstrap-server", &self.bootstrap])
+            .args(["--describe", "--group", group])
+            .output()
+            .expect("java runs");
+        // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .filter(|w| w.len() >= 6 && w[0] == group && w[1] == topic)
+            .filter_map(|w| Some((w[2].parse().ok()?, w[3].parse().ok()?)))
+            .collect()
+    }
 }
