@@ -275,3 +275,35 @@ async fn a_network_partition_heals_without_loss_or_duplicates() {
     drained(&http, Duration::from_secs(180)).await;
     exactly(&kafka, "edge-part", 3000);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_node_stops_promptly_while_kafka_is_unreachable() {
+    let kdir = tempfile::tempdir().unwrap();
+    let Some(kafka) = Kafka::start(kdir.path()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = serve(dir.path(), &kafka.bootstrap, "");
+    let http = server.http.clone().unwrap();
+    publish(&server.native, 0, 3).await;
+    drained(&http, Duration::from_secs(60)).await;
+    let Some(_cut) = Partition::cut(kafka.port()) else {
+        return;
+    };
+    // A topic Kafka has not seen: the bridge asks Kafka about it, and no answer comes.
+    let client = Client::connect(&server.native, ClientOptions::default())
+        .await
+        .unwrap();
+    let record = PublishRecord {
+        topic: "site/new/temp".into(),
+        payload: "late".into(),
+        ..PublishRecord::default()
+    };
+    client.publish_acked(&record).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let took = server.terminate(Duration::from_secs(30));
+    assert!(
+        took.is_some_and(|t| t < Duration::from_secs(4)),
+        "the node took {took:?} to stop (the metadata timeout is 15 s)"
+    );
+}

@@ -65,6 +65,18 @@ fn too_large(e: &rskafka::client::error::Error) -> bool {
     )
 }
 
+/// `ask`, a request that writes nothing, given up when `stop` turns true first: an
+/// unreachable Kafka answers nothing until [`META_TIMEOUT`], and shutdown must not wait.
+async fn unless_stopped<T>(
+    stop: &mut watch::Receiver<bool>,
+    ask: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, End> {
+    tokio::select! {
+        r = ask => r.map_err(End::Failed),
+        _ = stop.changed() => Err(End::Stopped),
+    }
+}
+
 /// One Kafka partition as the bridge sees it.
 struct Part {
     client: Arc<PartitionClient>,
@@ -302,10 +314,7 @@ impl KafkaOut {
                 &self.cfg.topic_separator,
             );
             if !topics.contains_key(&ktopic) {
-                let parts = self
-                    .open_topic(client, &ktopic)
-                    .await
-                    .map_err(End::Failed)?;
+                let parts = unless_stopped(stop, self.open_topic(client, &ktopic)).await?;
                 topics.insert(ktopic.clone(), parts);
             }
             let parts = topics.get_mut(&ktopic).expect("inserted above");
@@ -316,10 +325,13 @@ impl KafkaOut {
             };
             let part = &mut parts[p];
             if part.last.is_none() {
-                let found =
-                    tail::last_origin(&part.client, &self.node, &self.cfg.stream, META_TIMEOUT)
-                        .await
-                        .map_err(|e| End::Failed(format!("reading back {ktopic}/{p}: {e}")))?;
+                let read =
+                    tail::last_origin(&part.client, &self.node, &self.cfg.stream, META_TIMEOUT);
+                let read = async {
+                    read.await
+                        .map_err(|e| format!("reading back {ktopic}/{p}: {e}"))
+                };
+                let found = unless_stopped(stop, read).await?;
                 part.last = Some(found.filter(|&o| {
                     let (_, next) = self.stream().map_or((0, 0), |s| s.bounds());
                     if o >= next {

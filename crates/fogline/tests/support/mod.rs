@@ -31,6 +31,24 @@ impl Served {
     }
 }
 
+impl Served {
+    /// Sends SIGTERM and waits up to `within` for the process to exit: how long it took,
+    /// or `None` when it still runs (dropping it kills it then).
+    pub fn terminate(&mut self, within: std::time::Duration) -> Option<std::time::Duration> {
+        let started = std::time::Instant::now();
+        // SAFETY: kill(2) on our own child's pid, which it keeps until reaped below.
+        let rc = unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        assert_eq!(rc, 0, "SIGTERM");
+        while started.elapsed() < within {
+            if self.child.try_wait().expect("waitable").is_some() {
+                return Some(started.elapsed());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        None
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         // Already reaped after `kill`; then both calls are harmless no-ops.
