@@ -35,6 +35,8 @@ use crate::stream;
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
 /// How often the saved position is written while records flow.
 const SAVE_EVERY: Duration = Duration::from_secs(1);
+/// Kafka topics (with their partitions' clients) kept open between batches.
+const OPEN_TOPICS: usize = 1024;
 /// How often the same failure is logged again.
 const LOG_AGAIN: Duration = Duration::from_secs(60);
 /// How often the lag is measured while nothing else happens.
@@ -297,7 +299,13 @@ impl KafkaOut {
         // first appearance.
         // (Kafka topic, partition, records, last stream offset, payload bytes, request bytes)
         let mut groups: Vec<Group> = Vec::new();
+        let mut group_of: HashMap<(String, usize), usize> = HashMap::new();
         let mut skipped = 0u64;
+        if topics.len() > OPEN_TOPICS {
+            // One Kafka topic per device topic has no bound: forget them all (each partition
+            // is read back again before its next send, so nothing is sent twice).
+            topics.clear();
+        }
         for r in batch {
             let Ok(topic) = std::str::from_utf8(&r.topic) else {
                 continue;
@@ -347,7 +355,7 @@ impl KafkaOut {
             let rec = self.to_kafka(topic, r, key);
             let size = encoded_size(&rec);
             let bytes = r.payload.len() as u64;
-            match groups.iter_mut().find(|g| g.0 == ktopic && g.1 == p) {
+            match group_of.get(&(ktopic.clone(), p)).map(|&i| &mut groups[i]) {
                 Some(g) if g.5 + size > limit => {
                     stopped_at = Some(r.offset);
                     break;
@@ -358,7 +366,10 @@ impl KafkaOut {
                     g.4 += bytes;
                     g.5 += size;
                 }
-                None => groups.push((ktopic, p, vec![rec], r.offset, bytes, size)),
+                None => {
+                    group_of.insert((ktopic.clone(), p), groups.len());
+                    groups.push((ktopic, p, vec![rec], r.offset, bytes, size));
+                }
             }
         }
         if skipped > 0 {

@@ -80,15 +80,38 @@ impl Drop for Poller {
 
 /// Runs the client's event loop (not cancel-safe, so it has a task of its own) until its
 /// first error, which ends the session.
-async fn poll(mut el: EventLoop, tx: mpsc::UnboundedSender<Result<Event, String>>) {
+async fn poll(
+    mut el: EventLoop,
+    tx: mpsc::UnboundedSender<Result<Event, String>>,
+    queued: Arc<std::sync::atomic::AtomicUsize>,
+    status: Arc<BridgeStatus>,
+) {
+    let mut dropped_since_log = 0u64;
     loop {
         let ev = el.poll().await.map_err(|e| e.to_string());
+        // QoS 0 messages in are the one flow no receive maximum bounds: past QUEUED_QOS0
+        // waiting for the bridge, more are dropped (at most once is their contract).
+        if let Ok(Event::Incoming(Incoming::Publish(p))) = &ev {
+            if p.qos == QoS::AtMostOnce && queued.load(Relaxed) >= QUEUED_QOS0 {
+                status.dropped.fetch_add(1, Relaxed);
+                if dropped_since_log == 0 {
+                    tracing::warn!(bridge = %status.name, queued = QUEUED_QOS0, "MQTT bridge: the remote sends QoS 0 faster than they are stored: dropping them (counted in dropped)");
+                }
+                dropped_since_log += 1;
+                continue;
+            }
+        }
+        dropped_since_log = 0;
         let last = ev.is_err();
+        queued.fetch_add(1, Relaxed);
         if tx.send(ev).is_err() || last {
             return;
         }
     }
 }
+
+/// Events waiting for the bridge past which a QoS 0 message in is dropped.
+const QUEUED_QOS0: usize = 10_000;
 
 fn qos(level: u8) -> QoS {
     // QoS 2 is carried as QoS 1 (module docs).
@@ -239,9 +262,15 @@ impl MqttBridge {
         let (client, el) = AsyncClient::new(options, 2 * window_max + 16);
         // Unbounded, so the event loop always reads on: a PUBACK it did not read could be
         // what frees the client to take the requests this task waits to hand over. What the
-        // remote sends unacknowledged is bounded by the receive maximum.
+        // remote sends unacknowledged is bounded by the receive maximum, QoS 0 by `poll`.
         let (tx, mut events) = mpsc::unbounded_channel();
-        let _poller = Poller(tokio::spawn(poll(el, tx)));
+        let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let _poller = Poller(tokio::spawn(poll(
+            el,
+            tx,
+            queued.clone(),
+            self.status.clone(),
+        )));
         let mut window = Window::new(self.cursor);
         // What the last session handed over and was not acknowledged is sent again.
         self.resend_below = self.resend_below.max(self.sent_until);
@@ -277,7 +306,7 @@ impl MqttBridge {
                 .filter(|_| connected && window.len() < window_max);
             let next = window.next();
             tokio::select! {
-                ev = events.recv() => match ev {
+                ev = events.recv() => match ev.inspect(|_| { queued.fetch_sub(1, Relaxed); }) {
                     None => return End::Failed("the MQTT client stopped".into()),
                     Some(Err(e)) => return End::Failed(format!("{}: {e}", self.cfg.address)),
                     Some(Ok(ev)) => {
