@@ -192,3 +192,28 @@ async fn consumed_once_across_kill_9_and_committed() {
     drop(server);
     drop(kafka);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_node_stops_promptly_while_kafka_is_unreachable() {
+    let kdir = tempfile::tempdir().unwrap();
+    let Some(kafka) = Kafka::start(kdir.path()) else {
+        return;
+    };
+    kafka.create_topic(TOPIC, PARTITIONS).await;
+    produce(&kafka, 0, 30).await;
+    let dir = tempfile::tempdir().unwrap();
+    write_config(&dir.path().join("fogline.toml"), &kafka.bootstrap, "300ms");
+    let mut server = serve(dir.path());
+    wait_stored(&server.native, 30, Duration::from_secs(60)).await;
+    // Kafka cut off: fetches and the periodic commit get no answer.
+    let Some(_cut) = support::kafka::Partition::cut(kafka.port()) else {
+        return;
+    };
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let took = server.terminate(Duration::from_secs(40));
+    // The final commit is bounded at 5 s; a commit in flight is given up at once.
+    assert!(
+        took.is_some_and(|t| t < Duration::from_secs(8)),
+        "the node took {took:?} to stop (the coordinator timeout is 15 s)"
+    );
+}

@@ -156,11 +156,17 @@ impl Group {
     /// the connection, so the next request starts over from the bootstrap servers.
     async fn call(&mut self, frame: &[u8], correlation: i32) -> Result<Vec<u8>, String> {
         let result = tokio::time::timeout(self.timeout, async {
-            if self.conn.is_none() {
-                self.conn = Some(self.coordinator().await?);
+            // Taken out while in use: an exchange cut off (a timeout, or the caller giving
+            // up on stop) drops the connection, whose next answer would be this one's.
+            let mut conn = match self.conn.take() {
+                Some(c) => c,
+                None => self.coordinator().await?,
+            };
+            let answer = exchange(&mut conn, frame, correlation).await;
+            if answer.is_ok() {
+                self.conn = Some(conn);
             }
-            let conn = self.conn.as_mut().expect("connected above");
-            exchange(conn, frame, correlation).await
+            answer
         })
         .await
         .unwrap_or_else(|_| {

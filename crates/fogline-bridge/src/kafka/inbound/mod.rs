@@ -170,8 +170,14 @@ impl KafkaIn {
             tokio::select! {
                 _ = tick.tick() => {
                     self.refresh_lag();
-                    if let Err(e) = self.commit(&mut group).await {
-                        break End::Failed(e);
+                    // A stop need not wait for a coordinator that does not answer: the
+                    // exchange is dropped with its connection, and the final commit below
+                    // is bounded.
+                    tokio::select! {
+                        r = self.commit(&mut group) => if let Err(e) = r {
+                            break End::Failed(e);
+                        },
+                        _ = stop.changed() => break End::Stopped,
                     }
                 }
                 done = tasks.join_next() => match done {
