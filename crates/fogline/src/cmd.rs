@@ -6,6 +6,7 @@ pub mod consumer;
 pub mod demo;
 pub mod function;
 pub mod log;
+pub mod passwd;
 pub mod publish;
 pub mod query;
 pub mod rule;

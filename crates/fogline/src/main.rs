@@ -55,6 +55,8 @@ enum Command {
     /// Check or repair a data directory offline.
     #[command(subcommand)]
     Log(cmd::log::LogCommand),
+    /// Add, change or delete a user of a Mosquitto password file (as mosquitto_passwd).
+    Passwd(cmd::passwd::PasswdArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -97,6 +99,7 @@ fn main() -> anyhow::Result<()> {
         Command::Sql(a) => cmd::sql::run(a),
         Command::Config(c) => cmd::config::run(c),
         Command::Log(c) => cmd::log::run(c),
+        Command::Passwd(a) => cmd::passwd::run(a),
     }
 }
 

@@ -1,0 +1,6 @@
+//! Users and access control for fogline, read from and written to the files a Mosquitto user
+//! already has: `passwd`, the `password_file` (`mosquitto_passwd`'s format). Pure: files in,
+//! values out; the broker decides what to do with them.
+#![deny(missing_docs)]
+
+pub mod passwd;
