@@ -1,0 +1,2 @@
+//! Authentication and access control in Mosquitto's file formats (`acl`: the `acl_file`).
+pub mod acl;
