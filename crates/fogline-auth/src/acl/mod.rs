@@ -153,7 +153,7 @@ impl fmt::Display for Warning {
 }
 
 /// A parsed ACL file, compiled for checking. Immutable; share it in an `Arc`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Acl {
     /// Index 0: the anonymous clients' list; then one per username.
     lists: Vec<Tree>,
@@ -172,7 +172,10 @@ impl Acl {
     pub fn parse(text: &str) -> Result<Acl, ParseError> {
         let mut acl = Acl {
             lists: vec![Tree::default()],
-            ..Acl::default()
+            users: HashMap::default(),
+            patterns: Tree::default(),
+            rules: Vec::new(),
+            warnings: Vec::new(),
         };
         let mut list = 0;
         let mut scope = Scope::Anonymous;
@@ -204,6 +207,9 @@ impl Acl {
 
     /// Parses an ACL file's bytes: as [`Acl::parse`], refusing more than
     /// [`MAX_FILE_BYTES`] and naming the first line that is not UTF-8.
+    ///
+    /// # Errors
+    /// As [`Acl::parse`], and [`ParseErrorKind::NotUtf8`] or [`ParseErrorKind::TooLarge`].
     pub fn parse_bytes(bytes: &[u8]) -> Result<Acl, ParseError> {
         if bytes.len() > MAX_FILE_BYTES {
             let lines = bytes[..MAX_FILE_BYTES].split(|b| *b == b'\n').count();
