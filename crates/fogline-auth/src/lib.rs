@@ -1,6 +1,7 @@
 //! Users and access control for fogline, read from and written to the files a Mosquitto user
-//! already has: `passwd`, the `password_file` (`mosquitto_passwd`'s format). Pure: files in,
-//! values out; the broker decides what to do with them.
+//! already has: `passwd`, the `password_file` (`mosquitto_passwd`'s format), and `acl`, the
+//! `acl_file`. Pure: files in, values out; the broker decides what to do with them.
 #![deny(missing_docs)]
 
+pub mod acl;
 pub mod passwd;
