@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use fogline_net::tls::TlsConfig;
 use serde::{Deserialize, Serialize};
 
 /// The documented default of the `[admin]` section.
@@ -14,6 +15,10 @@ pub const DEFAULT_SECTION: &str = include_str!("admin.toml");
 pub struct AdminConfig {
     /// `HOST:PORT` (TCP) or `unix:/PATH` addresses; empty: no admin API.
     pub listen: Vec<String>,
+    /// HTTPS listeners, with the settings of `[admin.tls]`.
+    pub tls_listen: Vec<String>,
+    /// Certificates and client verification of the HTTPS listeners.
+    pub tls: TlsConfig,
     /// Most HTTP connections served at once.
     pub max_connections: usize,
     /// How often the live feed sends a snapshot.
@@ -28,6 +33,8 @@ impl Default for AdminConfig {
     fn default() -> Self {
         Self {
             listen: vec!["127.0.0.1:7767".into()],
+            tls_listen: Vec::new(),
+            tls: TlsConfig::default(),
             max_connections: 64,
             events_interval: Duration::from_secs(1),
             header_read_timeout: Duration::from_secs(10),

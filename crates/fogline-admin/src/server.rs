@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use fogline_net::tls::TlsAcceptor;
 use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -24,16 +25,19 @@ pub struct ExtraRoutes {
 /// The bound admin API, ready to run.
 pub struct AdminServer {
     listeners: Vec<Listener>,
+    tls_listeners: Vec<Listener>,
+    tls: Option<Arc<TlsAcceptor>>,
     router: axum::Router,
     config: AdminConfig,
 }
 
 impl AdminServer {
-    /// Binds every address of `config.listen` and builds the routes over `state`, with
+    /// Binds every address of `config.listen` and `config.tls_listen` and builds the routes over `state`, with
     /// `extra` routes of other components merged in (and their descriptions into the API's).
     ///
     /// # Errors
-    /// [`BindError`] naming the address that could not be bound.
+    /// [`BindError`] naming the address that could not be bound, or the TLS setting or
+    /// file that cannot be used.
     ///
     /// # Panics
     /// An extra description that is not a JSON object (a component's constant, tested in
@@ -43,7 +47,13 @@ impl AdminServer {
         state: AdminState,
         extra: Vec<ExtraRoutes>,
     ) -> Result<AdminServer, BindError> {
+        let tls = fogline_net::transport::tls_for(
+            &config.tls_listen,
+            &config.tls,
+            config.header_read_timeout,
+        )?;
         let listeners = Listener::bind_all(&config.listen).await?;
+        let tls_listeners = Listener::bind_all(&config.tls_listen).await?;
         let docs: Vec<&str> = extra.iter().map(|e| e.openapi).collect();
         let openapi = crate::api::merged_openapi(&docs);
         let mut router = crate::api::router(state, openapi);
@@ -52,6 +62,8 @@ impl AdminServer {
         }
         Ok(AdminServer {
             listeners,
+            tls_listeners,
+            tls,
             router,
             config,
         })
@@ -62,22 +74,42 @@ impl AdminServer {
         self.listeners.iter().map(Listener::local_addr).collect()
     }
 
+    /// The bound HTTPS addresses.
+    pub fn tls_addrs(&self) -> Vec<String> {
+        self.tls_listeners
+            .iter()
+            .map(Listener::local_addr)
+            .collect()
+    }
+
+    /// The HTTPS listeners' acceptor, to reload its certificates.
+    pub fn tls(&self) -> Option<Arc<TlsAcceptor>> {
+        self.tls.clone()
+    }
+
     /// Serves until `stop` turns true, then closes every connection (live feeds included).
     pub async fn run(self, stop: watch::Receiver<bool>) {
         let opts = AcceptOptions {
             limit: Some(Arc::new(Semaphore::new(self.config.max_connections.max(1)))),
             keepalive: None,
+            tls: None,
         };
+        let tls_opts = AcceptOptions {
+            tls: self.tls.clone(),
+            ..opts.clone()
+        };
+        let plain = self.listeners.into_iter().map(|l| (l, opts.clone()));
+        let tls = self
+            .tls_listeners
+            .into_iter()
+            .map(|l| (l, tls_opts.clone()));
         let mut loops = tokio::task::JoinSet::new();
-        for l in self.listeners {
+        for (l, opts) in plain.chain(tls) {
             let router = self.router.clone();
             let timeout = self.config.header_read_timeout;
-            loops.spawn(accept_loop(
-                l,
-                opts.clone(),
-                stop.clone(),
-                move |conn, peer| serve(conn, peer, router.clone(), timeout),
-            ));
+            loops.spawn(accept_loop(l, opts, stop.clone(), move |conn, peer| {
+                serve(conn, peer, router.clone(), timeout)
+            }));
         }
         while loops.join_next().await.is_some() {}
     }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use bytesize::ByteSize;
 use fogline_broker::SlowConsumerPolicy;
+use fogline_net::tls::TlsConfig;
 use serde::{Deserialize, Serialize};
 
 /// The documented default of the `[mqtt]` section.
@@ -18,6 +19,12 @@ pub struct MqttConfig {
     pub listen: Vec<String>,
     /// MQTT over WebSocket (subprotocol `mqtt`): `HOST:PORT` or `unix:/PATH` addresses.
     pub ws_listen: Vec<String>,
+    /// MQTT over TLS (Mosquitto's port 8883), with the settings of `[mqtt.tls]`.
+    pub tls_listen: Vec<String>,
+    /// MQTT over WebSocket over TLS (`wss://`), with the settings of `[mqtt.tls]`.
+    pub wss_listen: Vec<String>,
+    /// Certificates and client verification of the TLS and WSS listeners.
+    pub tls: TlsConfig,
     /// Largest packet accepted (announced to MQTT 5 clients); larger ones
     /// close the connection (5.0: DISCONNECT 0x95).
     pub max_packet_size: ByteSize,
@@ -75,6 +82,9 @@ impl Default for MqttConfig {
         Self {
             listen: vec!["127.0.0.1:1883".into()],
             ws_listen: Vec::new(),
+            tls_listen: Vec::new(),
+            wss_listen: Vec::new(),
+            tls: TlsConfig::default(),
             max_packet_size: ByteSize::mib(16),
             receive_maximum: 1024,
             max_inflight: 1024,

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use fogline_broker::{Broker, StorageMode};
+use fogline_net::tls::TlsAcceptor;
 use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
 
 use crate::auth::{AllowAll, Authenticator};
@@ -27,6 +28,10 @@ pub struct MqttServer {
     shared: Arc<Shared>,
     tcp: Vec<Listener>,
     ws: Vec<Listener>,
+    tls_tcp: Vec<Listener>,
+    wss: Vec<Listener>,
+    /// The acceptor of `tls_tcp` and `wss` (`None` when both are empty).
+    tls: Option<Arc<TlsAcceptor>>,
 }
 
 impl MqttServer {
@@ -49,8 +54,12 @@ impl MqttServer {
         broker: Broker,
         auth: Arc<dyn Authenticator>,
     ) -> Result<MqttServer, MqttError> {
+        let tls_addrs = [config.tls_listen.clone(), config.wss_listen.clone()].concat();
+        let tls = fogline_net::transport::tls_for(&tls_addrs, &config.tls, config.connect_timeout)?;
         let tcp = Listener::bind_all(&config.listen).await?;
         let ws = Listener::bind_all(&config.ws_listen).await?;
+        let tls_tcp = Listener::bind_all(&config.tls_listen).await?;
+        let wss = Listener::bind_all(&config.wss_listen).await?;
         let bc = broker.config();
         let store = match bc.storage {
             StorageMode::Memory => None,
@@ -68,7 +77,14 @@ impl MqttServer {
             }
         };
         let shared = Shared::new(broker, config, auth, store);
-        Ok(MqttServer { shared, tcp, ws })
+        Ok(MqttServer {
+            shared,
+            tcp,
+            ws,
+            tls_tcp,
+            wss,
+            tls,
+        })
     }
 
     /// Reads under the node's `budget` for read buffers, and closes a connection whose packet
@@ -93,6 +109,21 @@ impl MqttServer {
         self.ws.iter().map(Listener::local_addr).collect()
     }
 
+    /// The bound MQTT-over-TLS addresses.
+    pub fn tls_addrs(&self) -> Vec<String> {
+        self.tls_tcp.iter().map(Listener::local_addr).collect()
+    }
+
+    /// The bound secure WebSocket addresses.
+    pub fn wss_addrs(&self) -> Vec<String> {
+        self.wss.iter().map(Listener::local_addr).collect()
+    }
+
+    /// The TLS listeners' acceptor, to reload its certificates.
+    pub fn tls(&self) -> Option<Arc<TlsAcceptor>> {
+        self.tls.clone()
+    }
+
     /// What the admin API and the metrics show of the sessions.
     pub fn stats(&self) -> MqttStats {
         MqttStats {
@@ -105,34 +136,34 @@ impl MqttServer {
     pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) {
         let (stopping, stopped) = tokio::sync::watch::channel(false);
         let mut tasks = tokio::task::JoinSet::new();
-        for l in self.tcp {
+        let tls = AcceptOptions {
+            tls: self.tls.clone(),
+            ..AcceptOptions::default()
+        };
+        let tcp = self.tcp.into_iter().map(|l| (l, AcceptOptions::default()));
+        let tls_tcp = self.tls_tcp.into_iter().map(|l| (l, tls.clone()));
+        for (l, opts) in tcp.chain(tls_tcp) {
             let shared = self.shared.clone();
-            tasks.spawn(accept_loop(
-                l,
-                AcceptOptions::default(),
-                stopped.clone(),
-                move |conn, peer| {
-                    let shared = shared.clone();
-                    async move {
-                        match conn {
-                            Conn::Tcp(s) => crate::connection::serve_tcp(s, peer, shared).await,
-                            Conn::Unix(s) => {
-                                let p = fogline_broker::Protocol::Mqtt;
-                                crate::connection::serve(s, peer, p, shared).await
-                            }
+            tasks.spawn(accept_loop(l, opts, stopped.clone(), move |conn, peer| {
+                let shared = shared.clone();
+                async move {
+                    match conn {
+                        Conn::Tcp(s) => crate::connection::serve_tcp(s, peer, shared).await,
+                        other => {
+                            let p = fogline_broker::Protocol::Mqtt;
+                            crate::connection::serve(other, peer, p, shared).await
                         }
                     }
-                },
-            ));
+                }
+            }));
         }
-        for l in self.ws {
+        let ws = self.ws.into_iter().map(|l| (l, AcceptOptions::default()));
+        let wss = self.wss.into_iter().map(|l| (l, tls.clone()));
+        for (l, opts) in ws.chain(wss) {
             let shared = self.shared.clone();
-            tasks.spawn(accept_loop(
-                l,
-                AcceptOptions::default(),
-                stopped.clone(),
-                move |conn, peer| crate::ws::serve(conn, peer, shared.clone()),
-            ));
+            tasks.spawn(accept_loop(l, opts, stopped.clone(), move |conn, peer| {
+                crate::ws::serve(conn, peer, shared.clone())
+            }));
         }
         if let Some(sys) = crate::sys::publisher(&self.shared) {
             tasks.spawn(sys.run(stopped.clone()));

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use bytesize::ByteSize;
+use fogline_net::tls::TlsConfig;
 use serde::{Deserialize, Serialize};
 
 /// The documented default of the `[native]` section.
@@ -16,6 +17,10 @@ pub const DEFAULT_SECTION: &str = include_str!("native.toml");
 pub struct NativeConfig {
     /// `HOST:PORT` (TCP) or `unix:/PATH` addresses to listen on.
     pub listen: Vec<String>,
+    /// TLS listeners (`HOST:PORT` or `unix:/PATH`), with the settings of `[native.tls]`.
+    pub tls_listen: Vec<String>,
+    /// Certificates and client verification of the TLS listeners.
+    pub tls: TlsConfig,
     /// Most concurrent connections.
     pub max_connections: usize,
     /// TCP keep-alive probe interval.
@@ -35,6 +40,8 @@ impl Default for NativeConfig {
     fn default() -> Self {
         Self {
             listen: vec!["127.0.0.1:7766".into()],
+            tls_listen: Vec::new(),
+            tls: TlsConfig::default(),
             max_connections: 10_000,
             tcp_keepalive: Duration::from_secs(60),
             max_pending_replies: ByteSize::mib(64),

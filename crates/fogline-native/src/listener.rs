@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use fogline_broker::Broker;
 use fogline_net::intake::ReadBudget;
+use fogline_net::tls::TlsAcceptor;
 use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
 use tokio::sync::{watch, Semaphore};
 
@@ -20,6 +21,9 @@ const FRAME_SLACK: u32 = 256 * 1024;
 pub struct NativeServer {
     broker: Broker,
     listeners: Vec<Listener>,
+    /// TLS listeners and their acceptor (`None` when there is none).
+    tls_listeners: Vec<Listener>,
+    tls: Option<Arc<TlsAcceptor>>,
     config: NativeConfig,
     budget: Arc<ReadBudget>,
     frame_timeout: Duration,
@@ -31,15 +35,21 @@ pub const DEFAULT_READ_BUDGET: usize = 64 << 20;
 pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl NativeServer {
-    /// Binds every address of `config.listen`.
+    /// Binds every address of `config.listen` and `config.tls_listen`.
     ///
     /// # Errors
-    /// [`BindError`] naming the address that could not be bound.
+    /// [`BindError`] naming the address that could not be bound, or the TLS setting or
+    /// file that cannot be used.
     pub async fn bind(config: NativeConfig, broker: Broker) -> Result<NativeServer, BindError> {
+        let tls =
+            fogline_net::transport::tls_for(&config.tls_listen, &config.tls, config.hello_timeout)?;
         let listeners = Listener::bind_all(&config.listen).await?;
+        let tls_listeners = Listener::bind_all(&config.tls_listen).await?;
         Ok(NativeServer {
             broker,
             listeners,
+            tls_listeners,
+            tls,
             config,
             budget: ReadBudget::new(DEFAULT_READ_BUDGET),
             frame_timeout: DEFAULT_FRAME_TIMEOUT,
@@ -60,6 +70,19 @@ impl NativeServer {
         self.listeners.iter().map(Listener::local_addr).collect()
     }
 
+    /// The bound TLS addresses.
+    pub fn tls_addrs(&self) -> Vec<String> {
+        self.tls_listeners
+            .iter()
+            .map(Listener::local_addr)
+            .collect()
+    }
+
+    /// The TLS listeners' acceptor, to reload its certificates.
+    pub fn tls(&self) -> Option<Arc<TlsAcceptor>> {
+        self.tls.clone()
+    }
+
     /// Serves until `stop` turns true; then stops accepting, closes the connections and
     /// returns once none holds the broker any more. Acknowledged records are stored by then.
     pub async fn run(self, stop: watch::Receiver<bool>) {
@@ -73,29 +96,32 @@ impl NativeServer {
         let opts = AcceptOptions {
             limit: Some(Arc::new(Semaphore::new(self.config.max_connections.max(1)))),
             keepalive: Some(self.config.tcp_keepalive),
+            tls: None,
         };
+        let tls_opts = AcceptOptions {
+            tls: self.tls.clone(),
+            ..opts.clone()
+        };
+        let plain = self.listeners.into_iter().map(|l| (l, opts.clone()));
+        let tls = self
+            .tls_listeners
+            .into_iter()
+            .map(|l| (l, tls_opts.clone()));
         let mut loops = tokio::task::JoinSet::new();
-        for l in self.listeners {
+        for (l, opts) in plain.chain(tls) {
             let broker = self.broker.clone();
             let budget = self.budget.clone();
-            loops.spawn(accept_loop(
-                l,
-                opts.clone(),
-                stop.clone(),
-                move |conn, peer| {
-                    let (broker, budget) = (broker.clone(), budget.clone());
-                    async move {
-                        match conn {
-                            Conn::Tcp(s) => {
-                                connection::serve_tcp(s, peer, broker, limits, budget).await
-                            }
-                            Conn::Unix(s) => {
-                                connection::serve(s, peer, broker, limits, budget).await
-                            }
+            loops.spawn(accept_loop(l, opts, stop.clone(), move |conn, peer| {
+                let (broker, budget) = (broker.clone(), budget.clone());
+                async move {
+                    match conn {
+                        Conn::Tcp(s) => {
+                            connection::serve_tcp(s, peer, broker, limits, budget).await
                         }
+                        other => connection::serve(other, peer, broker, limits, budget).await,
                     }
-                },
-            ));
+                }
+            }));
         }
         while loops.join_next().await.is_some() {}
     }

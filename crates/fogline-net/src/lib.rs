@@ -9,11 +9,12 @@
 //! and a caller waiting for its own data (the client's `Subscription::recv`) can share it.
 //! [`PeekRead`] is a read half that moves the kernel's ACK after the caller's forwards;
 //! [`StallLimit`] a write half that gives up on a peer that takes no bytes for too long.
-//! [`transport`] is the layer every listener of a node accepts through.
+//! [`transport`] is the layer every listener of a node accepts through, [`tls`] its TLS.
 
 pub mod intake;
 mod peek;
 mod stall;
+pub mod tls;
 pub mod transport;
 
 use std::io::{self, IoSlice};

@@ -3,7 +3,8 @@
 //! connection in a task of its own, holds at most a given number at once, and on shutdown
 //! stops accepting, ends every connection it started and waits for them. The native
 //! protocol, MQTT, MQTT over WebSocket and the HTTP admin API all accept through it, so
-//! what a transport needs (TLS, in time) is added here once, not per listener.
+//! what a transport needs is added here once, not per listener: TLS is an accept option
+//! (see [`crate::tls`]), its handshake run in the connection's task, bounded in time.
 
 use std::future::Future;
 use std::io;
@@ -16,6 +17,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::sync::{watch, Semaphore};
+
+use crate::tls::{ServerStream, TlsAcceptor, TlsConfig, TlsError};
 
 /// Where a listener listens or a client connects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +78,31 @@ pub enum Conn {
     Tcp(TcpStream),
     /// Over a Unix socket.
     Unix(UnixStream),
+    /// TLS over either, the handshake done.
+    Tls(Box<TlsConn>),
+}
+
+/// A TLS connection and who its client certificate says the peer is.
+#[derive(Debug)]
+pub struct TlsConn {
+    stream: ServerStream<Conn>,
+    username: Option<String>,
+}
+
+impl Conn {
+    /// The username the transport established: the client certificate's CN on a TLS
+    /// listener with `use_identity_as_username`; `None` otherwise.
+    pub fn username(&self) -> Option<&str> {
+        match self {
+            Conn::Tls(t) => t.username.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// True for a TLS connection.
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Conn::Tls(_))
+    }
 }
 
 /// Why a listener could not be bound.
@@ -92,6 +120,28 @@ pub enum BindError {
         #[source]
         source: io::Error,
     },
+    /// The TLS settings of TLS listeners cannot be used.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+}
+
+/// The acceptor for `addrs` when there are any: TLS listeners need certificates, none
+/// need none.
+///
+/// # Errors
+/// [`BindError::Tls`] when the settings or files cannot be used.
+pub fn tls_for(
+    addrs: &[String],
+    settings: &TlsConfig,
+    handshake_timeout: Duration,
+) -> Result<Option<Arc<TlsAcceptor>>, BindError> {
+    if addrs.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(TlsAcceptor::new(
+        settings.clone(),
+        handshake_timeout,
+    )?)))
 }
 
 impl Listener {
@@ -174,12 +224,13 @@ impl Listener {
 }
 
 /// The warning for a TCP listener other machines can reach; `None` for a loopback one.
-/// fogline has no TLS or authentication yet, so such a port is open to anyone on the
-/// network: the operator should hear that once, when it is bound.
+/// fogline has no authentication yet (TLS alone does not ask who a client is unless it
+/// requires certificates), so such a port is open to anyone on the network: the operator
+/// should hear that once, when it is bound.
 pub fn exposure(addr: std::net::SocketAddr) -> Option<String> {
     (!addr.ip().is_loopback()).then(|| {
         format!(
-            "{addr} accepts connections from other machines: with no TLS or authentication, \
+            "{addr} accepts connections from other machines: with no authentication, \
              anyone who can reach it may publish, subscribe and manage streams; listen on \
              127.0.0.1 or a Unix socket unless the network is trusted"
         )
@@ -199,6 +250,10 @@ pub struct AcceptOptions {
     pub limit: Option<Arc<Semaphore>>,
     /// TCP keep-alive probe interval, so dead peers are noticed.
     pub keepalive: Option<Duration>,
+    /// Serve TLS: each connection's handshake runs in its own task (a client that stalls
+    /// holds only its own slot, until the handshake timeout), and `serve` gets
+    /// [`Conn::Tls`]. A failed handshake ends only that connection.
+    pub tls: Option<Arc<TlsAcceptor>>,
 }
 
 /// Accepts on `listener` until `stop` turns true, serving each connection with `serve` in
@@ -216,9 +271,10 @@ pub async fn accept_loop<F, Fut>(
     mut stop: watch::Receiver<bool>,
     serve: F,
 ) where
-    F: Fn(Conn, String) -> Fut,
+    F: Fn(Conn, String) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    let serve = Arc::new(serve);
     let mut conns = tokio::task::JoinSet::new();
     loop {
         let permit = match &opts.limit {
@@ -248,11 +304,24 @@ pub async fn accept_loop<F, Fut>(
                         let _ = socket2::SockRef::from(s).set_tcp_keepalive(&ka);
                     }
                 }
-                let served = serve(conn, peer);
-                conns.spawn(async move {
-                    served.await;
-                    drop(permit);
-                });
+                match &opts.tls {
+                    None => {
+                        let served = serve(conn, peer);
+                        conns.spawn(async move {
+                            served.await;
+                            drop(permit);
+                        });
+                    }
+                    Some(tls) => {
+                        let (tls, serve) = (tls.clone(), serve.clone());
+                        conns.spawn(async move {
+                            if let Some(conn) = handshake(&tls, conn, &peer).await {
+                                serve(conn, peer).await;
+                            }
+                            drop(permit);
+                        });
+                    }
+                }
             }
             Err(e) => {
                 tracing::warn!(addr = %listener.local_addr(), error = %e, "accept failed");
@@ -261,6 +330,35 @@ pub async fn accept_loop<F, Fut>(
         }
     }
     conns.shutdown().await;
+}
+
+/// The TLS handshake of an accepted connection; `None` (logged) when it failed.
+async fn handshake(tls: &TlsAcceptor, conn: Conn, peer: &str) -> Option<Conn> {
+    match tls.accept(conn).await {
+        Ok(stream) => {
+            let username = if tls.identity_is_username() {
+                let cert = stream
+                    .get_ref()
+                    .1
+                    .peer_certificates()
+                    .and_then(|c| c.first());
+                let cn = cert.and_then(|c| crate::tls::common_name(c));
+                if cn.is_none() {
+                    // As Mosquitto: the identity is the username, so none is no entry.
+                    tracing::debug!(%peer, "client certificate has no CN");
+                    return None;
+                }
+                cn
+            } else {
+                None
+            };
+            Some(Conn::Tls(Box::new(TlsConn { stream, username })))
+        }
+        Err(e) => {
+            tracing::debug!(%peer, error = %e, "TLS handshake failed");
+            None
+        }
+    }
 }
 
 impl AsyncRead for Conn {
@@ -272,6 +370,7 @@ impl AsyncRead for Conn {
         match self.get_mut() {
             Conn::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             Conn::Unix(s) => Pin::new(s).poll_read(cx, buf),
+            Conn::Tls(t) => Pin::new(&mut t.stream).poll_read(cx, buf),
         }
     }
 }
@@ -285,6 +384,7 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             Conn::Unix(s) => Pin::new(s).poll_write(cx, buf),
+            Conn::Tls(t) => Pin::new(&mut t.stream).poll_write(cx, buf),
         }
     }
 
@@ -296,17 +396,22 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Conn::Unix(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Conn::Tls(t) => Pin::new(&mut t.stream).poll_write_vectored(cx, bufs),
         }
     }
 
     fn is_write_vectored(&self) -> bool {
-        true
+        match self {
+            Conn::Tls(t) => t.stream.is_write_vectored(),
+            _ => true,
+        }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Conn::Tcp(s) => Pin::new(s).poll_flush(cx),
             Conn::Unix(s) => Pin::new(s).poll_flush(cx),
+            Conn::Tls(t) => Pin::new(&mut t.stream).poll_flush(cx),
         }
     }
 
@@ -314,6 +419,7 @@ impl AsyncWrite for Conn {
         match self.get_mut() {
             Conn::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             Conn::Unix(s) => Pin::new(s).poll_shutdown(cx),
+            Conn::Tls(t) => Pin::new(&mut t.stream).poll_shutdown(cx),
         }
     }
 }
@@ -412,6 +518,7 @@ mod tests {
         let opts = AcceptOptions {
             limit: Some(Arc::new(Semaphore::new(1))),
             keepalive: Some(Duration::from_secs(5)),
+            tls: None,
         };
         let lp = tokio::spawn(accept_loop(l, opts, stop, echo));
         let mut first = TcpStream::connect(&addr).await.unwrap();

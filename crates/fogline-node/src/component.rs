@@ -48,6 +48,9 @@ pub struct Context {
     pub routes: Arc<Mutex<Vec<fogline_admin::ExtraRoutes>>>,
     /// Fields components add to the admin API's live feed (their dashboard panels).
     pub feed: Arc<Mutex<Vec<Arc<dyn FeedFields>>>>,
+    /// The acceptors of TLS listeners: a component adds its own, and the node reloads
+    /// them all (SIGHUP).
+    pub tls: fogline_net::tls::TlsSet,
 }
 
 /// A started component.

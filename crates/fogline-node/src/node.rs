@@ -70,6 +70,8 @@ pub struct Node {
     retention: (watch::Sender<bool>, JoinHandle<()>),
     /// Hands freed memory back after connections end (glibc only; see `memory`).
     memory: Option<(watch::Sender<bool>, JoinHandle<()>)>,
+    /// The TLS listeners' acceptors, reloaded together.
+    tls: fogline_net::tls::TlsSet,
 }
 
 impl Node {
@@ -130,6 +132,7 @@ impl Node {
             board,
             running: Vec::new(),
             done,
+            tls: fogline_net::tls::TlsSet::default(),
         };
         for component in ALL {
             let (stop, stopped) = watch::channel(false);
@@ -142,6 +145,7 @@ impl Node {
                 read_budget: read_budget.clone(),
                 routes: routes.clone(),
                 feed: feed.clone(),
+                tls: node.tls.clone(),
             };
             match (component.start)(&config, &ctx).await {
                 Ok(Some(started)) => {
@@ -190,6 +194,12 @@ impl Node {
     /// The node's identity.
     pub fn info(&self) -> &NodeInfo {
         &self.info
+    }
+
+    /// The acceptors of every TLS listener: [`TlsSet::reload`](fogline_net::tls::TlsSet::reload)
+    /// reads their certificates again (new connections get them, live ones keep theirs).
+    pub fn tls(&self) -> fogline_net::tls::TlsSet {
+        self.tls.clone()
     }
 
     /// The components' health.

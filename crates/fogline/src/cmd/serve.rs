@@ -76,7 +76,7 @@ fn without_off(addrs: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Runs the node until SIGINT or SIGTERM.
+/// Runs the node until SIGINT or SIGTERM; SIGHUP reloads the TLS certificates.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = args.config()?;
     let rt = crate::cmd::runtime(args.threads)?;
@@ -97,9 +97,36 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         for (_, e) in node.endpoints() {
             eprintln!("  {}", describe(&e.kind, &e.address));
         }
-        node.run(shutdown_signal()).await?;
+        #[cfg(unix)]
+        let hangup = tokio::spawn(reload_on_hangup(node.tls()));
+        let ran = node.run(shutdown_signal()).await;
+        #[cfg(unix)]
+        hangup.abort();
+        ran?;
         Ok(())
     })
+}
+
+/// Reloads every TLS listener's certificates on each SIGHUP, as Mosquitto does; a reload
+/// that fails leaves the certificates in use and is logged.
+#[cfg(unix)]
+async fn reload_on_hangup(tls: fogline_net::tls::TlsSet) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut hup) = signal(SignalKind::hangup()) else {
+        tracing::warn!("cannot handle SIGHUP: certificates are not reloaded");
+        return;
+    };
+    while hup.recv().await.is_some() {
+        let failed = tls.reload();
+        for e in &failed {
+            tracing::error!(error = %e, "SIGHUP: TLS certificates not reloaded, the old ones stay");
+        }
+        tracing::info!(
+            reloaded = tls.len() - failed.len(),
+            failed = failed.len(),
+            "SIGHUP: TLS certificates read again"
+        );
+    }
 }
 
 /// One line per listener for the start banner.
@@ -108,6 +135,10 @@ fn describe(kind: &str, address: &str) -> String {
         "native" => format!("native protocol    {address}"),
         "mqtt" => format!("MQTT               {address}"),
         "mqtt-ws" => format!("MQTT (WebSocket)   {address}"),
+        "native-tls" => format!("native (TLS)       {address}"),
+        "mqtts" => format!("MQTT (TLS)         {address}"),
+        "mqtt-wss" => format!("MQTT (WSS)         {address}"),
+        "https" => format!("admin API (HTTPS)  https://{address}/"),
         "http" if !address.starts_with("unix:") => format!(
             "dashboard          http://{address}/   (admin API http://{address}/api/v1, metrics http://{address}/metrics)"
         ),

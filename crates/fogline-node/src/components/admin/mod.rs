@@ -21,7 +21,7 @@ fn boxed<'a>(
 }
 
 async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError> {
-    if cfg.admin.listen.is_empty() {
+    if cfg.admin.listen.is_empty() && cfg.admin.tls_listen.is_empty() {
         return Ok(None);
     }
     let state = AdminState {
@@ -34,7 +34,11 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     };
     let extra = std::mem::take(&mut *ctx.routes.lock());
     let server = AdminServer::bind(cfg.admin.clone(), state, extra).await?;
-    let eps = endpoints("http", server.local_addrs());
+    let mut eps = endpoints("http", server.local_addrs());
+    eps.extend(endpoints("https", server.tls_addrs()));
+    if let Some(tls) = server.tls() {
+        ctx.tls.add(tls);
+    }
     let stop = ctx.stop.clone();
     Ok(Some(Started {
         endpoints: eps,

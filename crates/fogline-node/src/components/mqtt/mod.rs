@@ -23,7 +23,11 @@ fn boxed<'a>(
 }
 
 async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError> {
-    if cfg.mqtt.listen.is_empty() && cfg.mqtt.ws_listen.is_empty() {
+    let m = &cfg.mqtt;
+    if [&m.listen, &m.ws_listen, &m.tls_listen, &m.wss_listen]
+        .iter()
+        .all(|l| l.is_empty())
+    {
         return Ok(None);
     }
     let server = MqttServer::bind(cfg.mqtt.clone(), ctx.broker.clone())
@@ -31,6 +35,11 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         .with_intake(ctx.read_budget.clone(), cfg.node.frame_timeout);
     let mut eps = endpoints("mqtt", server.local_addrs());
     eps.extend(endpoints("mqtt-ws", server.ws_addrs()));
+    eps.extend(endpoints("mqtts", server.tls_addrs()));
+    eps.extend(endpoints("mqtt-wss", server.wss_addrs()));
+    if let Some(tls) = server.tls() {
+        ctx.tls.add(tls);
+    }
     ctx.metrics
         .lock()
         .register_collector(Box::new(Sessions(server.stats())));

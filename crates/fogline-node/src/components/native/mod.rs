@@ -18,13 +18,20 @@ fn boxed<'a>(
 }
 
 async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError> {
-    if cfg.native.listen.is_empty() {
+    if cfg.native.listen.is_empty() && cfg.native.tls_listen.is_empty() {
         return Ok(None);
     }
     let server = NativeServer::bind(cfg.native.clone(), ctx.broker.clone())
         .await?
         .with_intake(ctx.read_budget.clone(), cfg.node.frame_timeout);
-    let endpoints = endpoints("native", server.local_addrs());
+    let mut endpoints = endpoints("native", server.local_addrs());
+    endpoints.extend(crate::component::endpoints(
+        "native-tls",
+        server.tls_addrs(),
+    ));
+    if let Some(tls) = server.tls() {
+        ctx.tls.add(tls);
+    }
     let stop = ctx.stop.clone();
     Ok(Some(Started {
         endpoints,
