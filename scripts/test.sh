@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 
 # System packages: clients the tests drive, C libraries the comparison engines
 # link (Hyperscan, librdkafka, libzmq), kcat (an independent Kafka client the bridge
-# tests read Kafka with), nftables (their network partition), a real Prometheus server and promtool (the
+# tests read Kafka with), nftables (their network partition), openssl and curl (the TLS
+# tests make certificates as a Mosquitto user does, and fetch over HTTPS), a real Prometheus server and promtool (the
 # metrics test), and Chromium (the dashboard's headless-browser test).
-APT_PACKAGES=(pkg-config mosquitto-clients kcat nftables libhyperscan-dev librdkafka-dev libzmq3-dev prometheus chromium)
+APT_PACKAGES=(pkg-config mosquitto-clients kcat nftables openssl curl libhyperscan-dev librdkafka-dev libzmq3-dev prometheus chromium)
 ./scripts/apt-install.sh "${APT_PACKAGES[@]}"
 
 # The peer systems the benchmark drivers are tested against (Mosquitto, Redis,
