@@ -94,17 +94,8 @@ impl AdminServer {
             keepalive: None,
             tls: None,
         };
-        let tls_opts = AcceptOptions {
-            tls: self.tls.clone(),
-            ..opts.clone()
-        };
-        let plain = self.listeners.into_iter().map(|l| (l, opts.clone()));
-        let tls = self
-            .tls_listeners
-            .into_iter()
-            .map(|l| (l, tls_opts.clone()));
         let mut loops = tokio::task::JoinSet::new();
-        for (l, opts) in plain.chain(tls) {
+        for (l, opts) in opts.with_tls(self.listeners, self.tls_listeners, self.tls.clone()) {
             let router = self.router.clone();
             let timeout = self.config.header_read_timeout;
             loops.spawn(accept_loop(l, opts, stop.clone(), move |conn, peer| {

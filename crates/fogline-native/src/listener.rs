@@ -98,17 +98,8 @@ impl NativeServer {
             keepalive: Some(self.config.tcp_keepalive),
             tls: None,
         };
-        let tls_opts = AcceptOptions {
-            tls: self.tls.clone(),
-            ..opts.clone()
-        };
-        let plain = self.listeners.into_iter().map(|l| (l, opts.clone()));
-        let tls = self
-            .tls_listeners
-            .into_iter()
-            .map(|l| (l, tls_opts.clone()));
         let mut loops = tokio::task::JoinSet::new();
-        for (l, opts) in plain.chain(tls) {
+        for (l, opts) in opts.with_tls(self.listeners, self.tls_listeners, self.tls.clone()) {
             let broker = self.broker.clone();
             let budget = self.budget.clone();
             loops.spawn(accept_loop(l, opts, stop.clone(), move |conn, peer| {

@@ -256,6 +256,24 @@ pub struct AcceptOptions {
     pub tls: Option<Arc<TlsAcceptor>>,
 }
 
+impl AcceptOptions {
+    /// Every listener with its options: `plain` ones with these, `tls` ones with these and
+    /// `acceptor` (one connection limit, when set, shared by both).
+    pub fn with_tls(
+        self,
+        plain: Vec<Listener>,
+        tls: Vec<Listener>,
+        acceptor: Option<Arc<TlsAcceptor>>,
+    ) -> impl Iterator<Item = (Listener, AcceptOptions)> {
+        let secure = AcceptOptions {
+            tls: acceptor,
+            ..self.clone()
+        };
+        let plain = plain.into_iter().map(move |l| (l, self.clone()));
+        plain.chain(tls.into_iter().map(move |l| (l, secure.clone())))
+    }
+}
+
 /// Accepts on `listener` until `stop` turns true, serving each connection with `serve` in
 /// a task of its own; then stops accepting, ends every connection it started (their tasks
 /// are dropped) and returns once none is left. TCP connections get `nodelay`. Accept errors
