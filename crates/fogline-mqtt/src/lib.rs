@@ -36,6 +36,6 @@ pub mod store;
 mod sys;
 mod ws;
 
-pub use auth::{AllowAll, Authenticator, Refused};
+pub use auth::{AllowAll, Authenticator, Login, Refused, Users};
 pub use config::{MqttConfig, DEFAULT_SECTION};
 pub use listener::{MqttError, MqttServer, MqttStats, SessionCounts};

@@ -7,7 +7,7 @@ use fogline_broker::{Broker, StorageMode};
 use fogline_net::tls::TlsAcceptor;
 use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
 
-use crate::auth::{AllowAll, Authenticator};
+use crate::auth::{AllowAll, Authenticator, Users};
 use crate::config::MqttConfig;
 use crate::shared::Shared;
 use crate::store::{Store, StoreError};
@@ -21,6 +21,9 @@ pub enum MqttError {
     /// The durable MQTT state cannot be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The `password_file` cannot be read.
+    #[error("MQTT password_file: {0}")]
+    Users(#[from] fogline_auth::passwd::Error),
 }
 
 /// The bound MQTT front end of a node, ready to run.
@@ -32,17 +35,29 @@ pub struct MqttServer {
     wss: Vec<Listener>,
     /// The acceptor of `tls_tcp` and `wss` (`None` when both are empty).
     tls: Option<Arc<TlsAcceptor>>,
+    /// The users of `password_file` (`None` when no authentication is configured).
+    users: Option<Arc<Users>>,
 }
 
 impl MqttServer {
     /// Binds every listener of `config` (TCP or Unix sockets, on the transport layer) and
     /// recovers the durable state (under `data_dir/mqtt/` unless the broker's storage is
-    /// `memory`). Every client is admitted; see [`MqttServer::bind_with`].
+    /// `memory`). Clients are admitted by `password_file` and `allow_anonymous` (all of
+    /// them when no authentication is configured); see [`MqttServer::bind_with`].
     ///
     /// # Errors
-    /// [`MqttError`] when an address cannot be bound or the state opened.
+    /// [`MqttError`] when an address cannot be bound, the password file or the state read.
     pub async fn bind(config: MqttConfig, broker: Broker) -> Result<MqttServer, MqttError> {
-        MqttServer::bind_with(config, broker, Arc::new(AllowAll)).await
+        if !config.authenticates() {
+            return MqttServer::bind_with(config, broker, Arc::new(AllowAll)).await;
+        }
+        let users = Arc::new(Users::load(
+            config.password_file.as_deref(),
+            config.anonymous_allowed(),
+        )?);
+        let mut server = MqttServer::bind_with(config, broker, users.clone()).await?;
+        server.users = Some(users);
+        Ok(server)
     }
 
     /// [`MqttServer::bind`] with an authentication hook.
@@ -56,10 +71,11 @@ impl MqttServer {
     ) -> Result<MqttServer, MqttError> {
         let tls_addrs = [config.tls_listen.clone(), config.wss_listen.clone()].concat();
         let tls = fogline_net::transport::tls_for(&tls_addrs, &config.tls, config.connect_timeout)?;
-        let tcp = Listener::bind_all(&config.listen).await?;
-        let ws = Listener::bind_all(&config.ws_listen).await?;
-        let tls_tcp = Listener::bind_all(&config.tls_listen).await?;
-        let wss = Listener::bind_all(&config.wss_listen).await?;
+        // The warning about other machines is ours: it depends on the authentication.
+        let tcp = Listener::bind_all_unwarned(&config.listen).await?;
+        let ws = Listener::bind_all_unwarned(&config.ws_listen).await?;
+        let tls_tcp = Listener::bind_all_unwarned(&config.tls_listen).await?;
+        let wss = Listener::bind_all_unwarned(&config.wss_listen).await?;
         let bc = broker.config();
         let store = match bc.storage {
             StorageMode::Memory => None,
@@ -76,6 +92,18 @@ impl MqttServer {
                 Some((store, recovered))
             }
         };
+        if auth.admits_anonymous() {
+            let all = [&tcp, &ws, &tls_tcp, &wss].into_iter().flatten();
+            for a in all.filter_map(Listener::tcp_addr) {
+                if !a.ip().is_loopback() {
+                    tracing::warn!(
+                        "MQTT on {a} accepts connections from other machines and admits \
+                         clients without a password: set password_file (and allow_anonymous \
+                         = false), or listen on 127.0.0.1 unless the network is trusted"
+                    );
+                }
+            }
+        }
         let shared = Shared::new(broker, config, auth, store);
         Ok(MqttServer {
             shared,
@@ -84,6 +112,7 @@ impl MqttServer {
             tls_tcp,
             wss,
             tls,
+            users: None,
         })
     }
 
@@ -124,6 +153,11 @@ impl MqttServer {
         self.tls.clone()
     }
 
+    /// The users of `password_file`, to read it again (`None` without authentication).
+    pub fn users(&self) -> Option<Arc<Users>> {
+        self.users.clone()
+    }
+
     /// What the admin API and the metrics show of the sessions.
     pub fn stats(&self) -> MqttStats {
         MqttStats {
@@ -151,7 +185,8 @@ impl MqttServer {
                         Conn::Tcp(s) => crate::connection::serve_tcp(s, peer, shared).await,
                         other => {
                             let p = fogline_broker::Protocol::Mqtt;
-                            crate::connection::serve(other, peer, p, shared).await
+                            let id = other.username().map(str::to_owned);
+                            crate::connection::serve(other, peer, p, id, shared).await
                         }
                     }
                 }

@@ -54,7 +54,7 @@ async fn node(dir: &std::path::Path, max_records: usize, policy: SlowConsumerPol
 
 /// A durable session `id` (online, expiry 600) subscribed to `t/#` at QoS 1.
 async fn durable_session(shared: &Arc<Shared>, id: &str) -> Arc<Session> {
-    let (session, _, _, _) = shared.attach(id, true, 600).await.unwrap();
+    let (session, _, _, _) = shared.attach(id, None, true, 600).await.unwrap();
     let rec = SubRecord {
         key: "t/#".into(),
         qos: 1,

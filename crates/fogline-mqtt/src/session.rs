@@ -214,6 +214,9 @@ pub(crate) struct Session {
     /// Itself, for the broker subscriptions' sinks made while only `&Session` is at hand.
     pub me: Weak<Session>,
     pub client_id: String,
+    /// The user who created it (`None`: anonymous); with authentication on, only this user
+    /// may resume or replace it.
+    pub owner: Option<String>,
     /// Origin of this session's publications (for no local).
     pub origin: u64,
     /// Notified when a subscription queue has something.
@@ -229,10 +232,11 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub fn new(client_id: String, origin: u64, expiry: u32) -> Arc<Session> {
+    pub fn new(client_id: String, owner: Option<String>, origin: u64, expiry: u32) -> Arc<Session> {
         Arc::new_cyclic(|me| Session {
             me: me.clone(),
             client_id,
+            owner,
             origin,
             waker: Arc::new(Notify::new()),
             detached: Notify::new(),
@@ -675,6 +679,7 @@ impl Session {
             client: &self.client_id,
             expiry: st.expiry,
             subs: &subs,
+            owner: self.owner.as_deref(),
         }
         .frame_into(out);
     }

@@ -69,6 +69,8 @@ pub(crate) enum AttachError {
     TooManySessions,
     /// The journal did not take the end of an older session of the client id.
     NotJournaled,
+    /// The client id's session belongs to another user.
+    NotOwner,
 }
 
 /// A delayed will: published unless the session gets a new connection first.
@@ -279,7 +281,8 @@ impl Shared {
         }
         let count = r.sessions.len();
         for (client, rs) in r.sessions {
-            let session = Session::new(client.clone(), self.broker.next_origin(), rs.expiry);
+            let origin = self.broker.next_origin();
+            let session = Session::new(client.clone(), rs.owner, origin, rs.expiry);
             {
                 let mut st = session.state.lock();
                 for rec in rs.subs {
@@ -479,6 +482,7 @@ impl Shared {
     pub async fn attach(
         self: &Arc<Self>,
         client_id: &str,
+        owner: Option<&str>,
         clean_start: bool,
         expiry: u32,
     ) -> Result<(Arc<Session>, u64, Arc<Notify>, bool), AttachError> {
@@ -489,6 +493,9 @@ impl Shared {
                 let mut map = self.sessions.lock();
                 let existing = map.get(client_id).cloned();
                 match existing {
+                    Some(s) if !self.may_take(&s, owner) => {
+                        return Err(AttachError::NotOwner);
+                    }
                     Some(s) => {
                         let mut st = s.state.lock();
                         if let Some(h) = &st.conn {
@@ -546,7 +553,9 @@ impl Shared {
                     if map.len() >= self.config.max_sessions {
                         return Err(AttachError::TooManySessions);
                     }
-                    let s = Session::new(client_id.to_string(), self.broker.next_origin(), expiry);
+                    let origin = self.broker.next_origin();
+                    let owner = owner.map(str::to_owned);
+                    let s = Session::new(client_id.to_string(), owner, origin, expiry);
                     {
                         let mut st = s.state.lock();
                         st.conn = Some(ConnHandle {
@@ -562,6 +571,13 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// Whether `user` may take `s` over (resume it, replace it, or disconnect its client).
+    /// With authentication on, only its owner may; a session without one (anonymous, or
+    /// journaled before owners were) proves no one's, so any admitted client may.
+    fn may_take(&self, s: &Session, user: Option<&str>) -> bool {
+        !self.config.authenticates() || s.owner.is_none() || s.owner.as_deref() == user
     }
 
     /// Remembers that the journal did not take the end of `client_id`'s session.
@@ -853,7 +869,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let shared = shared_with_store(dir.path());
         shared.mark_stale("c");
-        let (s, _, _, _) = shared.attach("c", true, 0).await.unwrap();
+        let (s, _, _, _) = shared.attach("c", None, true, 0).await.unwrap();
         let epoch = {
             let mut st = s.state.lock();
             assert!(st.resync, "a stale id's session replaces the older one");
@@ -861,7 +877,7 @@ mod tests {
             st.epoch
         };
         shared.store.as_ref().unwrap().break_for_test();
-        let refused = shared.attach("c", false, 600).await.err();
+        let refused = shared.attach("c", None, false, 600).await.err();
         assert_eq!(refused, Some(AttachError::NotJournaled));
         assert_eq!(s.state.lock().expiry, 0, "left as it was");
         assert!(!shared.durable.lock().contains("c"));
@@ -878,7 +894,7 @@ mod tests {
     async fn another_interest_replaces_the_subscription_after_what_it_queued() {
         let dir = tempfile::tempdir().unwrap();
         let shared = shared(dir.path());
-        let (s, _, _, _) = shared.attach("c", true, 0).await.unwrap();
+        let (s, _, _, _) = shared.attach("c", None, true, 0).await.unwrap();
         let rec = |interest: &str| SubRecord {
             key: "t".into(),
             qos: 1,
@@ -933,20 +949,64 @@ mod tests {
         assert_eq!(pending(&st), ["lidar", "camera"]);
     }
 
+    /// With authentication on, a client id's session is its owner's: another user (or an
+    /// anonymous client) can neither resume it, replace it with a clean start, nor
+    /// disconnect its client. A session without an owner proves no one's.
+    #[tokio::test]
+    async fn another_user_cannot_take_a_session_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = MqttConfig {
+            allow_anonymous: Some(false),
+            ..MqttConfig::default()
+        };
+        let auth = Shared::new(broker(dir.path()), config, Arc::new(AllowAll), None);
+        let (s, first, _, _) = auth.attach("c", Some("alice"), false, 600).await.unwrap();
+        for (user, clean) in [(Some("bob"), false), (Some("bob"), true), (None, true)] {
+            let taken = auth.attach("c", user, clean, 600).await;
+            assert!(
+                matches!(taken, Err(AttachError::NotOwner)),
+                "{user:?} {clean}"
+            );
+        }
+        assert_eq!(s.state.lock().conn.as_ref().map(|h| h.id), Some(first));
+        s.state.lock().conn = None;
+        for user in [Some("bob"), None] {
+            let taken = auth.attach("c", user, false, 600).await;
+            assert!(
+                matches!(taken, Err(AttachError::NotOwner)),
+                "offline, {user:?}"
+            );
+        }
+        let (again, _, _, resumed) = auth.attach("c", Some("alice"), false, 600).await.unwrap();
+        assert!(resumed && Arc::ptr_eq(&again, &s));
+
+        let (anon, _, _, _) = auth.attach("a", None, false, 600).await.unwrap();
+        anon.state.lock().conn = None;
+        let (taken, _, _, resumed) = auth.attach("a", Some("bob"), false, 600).await.unwrap();
+        assert!(resumed && Arc::ptr_eq(&taken, &anon));
+
+        // Without authentication a user name proves nothing, and nothing is refused.
+        let open = shared(dir.path());
+        let (s, _, _, _) = open.attach("c", Some("alice"), false, 600).await.unwrap();
+        s.state.lock().conn = None;
+        let (again, _, _, _) = open.attach("c", Some("bob"), false, 600).await.unwrap();
+        assert!(Arc::ptr_eq(&again, &s));
+    }
+
     /// The window `end_if_idle` closes: a connection ends, and before its session is
     /// taken out (expiry 0, or the expiry timer firing) the client reconnects and resumes it.
     #[tokio::test]
     async fn a_session_resumed_before_its_removal_is_kept() {
         let dir = tempfile::tempdir().unwrap();
         let shared = shared(dir.path());
-        let (s, first, _, _) = shared.attach("c", false, 0).await.unwrap();
+        let (s, first, _, _) = shared.attach("c", None, false, 0).await.unwrap();
         let epoch = {
             let mut st = s.state.lock();
             assert_eq!(st.conn.as_ref().map(|h| h.id), Some(first));
             st.conn = None; // what `detach` does before it removes the session
             st.epoch
         };
-        let (again, _, _, resumed) = shared.attach("c", false, 0).await.unwrap();
+        let (again, _, _, resumed) = shared.attach("c", None, false, 0).await.unwrap();
         assert!(resumed && Arc::ptr_eq(&again, &s));
         assert!(!shared.end_if_idle(&s, epoch), "resumed meanwhile");
         assert!(!s.state.lock().ended);

@@ -32,6 +32,7 @@ const PIPE: usize = 256 * 1024;
 /// `max_packet_size` and a little, so it is refused before it is buffered whole.
 pub(crate) async fn serve(sock: Conn, peer: String, shared: Arc<Shared>) {
     let cfg = &shared.config;
+    let identity = sock.username().map(str::to_owned);
     let limit = (cfg.max_packet_size.as_u64() as usize).saturating_add(64 << 10);
     let ws_config = WebSocketConfig::default()
         .max_message_size(Some(limit))
@@ -54,7 +55,7 @@ pub(crate) async fn serve(sock: Conn, peer: String, shared: Arc<Shared>) {
     // One task for both halves: ending it (server shutdown) ends the connection too.
     tokio::join!(
         bridge(ws, mine),
-        crate::connection::serve(theirs, peer, Protocol::MqttWs, shared)
+        crate::connection::serve(theirs, peer, Protocol::MqttWs, identity, shared)
     );
 }
 

@@ -205,15 +205,17 @@ struct OnlyAlice;
 impl fogline_mqtt::Authenticator for OnlyAlice {
     fn authenticate(
         &self,
-        _client: &str,
-        user: Option<&str>,
-        password: Option<&[u8]>,
-    ) -> Result<(), fogline_mqtt::Refused> {
-        if user == Some("alice") && password == Some(&b"secret"[..]) {
-            Ok(())
-        } else {
-            Err(fogline_mqtt::Refused("unknown user".into()))
+        login: &fogline_mqtt::Login,
+    ) -> Result<Option<String>, fogline_mqtt::Refused> {
+        match (login.username.as_deref(), login.password.as_deref()) {
+            (None, _) => Err(fogline_mqtt::Refused::NotAuthorized("anonymous".into())),
+            (Some("alice"), Some(b"secret")) => Ok(Some("alice".into())),
+            _ => Err(fogline_mqtt::Refused::BadCredentials),
         }
+    }
+
+    fn admits_anonymous(&self) -> bool {
+        false
     }
 }
 
@@ -233,17 +235,21 @@ async fn mqtt_3_1_3_5_credentials_go_to_the_authentication_hook() {
         .expect("bind");
     let addr = server.local_addrs()[0].to_string();
     let task = tokio::spawn(server.run());
-    for (v, code) in [(Version::V4, 0x05), (Version::V5, 0x87)] {
-        let mut c = connect_packet(v, "mallory", true);
-        c.username = Some("mallory".into());
-        c.password = Some(bytes::Bytes::from_static(b"guess"));
-        let mut raw = Raw::open(&addr, v).await;
-        raw.send(&Packet::Connect(Box::new(c))).await;
-        let got = raw.expect_close().await;
-        assert!(
-            matches!(&got[..], [Packet::ConnAck(a)] if a.code == code),
-            "{got:?}"
-        );
+    // Bad user name or password, and not authorized, in either version's codes.
+    for (v, bad, anonymous) in [(Version::V4, 0x04, 0x05), (Version::V5, 0x86, 0x87)] {
+        for (user, code) in [(Some("mallory"), bad), (None, anonymous)] {
+            let mut c = connect_packet(v, "mallory", true);
+            c.username = user.map(Into::into);
+            // 3.1.1 has no password without a user name [MQTT-3.1.2-22].
+            c.password = user.map(|_| bytes::Bytes::from_static(b"guess"));
+            let mut raw = Raw::open(&addr, v).await;
+            raw.send(&Packet::Connect(Box::new(c))).await;
+            let got = raw.expect_close().await;
+            assert!(
+                matches!(&got[..], [Packet::ConnAck(a)] if a.code == code && !a.session_present),
+                "{got:?}"
+            );
+        }
         let mut c = connect_packet(v, "alice", true);
         c.username = Some("alice".into());
         c.password = Some(bytes::Bytes::from_static(b"secret"));

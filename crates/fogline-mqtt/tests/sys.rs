@@ -23,7 +23,9 @@ async fn watch_sys(
 ) -> HashMap<String, String> {
     let mut seen = HashMap::new();
     while !done(&seen) {
-        let p = raw.expect_publish().await;
+        let p = tokio::time::timeout(Duration::from_secs(30), raw.expect_publish())
+            .await
+            .unwrap_or_else(|_| panic!("$SYS values never became what was awaited: {seen:?}"));
         seen.insert(
             p.topic.to_string(),
             String::from_utf8_lossy(&p.payload).into_owned(),
@@ -38,7 +40,12 @@ async fn sys_topics_tell_what_mosquitto_tells() {
     let (mut sys, _) = Raw::connect(&s.mqtt, connect_packet(Version::V4, "sys", true)).await;
     sys.subscribe(1, vec![filter("$SYS/broker/#", QoS::AtMostOnce)])
         .await;
-    let seen = watch_sys(&mut sys, |m| m.len() >= 24).await;
+    // The values are retained: the first ones seen may be from a tick before this client
+    // connected, so wait for a tick that counts it.
+    let seen = watch_sys(&mut sys, |m| {
+        m.len() >= 24 && m.get("$SYS/broker/clients/connected").map(String::as_str) == Some("1")
+    })
+    .await;
     assert_eq!(
         seen["$SYS/broker/version"],
         format!("fogline {}", env!("CARGO_PKG_VERSION"))

@@ -151,6 +151,19 @@ impl Listener {
     /// # Errors
     /// [`BindError`] naming the address.
     pub async fn bind(addr: &str) -> Result<Listener, BindError> {
+        let l = Listener::bind_unwarned(addr).await?;
+        if let Some(w) = l.tcp_addr().and_then(exposure) {
+            tracing::warn!("{w}");
+        }
+        Ok(l)
+    }
+
+    /// [`Listener::bind`] without the warning about other machines, for a caller that
+    /// knows whether its listener authenticates clients and warns itself.
+    ///
+    /// # Errors
+    /// As [`Listener::bind`].
+    pub async fn bind_unwarned(addr: &str) -> Result<Listener, BindError> {
         let err = |source| BindError::Io {
             addr: addr.to_string(),
             source,
@@ -158,9 +171,6 @@ impl Listener {
         match Endpoint::parse(addr).map_err(BindError::Address)? {
             Endpoint::Tcp(hostport) => {
                 let l = TcpListener::bind(&hostport).await.map_err(err)?;
-                if let Some(w) = l.local_addr().ok().and_then(exposure) {
-                    tracing::warn!("{w}");
-                }
                 Ok(Listener::Tcp(l))
             }
             Endpoint::Unix(path) => {
@@ -184,6 +194,18 @@ impl Listener {
         let mut out = Vec::with_capacity(addrs.len());
         for a in addrs {
             out.push(Listener::bind(a).await?);
+        }
+        Ok(out)
+    }
+
+    /// [`Listener::bind_all`] without the warning (see [`Listener::bind_unwarned`]).
+    ///
+    /// # Errors
+    /// As [`Listener::bind`].
+    pub async fn bind_all_unwarned(addrs: &[String]) -> Result<Vec<Listener>, BindError> {
+        let mut out = Vec::with_capacity(addrs.len());
+        for a in addrs {
+            out.push(Listener::bind_unwarned(a).await?);
         }
         Ok(out)
     }

@@ -72,6 +72,8 @@ pub struct Node {
     memory: Option<(watch::Sender<bool>, JoinHandle<()>)>,
     /// The TLS listeners' acceptors, reloaded together.
     tls: fogline_net::tls::TlsSet,
+    /// The password files, reloaded with them.
+    users: crate::UserFiles,
 }
 
 impl Node {
@@ -133,6 +135,7 @@ impl Node {
             running: Vec::new(),
             done,
             tls: fogline_net::tls::TlsSet::default(),
+            users: crate::UserFiles::default(),
         };
         for component in ALL {
             let (stop, stopped) = watch::channel(false);
@@ -146,6 +149,7 @@ impl Node {
                 routes: routes.clone(),
                 feed: feed.clone(),
                 tls: node.tls.clone(),
+                users: node.users.clone(),
             };
             match (component.start)(&config, &ctx).await {
                 Ok(Some(started)) => {
@@ -200,6 +204,12 @@ impl Node {
     /// reads their certificates again (new connections get them, live ones keep theirs).
     pub fn tls(&self) -> fogline_net::tls::TlsSet {
         self.tls.clone()
+    }
+
+    /// The password files of the listeners: [`UserFiles::reload`](crate::UserFiles::reload)
+    /// reads them again (new connections are checked against them, live ones stay).
+    pub fn users(&self) -> crate::UserFiles {
+        self.users.clone()
     }
 
     /// The components' health.

@@ -14,6 +14,7 @@ use tokio::net::TcpStream;
 use fogline_net::intake::Intake;
 
 use super::{Conn, READ_CHUNK};
+use crate::auth::{Login, Refused};
 use crate::codec::{self, CodecError, ConnAck, Connect, Packet, Properties, Version};
 use crate::message::Message;
 use crate::shared::{AttachError, Shared};
@@ -21,13 +22,19 @@ use crate::shared::{AttachError, Shared};
 /// Numbers assigned client identifiers.
 static ASSIGNED: AtomicU64 = AtomicU64::new(1);
 
-/// Serves one connection until either side closes it.
-pub(crate) async fn serve<S>(socket: S, peer: String, protocol: Protocol, shared: Arc<Shared>)
-where
+/// Serves one connection until either side closes it; `identity` is the client
+/// certificate's CN when it is the username (`use_identity_as_username`).
+pub(crate) async fn serve<S>(
+    socket: S,
+    peer: String,
+    protocol: Protocol,
+    identity: Option<String>,
+    shared: Arc<Shared>,
+) where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     let (rd, wr) = tokio::io::split(socket);
-    serve_halves(rd, wr, None, (peer, protocol), shared).await;
+    serve_halves(rd, wr, None, (peer, protocol, identity), shared).await;
 }
 
 /// [`serve`] for TCP, whose socket publishers' tasks may write messages to directly.
@@ -36,12 +43,13 @@ pub(crate) async fn serve_tcp(socket: TcpStream, peer: String, shared: Arc<Share
     let wr = Arc::new(WriteHalf::from(wr));
     // The publisher's segment is acknowledged after its forwards, not before (see PeekRead).
     let rd = PeekRead::new(rd);
-    let from = (peer, Protocol::Mqtt);
+    let from = (peer, Protocol::Mqtt, None);
     serve_halves(rd, SharedWrite(wr.clone()), Some(wr), from, shared).await;
 }
 
-/// The peer's address and how it is connected, for the node's list of connections.
-type From = (String, Protocol);
+/// The peer's address and how it is connected, for the node's list of connections, and
+/// the certificate identity the transport established.
+type From = (String, Protocol, Option<String>);
 
 async fn serve_halves<R, W>(
     mut rd: R,
@@ -166,7 +174,7 @@ async fn handshake<W: AsyncWrite + Unpin>(
     shared: &Arc<Shared>,
     wr: &mut W,
     max_packet: usize,
-    (peer, protocol): From,
+    (peer, protocol, identity): From,
 ) -> Option<Conn> {
     let v = c.version;
     let cfg = &shared.config;
@@ -199,15 +207,31 @@ async fn handshake<W: AsyncWrite + Unpin>(
     } else {
         c.client_id.to_string()
     };
-    if let Err(e) =
-        shared
-            .auth
-            .authenticate(&client_id, c.username.as_deref(), c.password.as_deref())
-    {
-        tracing::info!(client = client_id, error = %e, "MQTT connection refused");
-        refuse(wr, &c, 0x05, 0x87, "not authorized").await;
-        return None;
-    }
+    let login = Login {
+        client_id: client_id.clone(),
+        username: c.username.as_deref().map(str::to_owned),
+        password: c.password.as_deref().map(<[u8]>::to_vec),
+        identity,
+    };
+    // A password hash takes milliseconds: not on the threads that serve connections.
+    let auth = shared.auth.clone();
+    let checked = tokio::task::spawn_blocking(move || auth.authenticate(&login)).await;
+    let user = match checked {
+        Ok(Ok(user)) => user,
+        Ok(Err(e)) => {
+            tracing::info!(client = client_id, %peer, error = %e, "MQTT connection refused");
+            match e {
+                Refused::BadCredentials => refuse(wr, &c, 0x04, 0x86, "").await,
+                Refused::NotAuthorized(_) => refuse(wr, &c, 0x05, 0x87, "").await,
+            }
+            return None;
+        }
+        Err(e) => {
+            tracing::error!(client = client_id, error = %e, "MQTT authentication failed");
+            refuse(wr, &c, 0x03, 0x88, "").await;
+            return None;
+        }
+    };
     let will = match &c.will {
         Some(w) => {
             if fogline_wire::validate_topic(&w.topic).is_err() {
@@ -252,27 +276,39 @@ async fn handshake<W: AsyncWrite + Unpin>(
         keep_alive = cfg.max_keep_alive;
         server_keep_alive = Some(keep_alive);
     }
-    let (session, conn_id, kick, present) =
-        match shared.attach(&client_id, c.clean_start, expiry).await {
-            Ok(attached) => attached,
-            Err(AttachError::TooManySessions) => {
-                tracing::warn!(
-                    client = client_id,
-                    max_sessions = cfg.max_sessions,
-                    "MQTT connection refused: too many sessions"
-                );
-                refuse(wr, &c, 0x03, 0x97, "too many sessions").await;
-                return None;
-            }
-            Err(AttachError::NotJournaled) => {
-                tracing::warn!(
-                    client = client_id,
-                    "MQTT connection refused: the journal did not take the end of its older session"
-                );
-                refuse(wr, &c, 0x03, 0x80, "cannot store the session state").await;
-                return None;
-            }
-        };
+    let (session, conn_id, kick, present) = match shared
+        .attach(&client_id, user.as_deref(), c.clean_start, expiry)
+        .await
+    {
+        Ok(attached) => attached,
+        Err(AttachError::TooManySessions) => {
+            tracing::warn!(
+                client = client_id,
+                max_sessions = cfg.max_sessions,
+                "MQTT connection refused: too many sessions"
+            );
+            refuse(wr, &c, 0x03, 0x97, "too many sessions").await;
+            return None;
+        }
+        Err(AttachError::NotOwner) => {
+            // MQTT 5.0 section 5.4.2: a client id gives access to its session state.
+            tracing::info!(
+                client = client_id,
+                user = user.as_deref().unwrap_or(""),
+                "MQTT connection refused: the client id's session is another user's"
+            );
+            refuse(wr, &c, 0x05, 0x87, "").await;
+            return None;
+        }
+        Err(AttachError::NotJournaled) => {
+            tracing::warn!(
+                client = client_id,
+                "MQTT connection refused: the journal did not take the end of its older session"
+            );
+            refuse(wr, &c, 0x03, 0x80, "cannot store the session state").await;
+            return None;
+        }
+    };
     let mut props = Properties::default();
     if v == Version::V5 {
         props.assigned_client_id = assigned;

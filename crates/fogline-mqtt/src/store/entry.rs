@@ -8,7 +8,7 @@
 //! | --- | --- | --- |
 //! | 1 | RetainSet | msg |
 //! | 2 | RetainDel | topic str |
-//! | 3 | SessionPut | client str, expiry u32, n u16, n x {key str, qos u8, flags u8 (1 no local, 2 retain as published, 4 interest), retain handling u8, sub id u32 (0 none), [interest str]} |
+//! | 3 | SessionPut | client str, expiry u32, n u16, n x {key str, qos u8, flags u8 (1 no local, 2 retain as published, 4 interest), retain handling u8, sub id u32 (0 none), [interest str]}, [owner str] |
 //! | 4 | SessionDel | client str |
 //! | 5 | MsgPut | client str, seq u64, qos u8, retain u8, n u8, n x sub id u32, msg |
 //! | 6 | MsgSent | client str, seq u64, pkid u16 |
@@ -20,7 +20,9 @@
 //! A SessionPut subscription with flag 4 set is followed by its interest profile (the
 //! `fogline-interest` user property of its SUBSCRIBE, in the text form of
 //! `docs/PROFILES.md`); without it, nothing follows the sub id. Journals written before
-//! interests existed never set the flag, so they read as they always did.
+//! interests existed never set the flag, so they read as they always did. The owner (the user
+//! the session was created by) ends the body when there is one; journals written before
+//! owners existed end after the subscriptions, and read as sessions without an owner.
 
 use bytes::Bytes;
 use fogline_wire::Str;
@@ -56,6 +58,7 @@ pub enum Entry<'a> {
         client: &'a str,
         expiry: u32,
         subs: &'a [SubRecord],
+        owner: Option<&'a str>,
     },
     SessionDel(&'a str),
     MsgPut {
@@ -135,6 +138,7 @@ impl Entry<'_> {
                 client,
                 expiry,
                 subs,
+                owner,
             } => {
                 b.push(3);
                 put_str(b, client);
@@ -153,6 +157,9 @@ impl Entry<'_> {
                     if let Some(i) = &s.interest {
                         put_str(b, i);
                     }
+                }
+                if let Some(o) = owner {
+                    put_str(b, o);
                 }
             }
             Entry::SessionDel(c) => {

@@ -28,6 +28,8 @@ pub struct RecoveredMsg {
 pub struct RecoveredSession {
     /// Session expiry interval, seconds.
     pub expiry: u32,
+    /// The user who created it (`None`: anonymous, or journaled before owners were).
+    pub owner: Option<String>,
     /// Subscriptions.
     pub subs: Vec<SubRecord>,
     /// Messages by sequence number.
@@ -69,6 +71,7 @@ impl Recovered {
                 client,
                 expiry: s.expiry,
                 subs: &s.subs,
+                owner: s.owner.as_deref(),
             });
             for (&seq, m) in &s.msgs {
                 out.push(Entry::MsgPut {
@@ -153,9 +156,15 @@ fn apply(r: &mut Recovered, body: &[u8]) -> Option<()> {
                     interest,
                 });
             }
+            let owner = if c.b.is_empty() {
+                None
+            } else {
+                Some(c.string()?)
+            };
             let s = r.sessions.entry(client).or_default();
             s.expiry = expiry;
             s.subs = subs;
+            s.owner = owner;
         }
         4 => {
             r.sessions.remove(&c.string()?);
@@ -268,6 +277,7 @@ mod tests {
                 client: "c",
                 expiry: 60,
                 subs: &subs,
+                owner: Some("alice"),
             },
             Entry::MsgPut {
                 client: "c",
@@ -312,6 +322,7 @@ mod tests {
         assert_eq!(r.retained["a/b"], m);
         let s = &r.sessions["c"];
         assert_eq!(s.subs, subs);
+        assert_eq!(s.owner.as_deref(), Some("alice"));
         assert_eq!(s.msgs.len(), 1);
         assert_eq!(s.msgs[&1].pkid, Some(5));
         assert!(s.msgs[&1].released);
@@ -351,6 +362,7 @@ mod tests {
             client: "c",
             expiry: 60,
             subs: &subs[..1],
+            owner: None,
         }
         .frame_into(&mut j);
         assert_eq!(replay(&j).sessions["c"].subs, subs[..1]);
@@ -373,6 +385,7 @@ mod tests {
         let r = replay(&framed);
         assert_eq!((r.entries, r.discarded), (1, 0));
         assert_eq!(r.sessions["c"].subs, subs[1..]);
+        assert_eq!(r.sessions["c"].owner, None, "journaled before owners");
     }
 
     #[test]

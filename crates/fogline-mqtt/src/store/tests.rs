@@ -81,6 +81,7 @@ fn frame(ops: &[Op]) -> Vec<u8> {
                 client: c(i),
                 expiry: *expiry,
                 subs: &subs[usize::from(*s)],
+                owner: (*s == 1).then_some("alice"),
             }
             .frame_into(&mut out),
             Op::SessionDel(i) => Entry::SessionDel(c(i)).frame_into(&mut out),

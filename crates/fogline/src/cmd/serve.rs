@@ -76,7 +76,8 @@ fn without_off(addrs: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Runs the node until SIGINT or SIGTERM; SIGHUP reloads the TLS certificates.
+/// Runs the node until SIGINT or SIGTERM; SIGHUP reloads the TLS certificates and the
+/// password files.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = args.config()?;
     let rt = crate::cmd::runtime(args.threads)?;
@@ -98,7 +99,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             eprintln!("  {}", describe(&e.kind, &e.address));
         }
         #[cfg(unix)]
-        let hangup = tokio::spawn(reload_on_hangup(node.tls()));
+        let hangup = tokio::spawn(reload_on_hangup(node.tls(), node.users()));
         let ran = node.run(shutdown_signal()).await;
         #[cfg(unix)]
         hangup.abort();
@@ -107,13 +108,14 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-/// Reloads every TLS listener's certificates on each SIGHUP, as Mosquitto does; a reload
-/// that fails leaves the certificates in use and is logged.
+/// Reloads every TLS listener's certificates and every password file on each SIGHUP, as
+/// Mosquitto does; a reload that fails leaves what was in use and is logged. Connections
+/// stay: they were admitted already.
 #[cfg(unix)]
-async fn reload_on_hangup(tls: fogline_net::tls::TlsSet) {
+async fn reload_on_hangup(tls: fogline_net::tls::TlsSet, users: fogline_node::UserFiles) {
     use tokio::signal::unix::{signal, SignalKind};
     let Ok(mut hup) = signal(SignalKind::hangup()) else {
-        tracing::warn!("cannot handle SIGHUP: certificates are not reloaded");
+        tracing::warn!("cannot handle SIGHUP: certificates and password files are not reloaded");
         return;
     };
     while hup.recv().await.is_some() {
@@ -126,6 +128,17 @@ async fn reload_on_hangup(tls: fogline_net::tls::TlsSet) {
             failed = failed.len(),
             "SIGHUP: TLS certificates read again"
         );
+        let failed = users.reload();
+        for e in &failed {
+            tracing::error!(error = %e, "SIGHUP: password file not reloaded, the old users stay");
+        }
+        if !users.is_empty() {
+            tracing::info!(
+                reloaded = users.len() - failed.len(),
+                failed = failed.len(),
+                "SIGHUP: password files read again"
+            );
+        }
     }
 }
 

@@ -40,6 +40,9 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     if let Some(tls) = server.tls() {
         ctx.tls.add(tls);
     }
+    if let Some(users) = server.users() {
+        ctx.users.add(users);
+    }
     ctx.metrics
         .lock()
         .register_collector(Box::new(Sessions(server.stats())));
