@@ -41,6 +41,7 @@ async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
     let hello = Frame::Hello {
         version: PROTOCOL_VERSION,
         client_name: inner.opts.client_name.as_str().into(),
+        credentials: None,
     };
     encode(&hello, &mut out)?;
     SharedWrite(w.clone()).write_all(&out).await?;

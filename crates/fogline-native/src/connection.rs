@@ -418,6 +418,7 @@ async fn handle(
             Frame::Hello {
                 version,
                 client_name,
+                ..
             } if version == PROTOCOL_VERSION => {
                 *greeted = true;
                 if !client_name.is_empty() {

@@ -121,6 +121,7 @@ async fn hello_must_come_first_with_a_known_version() {
     c.send(&Frame::Hello {
         version: 999,
         client_name: "future".into(),
+        credentials: None,
     })
     .await;
     assert_eq!(

@@ -190,6 +190,7 @@ async fn unix_socket_listener_serves() {
         &Frame::Hello {
             version: 1,
             client_name: "u".into(),
+            credentials: None,
         },
         &mut b,
     )

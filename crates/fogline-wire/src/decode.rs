@@ -10,7 +10,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use crate::admin::{read_consumer, read_detail, read_spec, read_update};
 use crate::codec::Reader;
 use crate::error::{ErrorCode, WireError};
-use crate::frame::{kind, Frame, StartPosition, Storage, StreamInfo};
+use crate::frame::{kind, Credentials, Frame, StartPosition, Storage, StreamInfo};
 use crate::records::RecordBlock;
 use crate::stored::StoredBlock;
 
@@ -85,6 +85,14 @@ pub fn decode_frame(mut frame: Bytes) -> Result<Frame, WireError> {
         kind::HELLO => Frame::Hello {
             version: r.u16("version")?,
             client_name: r.str16("client_name")?,
+            credentials: if r.remaining() > 0 {
+                Some(Credentials {
+                    username: r.str16("username")?,
+                    password: r.str16("password")?,
+                })
+            } else {
+                None
+            },
         },
         kind::HELLO_OK => Frame::HelloOk {
             version: r.u16("version")?,

@@ -32,9 +32,14 @@ fn encode_inner(frame: &Frame, buf: &mut BytesMut, start: usize) -> Result<(), W
         Frame::Hello {
             version,
             client_name,
+            credentials,
         } => {
             buf.put_u16_le(*version);
             put_str16(buf, client_name.as_bytes(), "client_name")?;
+            if let Some(c) = credentials {
+                put_str16(buf, c.username.as_bytes(), "username")?;
+                put_str16(buf, c.password.as_bytes(), "password")?;
+            }
         }
         Frame::HelloOk {
             version,

@@ -108,6 +108,12 @@ pub enum ErrorCode {
     /// 23: a frame did not arrive whole within the server's frame time limit once its first
     /// byte had (or found no room in the server's read budget in that time).
     FrameTimeout,
+    /// 24: Hello's user name and password do not match a user of the node, or it carried
+    /// none and the node admits no anonymous clients; the connection is closed.
+    BadCredentials,
+    /// 25: the connection's user may not do this (the node's access control list); the
+    /// message names the topic or operation.
+    NotAuthorized,
     /// A code this build does not know, kept as received.
     Other(u16),
 }
@@ -139,6 +145,8 @@ impl ErrorCode {
             ErrorCode::NotFound => 21,
             ErrorCode::DataLost => 22,
             ErrorCode::FrameTimeout => 23,
+            ErrorCode::BadCredentials => 24,
+            ErrorCode::NotAuthorized => 25,
             ErrorCode::Other(code) => code,
         }
     }
@@ -169,6 +177,8 @@ impl ErrorCode {
             21 => ErrorCode::NotFound,
             22 => ErrorCode::DataLost,
             23 => ErrorCode::FrameTimeout,
+            24 => ErrorCode::BadCredentials,
+            25 => ErrorCode::NotAuthorized,
             other => ErrorCode::Other(other),
         }
     }
@@ -200,6 +210,8 @@ impl ErrorCode {
             ErrorCode::NotFound => "NotFound",
             ErrorCode::DataLost => "DataLost",
             ErrorCode::FrameTimeout => "FrameTimeout",
+            ErrorCode::BadCredentials => "BadCredentials",
+            ErrorCode::NotAuthorized => "NotAuthorized",
             ErrorCode::Other(_) => "Other",
         }
     }
@@ -231,8 +243,10 @@ mod tests {
         assert_eq!(ErrorCode::NotFound.as_u16(), 21);
         assert_eq!(ErrorCode::DataLost.as_u16(), 22);
         assert_eq!(ErrorCode::FrameTimeout.as_u16(), 23);
-        assert_eq!(ErrorCode::from_u16(24), ErrorCode::Other(24));
-        for n in 1..=23 {
+        assert_eq!(ErrorCode::BadCredentials.as_u16(), 24);
+        assert_eq!(ErrorCode::NotAuthorized.as_u16(), 25);
+        assert_eq!(ErrorCode::from_u16(26), ErrorCode::Other(26));
+        for n in 1..=25 {
             let code = ErrorCode::from_u16(n);
             assert_ne!(code.name(), "Other", "{n}");
             assert_eq!(format!("{code:?}"), code.name());

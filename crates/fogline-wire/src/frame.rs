@@ -198,16 +198,36 @@ pub struct StreamInfo {
     pub consumers: u32,
 }
 
+/// A user name and password, as Hello carries them.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// The user name.
+    pub username: Str,
+    /// The password (never printed by `Debug`).
+    pub password: Str,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("password", &"***")
+            .finish()
+    }
+}
+
 /// A decoded (or to-be-encoded) frame. Byte fields are zero-copy slices of
 /// the buffer the frame was decoded from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
-    /// 0x01 C->S `{version: u16, client_name: str16}`.
+    /// 0x01 C->S `{version: u16, client_name: str16, [username: str16, password: str16]}`.
     Hello {
         /// Protocol version ([`PROTOCOL_VERSION`]).
         version: u16,
         /// Free-form client name, for logs.
         client_name: Str,
+        /// User name and password; `None` (nothing after the name on the wire): anonymous.
+        credentials: Option<Credentials>,
     },
     /// 0x02 S->C `{version: u16, server_name: str16, max_message: u32, max_frame: u32}`.
     HelloOk {

@@ -47,7 +47,8 @@ pub use decode::{decode, decode_frame, reserve_read, RESERVE_AHEAD};
 pub use encode::encode;
 pub use error::{ErrorCode, WireError};
 pub use frame::{
-    kind, Frame, StartPosition, Storage, StreamInfo, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION,
+    kind, Credentials, Frame, StartPosition, Storage, StreamInfo, FLAG_HIGH_PRIORITY,
+    PROTOCOL_VERSION,
 };
 pub use headers::{header_entries, HeaderEntries, Headers, HeadersBuilder, HeadersIter};
 pub use records::{

@@ -3,9 +3,9 @@
 
 use bytes::{Bytes, BytesMut};
 use fogline_wire::{
-    decode, decode_frame, encode, ConsumerDetail, ErrorCode, Frame, HeadersBuilder, RecordBlock,
-    StartPosition, Storage, StoredBlock, StoredRecordRef, StreamDetail, StreamInfo, StreamSpec,
-    WireError, NODE_DEFAULT,
+    decode, decode_frame, encode, ConsumerDetail, Credentials, ErrorCode, Frame, HeadersBuilder,
+    RecordBlock, StartPosition, Storage, StoredBlock, StoredRecordRef, StreamDetail, StreamInfo,
+    StreamSpec, WireError, NODE_DEFAULT,
 };
 
 const MAX: u32 = 1 << 20;
@@ -30,6 +30,7 @@ fn golden() -> Vec<(Frame, Vec<u8>)> {
             Frame::Hello {
                 version: 1,
                 client_name: "cli".into(),
+                credentials: None,
             },
             vec![8, 0, 0, 0, 0x01, 1, 0, 3, 0, b'c', b'l', b'i'],
         ),
@@ -525,4 +526,46 @@ fn frames_back_to_back_decode_in_order() {
         assert_eq!(decode(&mut buf, MAX).unwrap(), Some(frame));
     }
     assert_eq!(decode(&mut buf, MAX), Ok(None));
+}
+
+#[test]
+fn hello_with_credentials_has_golden_bytes_and_only_one_valid_cut() {
+    let frame = Frame::Hello {
+        version: 1,
+        client_name: "c".into(),
+        credentials: Some(Credentials {
+            username: "u".into(),
+            password: "pw".into(),
+        }),
+    };
+    let bytes = [
+        13, 0, 0, 0, 0x01, 1, 0, 1, 0, b'c', 1, 0, b'u', 2, 0, b'p', b'w',
+    ];
+    let mut buf = BytesMut::new();
+    encode(&frame, &mut buf).unwrap();
+    assert_eq!(&buf[..], &bytes[..]);
+    assert_eq!(decode(&mut buf, MAX).unwrap(), Some(frame));
+    // The credentials are optional as a pair: a body that ends after the client name is an
+    // anonymous Hello; one that ends inside them is malformed.
+    let whole = Bytes::from(bytes[4..].to_vec());
+    for cut in 1..whole.len() {
+        let got = decode_frame(whole.slice(..cut));
+        if cut == 6 {
+            assert!(
+                matches!(
+                    got,
+                    Ok(Frame::Hello {
+                        credentials: None,
+                        ..
+                    })
+                ),
+                "{got:?}"
+            );
+        } else {
+            assert!(
+                matches!(got, Err(WireError::Malformed { .. })),
+                "cut {cut}: {got:?}"
+            );
+        }
+    }
 }

@@ -3,9 +3,9 @@
 
 use bytes::{Bytes, BytesMut};
 use fogline_wire::{
-    decode, decode_frame, encode, ConsumerDetail, ErrorCode, Frame, HeadersBuilder, RecordBlock,
-    StartPosition, Storage, StoredBlock, StoredRecordRef, Str, StreamDetail, StreamInfo,
-    StreamSpec,
+    decode, decode_frame, encode, ConsumerDetail, Credentials, ErrorCode, Frame, HeadersBuilder,
+    RecordBlock, StartPosition, Storage, StoredBlock, StoredRecordRef, Str, StreamDetail,
+    StreamInfo, StreamSpec,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -294,10 +294,13 @@ fn frame() -> impl Strategy<Value = Frame> {
 /// The frames of the data path.
 fn data_frame() -> impl Strategy<Value = Frame> {
     prop_oneof![
-        (any::<u16>(), text()).prop_map(|(version, client_name)| Frame::Hello {
-            version,
-            client_name
-        }),
+        (any::<u16>(), text(), proptest::option::of((text(), text()))).prop_map(
+            |(version, client_name, login)| Frame::Hello {
+                version,
+                client_name,
+                credentials: login.map(|(username, password)| Credentials { username, password }),
+            }
+        ),
         (any::<u16>(), text(), any::<u32>(), any::<u32>()).prop_map(|(v, s, m, f)| {
             Frame::HelloOk {
                 version: v,

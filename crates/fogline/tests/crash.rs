@@ -52,6 +52,7 @@ impl Conn {
         c.send(&Frame::Hello {
             version: 1,
             client_name: "crash".into(),
+            credentials: None,
         })
         .await
         .expect("hello");

@@ -313,6 +313,7 @@ async fn messages_queued_past_a_full_online_session_survive_sigkill() {
     let mut frames = vec![fogline_wire::Frame::Hello {
         version: 1,
         client_name: "gap".into(),
+        credentials: None,
     }];
     for i in 1..=20u64 {
         let body = format!("n-{i}");

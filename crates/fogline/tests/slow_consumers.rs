@@ -27,6 +27,7 @@ async fn stuck_subscriber(addr: &str, flags: u8) -> TcpStream {
         Frame::Hello {
             version: PROTOCOL_VERSION,
             client_name: "stuck".into(),
+            credentials: None,
         },
         Frame::Subscribe {
             sub_id: 1,

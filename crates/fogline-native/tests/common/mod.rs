@@ -119,6 +119,7 @@ impl Raw {
         raw.send(&Frame::Hello {
             version: fogline_wire::PROTOCOL_VERSION,
             client_name: "test".into(),
+            credentials: None,
         })
         .await;
         match raw.recv().await {
