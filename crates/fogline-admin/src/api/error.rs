@@ -55,6 +55,8 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::ServerShutdown => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::FrameTimeout => StatusCode::REQUEST_TIMEOUT,
         ErrorCode::DataLost => StatusCode::GONE,
+        ErrorCode::BadCredentials => StatusCode::UNAUTHORIZED,
+        ErrorCode::NotAuthorized => StatusCode::FORBIDDEN,
         ErrorCode::StorageFailed
         | ErrorCode::Internal
         | ErrorCode::SlowConsumer
