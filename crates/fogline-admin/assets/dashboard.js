@@ -36,7 +36,7 @@ const PANELS = [
     id: "components", title: "Components", field: "components",
     columns: ["component", "state", "listening on", "detail"],
     numeric: [],
-    row: (c) => [c.name, c.state, c.endpoints.map((e) => e.kind + " " + e.address).join(", "),
+    row: (c) => [c.name, c.state, c.endpoints.map((e) => e.kind + " " + e.address + " (" + e.security + ")").join(", "),
       c.detail || ""],
     rowClass: (c) => "state-" + c.state,
   },

@@ -27,6 +27,8 @@ pub struct AdminConfig {
     /// A connection that sends no complete request head within this is closed.
     #[serde(with = "humantime_serde")]
     pub header_read_timeout: Duration,
+    /// A bearer token that may do everything (`Authorization: Bearer TOKEN`); empty: none.
+    pub token: String,
 }
 
 impl Default for AdminConfig {
@@ -38,6 +40,7 @@ impl Default for AdminConfig {
             max_connections: 64,
             events_interval: Duration::from_secs(1),
             header_read_timeout: Duration::from_secs(10),
+            token: String::new(),
         }
     }
 }

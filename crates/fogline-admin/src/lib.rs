@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 mod api;
+mod auth;
 mod config;
 mod events;
 pub mod metrics;

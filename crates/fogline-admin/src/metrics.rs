@@ -205,6 +205,7 @@ impl Collector for NodeCollector {
             Gauge,
             b.subscription_count() as f64,
         )?;
+        self.encode_auth(&mut e)?;
         self.encode_profiles(&mut e)?;
         self.encode_streams(&mut e)?;
         self.encode_process(&mut e)
@@ -213,6 +214,28 @@ impl Collector for NodeCollector {
 
 impl NodeCollector {
     /// Associative Rendezvous: interests, announced producers and routing by profile.
+    fn encode_auth(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let guard = self.broker.guard();
+        let stats = guard.stats();
+        single(
+            e,
+            "fogline_auth_failures",
+            "Logins refused (bad user name or password, anonymous where not allowed), every protocol",
+            MetricType::Counter,
+            stats.auth_failures.load(Relaxed) as f64,
+        )?;
+        family(
+            e,
+            "fogline_acl_denials",
+            "Operations the ACL refused, by kind (read: subscriptions' routes that left out a topic)",
+            MetricType::Counter,
+            fogline_broker::Denied::ALL
+                .iter()
+                .map(|&d| ([("operation", d.as_str())], stats.denied(d) as f64)),
+        )
+    }
+
     fn encode_profiles(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         use std::sync::atomic::Ordering::Relaxed;
         use MetricType::{Counter, Gauge};

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use fogline_auth::Authenticator as _;
 use fogline_net::tls::TlsAcceptor;
 use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -52,14 +53,34 @@ impl AdminServer {
             &config.tls,
             config.header_read_timeout,
         )?;
-        let listeners = Listener::bind_all(&config.listen).await?;
-        let tls_listeners = Listener::bind_all(&config.tls_listen).await?;
+        let auth = crate::auth::HttpAuth {
+            guard: state.broker.guard().clone(),
+            token: (!config.token.is_empty()).then(|| config.token.as_str().into()),
+        };
+        // Other machines are warned about only when anyone may use the API.
+        let open = auth.token.is_none() && auth.guard.admits_anonymous();
+        let bind = |addrs: &[String]| {
+            let addrs = addrs.to_vec();
+            async move {
+                if open {
+                    Listener::bind_all(&addrs).await
+                } else {
+                    Listener::bind_all_unwarned(&addrs).await
+                }
+            }
+        };
+        let listeners = bind(&config.listen).await?;
+        let tls_listeners = bind(&config.tls_listen).await?;
         let docs: Vec<&str> = extra.iter().map(|e| e.openapi).collect();
         let openapi = crate::api::merged_openapi(&docs);
         let mut router = crate::api::router(state, openapi);
         for e in extra {
             router = router.merge(e.router);
         }
+        let router = router.layer(axum::middleware::from_fn_with_state(
+            auth,
+            crate::auth::require,
+        ));
         Ok(AdminServer {
             listeners,
             tls_listeners,
@@ -109,6 +130,10 @@ impl AdminServer {
 /// Serves one connection; one that sends no complete request head within `timeout` (also
 /// between requests) is closed, so silent clients cannot hold every slot.
 async fn serve(conn: Conn, peer: String, router: axum::Router, timeout: std::time::Duration) {
+    let router = match conn.username() {
+        Some(cn) => router.layer(axum::Extension(crate::auth::CertUser(cn.to_owned()))),
+        None => router,
+    };
     let service = TowerToHyperService::new(router);
     let served = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())

@@ -55,6 +55,10 @@ pub struct Endpoint {
     pub kind: String,
     /// Its bound address.
     pub address: String,
+    /// How it is protected: `open` (anyone who reaches it), `password` (clients must log
+    /// in: `[auth]` admits no anonymous clients, or the admin API has a token), `tls`
+    /// (encrypted, anyone may connect) or `tls+password`.
+    pub security: String,
 }
 
 /// A component's health, as `/healthz` and `/api/v1/node` report it.

@@ -28,6 +28,7 @@ use crate::config::{BrokerConfig, SlowConsumerPolicy, StorageMode, StreamConfig}
 use crate::consumer::{Consumer, ConsumerOptions};
 use crate::direct::{DirectSink, Handoff};
 use crate::error::BrokerError;
+use crate::guard::{ClientGuard, Guard};
 use crate::profiled::{with_filter, Profiles};
 use crate::queue::{CloseReason, Push, QueueLimits, SubQueue};
 use crate::stats::BrokerStats;
@@ -55,6 +56,10 @@ pub struct SubscribeOptions {
     /// any, is ignored: the filter is the subscription's). An interest without terms is
     /// a plain subscription. See `profiled`.
     pub interest: Option<Interest>,
+    /// The subscriber's access: its filter must be one it may subscribe to, and only the
+    /// messages of topics it may read reach it (`None`: not checked, as for the
+    /// in-process link). See [`crate::guard`].
+    pub reader: Option<ClientGuard>,
 }
 
 /// A live subscription; the subscriber drains its queue.
@@ -207,6 +212,8 @@ pub(crate) struct Inner {
     clients: Arc<Clients>,
     /// When the broker opened, microseconds since the UNIX epoch.
     started_us: u64,
+    /// Users and access control.
+    guard: Arc<Guard>,
 }
 
 impl Broker {
@@ -266,13 +273,24 @@ impl Broker {
             stats: Arc::new(BrokerStats::default()),
             clients: Arc::new(Clients::default()),
             started_us: crate::batch::now_micros(),
+            guard: Arc::new(Guard::default()),
         };
-        Ok((
-            Broker {
-                inner: Arc::new(inner),
-            },
-            reports,
-        ))
+        let broker = Broker {
+            inner: Arc::new(inner),
+        };
+        // A new ACL changes who may read which topic: every route is computed again.
+        let weak = Arc::downgrade(&broker.inner);
+        broker.inner.guard.set_on_change(Box::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                let broker = Broker { inner };
+                {
+                    let _subs = broker.inner.subs.write();
+                    broker.inner.generation.fetch_add(1, Ordering::AcqRel);
+                }
+                broker.drop_routes();
+            }
+        }));
+        Ok((broker, reports))
     }
 
     /// The configuration in force.
@@ -295,6 +313,11 @@ impl Broker {
     pub fn register_client(&self, protocol: Protocol, addr: impl Into<String>) -> ClientHandle {
         let id = self.next_origin();
         self.inner.clients.register(id, protocol, addr.into())
+    }
+
+    /// The node's users and access control.
+    pub fn guard(&self) -> &Arc<Guard> {
+        &self.inner.guard
     }
 
     /// The node's connections.
@@ -664,6 +687,10 @@ impl Broker {
             let Some(sub) = subs.by_id.get(&id) else {
                 continue;
             };
+            // The ACL's read check, once per route rather than per message.
+            if sub.opts.reader.as_ref().is_some_and(|r| !r.may_read(topic)) {
+                continue;
+            }
             match &sub.opts.group {
                 Some(g) => groups
                     .entry((g.as_str(), sub.filter.as_str()))
@@ -721,6 +748,13 @@ impl Broker {
     ) -> Result<Arc<Subscription>, BrokerError> {
         fogline_wire::validate_filter(filter)
             .map_err(|e| BrokerError::InvalidFilter(e.to_string()))?;
+        if let Some(r) = &opts.reader {
+            if !r.may_subscribe(filter) {
+                return Err(BrokerError::NotAuthorized(format!(
+                    "may not subscribe to {filter:?}"
+                )));
+            }
+        }
         let q = &self.inner.config.subscriptions;
         let limits = QueueLimits {
             max_records: q.max_records,

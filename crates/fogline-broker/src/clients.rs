@@ -120,6 +120,11 @@ impl Client {
         self.id
     }
 
+    /// The peer's address.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
     /// Sets the client's name, once (later calls are ignored).
     pub fn set_name(&self, name: &str) {
         let _ = self.name.set(name.to_string());

@@ -71,6 +71,9 @@ pub enum BrokerError {
     /// A bad configuration value.
     #[error("configuration: {0}")]
     Config(String),
+    /// The connection's user may not do this (the ACL); says what was refused.
+    #[error("not authorized: {0}")]
+    NotAuthorized(String),
     /// Filesystem trouble outside the log (directories, consumer positions).
     #[error("{context}: {source}")]
     Io {

@@ -14,6 +14,8 @@
 //!   node's catalog, `catalog`), and lists and deletes consumers.
 //! - `profiled` routes by content (subscriptions with an interest profile) and tells
 //!   announced producers when somebody is interested ([`Broker::announce`]).
+//! - [`guard`] holds the node's users and access control list and checks every
+//!   connection's operations against them.
 //! - [`clients`] is the node's list of connections with their traffic; [`stats`] the
 //!   broker's counters.
 //!
@@ -30,6 +32,7 @@ pub mod config;
 mod consumer;
 pub mod direct;
 mod error;
+pub mod guard;
 pub mod link;
 mod manage;
 mod positions;
@@ -52,6 +55,7 @@ pub use consumer::{Consumer, ConsumerOptions, Delivery, Start};
 pub use direct::{DirectSink, DirectSocket, Handoff, PeekRead, SharedWrite, WriteHalf, Written};
 pub use error::BrokerError;
 pub use fogline_log::{RecoveryReport, Repair};
+pub use guard::{AuthConfig, ClientGuard, Denied, Guard, GuardError, GuardStats};
 pub use manage::{StreamChange, SubscriptionInfo};
 pub use profiled::{Announcement, ProducerInfo};
 pub use queries::{DeleteFuture, QueryFuture, StorePage, StoreQueries, StoreQuery};

@@ -246,6 +246,15 @@ impl Broker {
             if sub.no_local() && sub.origin() == batch.origin {
                 continue;
             }
+            // The ACL's read check (plain subscriptions have it in their routes).
+            if sub
+                .options()
+                .reader
+                .as_ref()
+                .is_some_and(|r| !r.may_read(topic))
+            {
+                continue;
+            }
             let part = if records.len() == count {
                 batch.clone()
             } else {

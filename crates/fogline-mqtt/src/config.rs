@@ -1,7 +1,6 @@
 //! The `[mqtt]` section of the node's configuration file; `mqtt.toml` is its documented
 //! default (the node composes it into the whole default file, and its test holds the two equal).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use bytesize::ByteSize;
@@ -26,13 +25,6 @@ pub struct MqttConfig {
     pub wss_listen: Vec<String>,
     /// Certificates and client verification of the TLS and WSS listeners.
     pub tls: TlsConfig,
-    /// Users and their password hashes, in Mosquitto's format (`mosquitto_passwd` or
-    /// `fogline passwd`): a client that sends a user name must have its password.
-    pub password_file: Option<PathBuf>,
-    /// Whether clients that send no user name may connect. Unset: yes when no
-    /// authentication is configured (no `password_file`, no `use_identity_as_username`),
-    /// no otherwise, as in Mosquitto.
-    pub allow_anonymous: Option<bool>,
     /// Largest packet accepted (announced to MQTT 5 clients); larger ones
     /// close the connection (5.0: DISCONNECT 0x95).
     pub max_packet_size: ByteSize,
@@ -85,21 +77,6 @@ pub struct MqttConfig {
     pub state_compact_size: ByteSize,
 }
 
-impl MqttConfig {
-    /// Whether a client without a user name is admitted (`allow_anonymous` or its default).
-    pub fn anonymous_allowed(&self) -> bool {
-        self.allow_anonymous
-            .unwrap_or(self.password_file.is_none() && !self.tls.use_identity_as_username)
-    }
-
-    /// Whether any authentication is configured; without any, every client is admitted.
-    pub fn authenticates(&self) -> bool {
-        self.password_file.is_some()
-            || self.tls.use_identity_as_username
-            || self.allow_anonymous == Some(false)
-    }
-}
-
 impl Default for MqttConfig {
     fn default() -> Self {
         Self {
@@ -108,8 +85,6 @@ impl Default for MqttConfig {
             tls_listen: Vec::new(),
             wss_listen: Vec::new(),
             tls: TlsConfig::default(),
-            password_file: None,
-            allow_anonymous: None,
             max_packet_size: ByteSize::mib(16),
             receive_maximum: 1024,
             max_inflight: 1024,

@@ -19,7 +19,6 @@
 //! The specification conformance table is `CONFORMANCE.md` in this crate.
 #![deny(missing_docs)]
 
-mod auth;
 pub mod codec;
 mod config;
 mod connection;
@@ -36,6 +35,6 @@ pub mod store;
 mod sys;
 mod ws;
 
-pub use auth::{AllowAll, Authenticator, Login, Refused, Users};
 pub use config::{MqttConfig, DEFAULT_SECTION};
+pub use fogline_auth::{AllowAll, Authenticator, Login, Refused, Users};
 pub use listener::{MqttError, MqttServer, MqttStats, SessionCounts};

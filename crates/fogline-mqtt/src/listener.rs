@@ -7,10 +7,10 @@ use fogline_broker::{Broker, StorageMode};
 use fogline_net::tls::TlsAcceptor;
 use fogline_net::transport::{accept_loop, AcceptOptions, BindError, Conn, Listener};
 
-use crate::auth::{AllowAll, Authenticator, Users};
 use crate::config::MqttConfig;
 use crate::shared::Shared;
 use crate::store::{Store, StoreError};
+use fogline_auth::Authenticator;
 
 /// Why the MQTT front end could not start.
 #[derive(Debug, thiserror::Error)]
@@ -21,9 +21,6 @@ pub enum MqttError {
     /// The durable MQTT state cannot be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The `password_file` cannot be read.
-    #[error("MQTT password_file: {0}")]
-    Users(#[from] fogline_auth::passwd::Error),
 }
 
 /// The bound MQTT front end of a node, ready to run.
@@ -35,8 +32,6 @@ pub struct MqttServer {
     wss: Vec<Listener>,
     /// The acceptor of `tls_tcp` and `wss` (`None` when both are empty).
     tls: Option<Arc<TlsAcceptor>>,
-    /// The users of `password_file` (`None` when no authentication is configured).
-    users: Option<Arc<Users>>,
 }
 
 impl MqttServer {
@@ -48,16 +43,8 @@ impl MqttServer {
     /// # Errors
     /// [`MqttError`] when an address cannot be bound, the password file or the state read.
     pub async fn bind(config: MqttConfig, broker: Broker) -> Result<MqttServer, MqttError> {
-        if !config.authenticates() {
-            return MqttServer::bind_with(config, broker, Arc::new(AllowAll)).await;
-        }
-        let users = Arc::new(Users::load(
-            config.password_file.as_deref(),
-            config.anonymous_allowed(),
-        )?);
-        let mut server = MqttServer::bind_with(config, broker, users.clone()).await?;
-        server.users = Some(users);
-        Ok(server)
+        let guard = broker.guard().clone();
+        MqttServer::bind_with(config, broker, guard).await
     }
 
     /// [`MqttServer::bind`] with an authentication hook.
@@ -112,7 +99,6 @@ impl MqttServer {
             tls_tcp,
             wss,
             tls,
-            users: None,
         })
     }
 
@@ -151,11 +137,6 @@ impl MqttServer {
     /// The TLS listeners' acceptor, to reload its certificates.
     pub fn tls(&self) -> Option<Arc<TlsAcceptor>> {
         self.tls.clone()
-    }
-
-    /// The users of `password_file`, to read it again (`None` without authentication).
-    pub fn users(&self) -> Option<Arc<Users>> {
-        self.users.clone()
     }
 
     /// What the admin API and the metrics show of the sessions.

@@ -10,12 +10,12 @@ use fogline_broker::{
 };
 use fogline_wire::RecordBlock;
 
-use crate::auth::AllowAll;
 use crate::session::{Session, SubEntry};
 use crate::shared::Shared;
 use crate::store::entry::SubRecord;
 use crate::store::{Recovered, Store};
 use crate::MqttConfig;
+use fogline_auth::AllowAll;
 
 /// A node whose subscription queues take `max_records` under `policy`, whose sessions hold
 /// `max_queued` messages, with a durable session "c" (online) subscribed to `t/#` at QoS 1

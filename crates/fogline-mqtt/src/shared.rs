@@ -11,7 +11,6 @@ use fogline_net::intake::{Intake, ReadBudget};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use crate::auth::Authenticator;
 use crate::config::MqttConfig;
 use crate::direct::SubSink;
 use crate::message::Message;
@@ -19,6 +18,7 @@ use crate::retain::Retained;
 use crate::session::{qos_of, ConnHandle, Outgoing, Session, State, SubEntry};
 use crate::store::entry::{Entry, SubRecord};
 use crate::store::{Recovered, Store, StoreError};
+use fogline_auth::Authenticator;
 
 /// Everything MQTT connections share.
 pub(crate) struct Shared {
@@ -348,6 +348,7 @@ impl Shared {
             group: group.map(str::to_string),
             no_local: rec.no_local,
             interest: crate::profile::parse_recorded(rec.interest.as_deref())?,
+            reader: Some(self.access(session)),
         };
         let sink = SubSink {
             session: session.me.clone(),
@@ -577,7 +578,14 @@ impl Shared {
     /// With authentication on, only its owner may; a session without one (anonymous, or
     /// journaled before owners were) proves no one's, so any admitted client may.
     fn may_take(&self, s: &Session, user: Option<&str>) -> bool {
-        !self.config.authenticates() || s.owner.is_none() || s.owner.as_deref() == user
+        !self.broker.guard().authenticates() || s.owner.is_none() || s.owner.as_deref() == user
+    }
+
+    /// What the ACL lets `session`'s client do (its owner and client id).
+    pub fn access(&self, session: &Session) -> fogline_broker::ClientGuard {
+        self.broker
+            .guard()
+            .client(session.owner.as_deref(), &session.client_id)
     }
 
     /// Remembers that the journal did not take the end of `client_id`'s session.
@@ -795,7 +803,7 @@ mod tests {
     use fogline_broker::{BrokerConfig, StorageMode};
 
     use super::*;
-    use crate::auth::AllowAll;
+    use fogline_auth::AllowAll;
 
     fn shared(dir: &std::path::Path) -> Arc<Shared> {
         Shared::new(broker(dir), MqttConfig::default(), Arc::new(AllowAll), None)
@@ -955,11 +963,13 @@ mod tests {
     #[tokio::test]
     async fn another_user_cannot_take_a_session_over() {
         let dir = tempfile::tempdir().unwrap();
-        let config = MqttConfig {
+        let b = broker(dir.path());
+        let closed = fogline_broker::AuthConfig {
             allow_anonymous: Some(false),
-            ..MqttConfig::default()
+            ..Default::default()
         };
-        let auth = Shared::new(broker(dir.path()), config, Arc::new(AllowAll), None);
+        b.guard().configure(&closed).unwrap();
+        let auth = Shared::new(b, MqttConfig::default(), Arc::new(AllowAll), None);
         let (s, first, _, _) = auth.attach("c", Some("alice"), false, 600).await.unwrap();
         for (user, clean) in [(Some("bob"), false), (Some("bob"), true), (None, true)] {
             let taken = auth.attach("c", user, clean, 600).await;

@@ -47,6 +47,12 @@ pub(crate) fn infos(broker: &Broker) -> Vec<StreamInfo> {
 /// Starts a management request, once one of the connection's slots is free; its answer is
 /// queued when it is done.
 pub(crate) async fn handle(conn: &Arc<Conn>, frame: Frame) {
+    if let Some((request_id, what, change)) = target(&frame) {
+        if let Err(e) = conn.access().check_admin(&what, change) {
+            conn.error(request_id, broker_code(&e), e.to_string());
+            return;
+        }
+    }
     let Ok(slot) = conn.admin_slots.clone().acquire_owned().await else {
         return;
     };
@@ -71,6 +77,37 @@ pub(crate) async fn handle(conn: &Arc<Conn>, frame: Frame) {
             Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),
         }
     });
+}
+
+/// What a management request asks the ACL: its id, the `$fogline/admin/` topic it
+/// concerns and whether it changes something.
+pub(crate) fn target(frame: &Frame) -> Option<(u64, String, bool)> {
+    Some(match frame {
+        Frame::StreamList { request_id } => (*request_id, "streams".into(), false),
+        Frame::StreamCreate { request_id, spec } => {
+            (*request_id, format!("streams/{}", spec.name), true)
+        }
+        Frame::StreamUpdate {
+            request_id, name, ..
+        }
+        | Frame::StreamPurge { request_id, name }
+        | Frame::StreamDelete { request_id, name } => {
+            (*request_id, format!("streams/{name}"), true)
+        }
+        Frame::StreamGet { request_id, name } => (*request_id, format!("streams/{name}"), false),
+        Frame::ConsumerList {
+            request_id, stream, ..
+        } if stream.is_empty() => (*request_id, "consumers".into(), false),
+        Frame::ConsumerList {
+            request_id, stream, ..
+        } => (*request_id, format!("consumers/{stream}"), false),
+        Frame::ConsumerDelete {
+            request_id,
+            stream,
+            name,
+        } => (*request_id, format!("consumers/{stream}/{name}"), true),
+        _ => return None,
+    })
 }
 
 /// Applies one request (blocking); returns its id and its answer.

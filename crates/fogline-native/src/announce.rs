@@ -15,6 +15,13 @@ use crate::errors::broker_code;
 pub(crate) const MAX_ANNOUNCEMENTS: usize = 1024;
 
 pub(crate) fn announce(conn: &Arc<Conn>, request_id: u64, topic: &str, profile: &str) {
+    // Announcing is the first step of publishing: it asks the same right.
+    if fogline_wire::validate_topic(topic).is_ok() {
+        if let Err(e) = conn.access().check_publish(topic) {
+            conn.error(request_id, crate::errors::broker_code(&e), e.to_string());
+            return;
+        }
+    }
     {
         let tasks = conn.announcements.lock();
         if tasks.contains_key(&request_id) {

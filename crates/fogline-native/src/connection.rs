@@ -85,6 +85,10 @@ pub(crate) struct Conn {
     /// Told when a publisher cuts one of its subscriptions off as slow: the writer may be
     /// stuck in a write to this very client, so it must hear of it there.
     cut_off: Arc<Notify>,
+    /// The TLS client certificate's CN, on a listener with `use_identity_as_username`.
+    identity: Option<String>,
+    /// What the ACL lets the user do; set by Hello, before any other frame is handled.
+    access: std::sync::OnceLock<fogline_broker::ClientGuard>,
 }
 
 impl Conn {
@@ -94,9 +98,12 @@ impl Conn {
         limits: Limits,
         budget: Arc<ReadBudget>,
         direct: Option<Direct>,
+        identity: Option<String>,
     ) -> Arc<Conn> {
         let client = broker.register_client(Protocol::Native, peer);
         Arc::new(Conn {
+            identity,
+            access: std::sync::OnceLock::new(),
             budget,
             cut_off: Arc::new(Notify::new()),
             origin: client.id(),
@@ -114,6 +121,24 @@ impl Conn {
             admin_slots: Arc::new(tokio::sync::Semaphore::new(crate::admin::MAX_INFLIGHT)),
             direct,
         })
+    }
+
+    /// The TLS client certificate's CN, when it is the user name.
+    pub fn identity(&self) -> Option<&str> {
+        self.identity.as_deref()
+    }
+
+    /// Sets what the ACL lets this connection's user do (at Hello).
+    pub fn set_access(&self, access: fogline_broker::ClientGuard) {
+        let _ = self.access.set(access);
+    }
+
+    /// What the ACL lets this connection's user do.
+    pub fn access(&self) -> &fogline_broker::ClientGuard {
+        // Hello sets it before any frame that asks; one that did not is a bug, and failing
+        // closed (an anonymous user's rights) keeps it from being a hole.
+        self.access
+            .get_or_init(|| self.broker.guard().client(None, &self.origin.to_string()))
     }
 
     /// True while replies wait for the writer (a direct delivery must not overtake them).
@@ -193,11 +218,13 @@ pub(crate) async fn serve<S>(
     broker: Broker,
     limits: Limits,
     budget: Arc<ReadBudget>,
+    identity: Option<String>,
 ) where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     let (rd, wr) = tokio::io::split(socket);
-    serve_halves(rd, wr, Conn::new(broker, peer, limits, budget, None)).await;
+    let conn = Conn::new(broker, peer, limits, budget, None, identity);
+    serve_halves(rd, wr, conn).await;
 }
 
 /// [`serve`] for TCP, whose socket publishers' tasks may write to directly.
@@ -210,7 +237,8 @@ pub(crate) async fn serve_tcp(
 ) {
     let (rd, wr) = socket.into_split();
     let wr = Arc::new(WriteHalf::from(wr));
-    let conn = Conn::new(broker, peer, limits, budget, Some(Direct::new(wr.clone())));
+    let direct = Some(Direct::new(wr.clone()));
+    let conn = Conn::new(broker, peer, limits, budget, direct, None);
     // A publisher's segment is acknowledged after its forwards, not before (see PeekRead).
     serve_halves(PeekRead::new(rd), SharedWrite(wr), conn).await;
 }
@@ -418,8 +446,11 @@ async fn handle(
             Frame::Hello {
                 version,
                 client_name,
-                ..
+                credentials,
             } if version == PROTOCOL_VERSION => {
+                if !crate::login::login(conn, client_name.as_str(), credentials).await {
+                    return false;
+                }
                 *greeted = true;
                 if !client_name.is_empty() {
                     conn.client.set_name(client_name.as_str());
@@ -453,11 +484,14 @@ async fn handle(
             topic,
             records,
         } => {
-            if let Err(e) = fogline_wire::validate_topic(topic.as_str()) {
+            let checked = match fogline_wire::validate_topic(topic.as_str()) {
+                Err(e) => Err(BrokerError::InvalidTopic(format!("topic {topic:?}: {e}"))),
+                Ok(()) => conn.access().check_publish(topic.as_str()),
+            };
+            if let Err(e) = checked {
                 // Refused in turn, after the acked batches before it (a fire-and-forget
                 // publish found the queue answered already).
-                let refused = Err(BrokerError::InvalidTopic(format!("topic {topic:?}: {e}")));
-                if let Some((request_id, now)) = waiting.push(request_id, refused) {
+                if let Some((request_id, now)) = waiting.push(request_id, Err(e)) {
                     acks::answer(conn, request_id, now, handoff).await;
                 }
                 return true;
@@ -525,10 +559,13 @@ async fn handle(
         | Frame::Credit { .. }
         | Frame::Ack { .. }
         | Frame::ConsumerClose { .. } => consumers::handle(conn, frame),
-        Frame::StreamList { request_id } => conn.reply(&Frame::StreamListOk {
-            request_id,
-            streams: crate::admin::infos(&conn.broker),
-        }),
+        Frame::StreamList { request_id } => match conn.access().check_admin("streams", false) {
+            Ok(()) => conn.reply(&Frame::StreamListOk {
+                request_id,
+                streams: crate::admin::infos(&conn.broker),
+            }),
+            Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),
+        },
         Frame::StreamCreate { .. }
         | Frame::StreamUpdate { .. }
         | Frame::StreamPurge { .. }
@@ -591,6 +628,7 @@ fn subscribe(
         priority: flags & FLAG_HIGH_PRIORITY != 0,
         policy,
         interest,
+        reader: Some(conn.access().clone()),
         ..SubscribeOptions::default()
     };
     let _held = conn.direct.as_ref().map(Direct::hold);

@@ -90,6 +90,10 @@ pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
                     max_inflight as usize
                 },
             };
+            if let Err(e) = crate::login::may_read(conn, stream.as_str(), filter.as_str()) {
+                conn.error(request_id, broker_code(&e), e.to_string());
+                return;
+            }
             match conn.broker.open_consumer(stream.as_str(), opts) {
                 Ok(consumer) => open(conn, request_id, consumer, push_credit),
                 Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),

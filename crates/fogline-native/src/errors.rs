@@ -22,5 +22,6 @@ pub fn broker_code(e: &BrokerError) -> ErrorCode {
         BrokerError::InvalidName(_) => ErrorCode::InvalidName,
         BrokerError::EmptyBatch => ErrorCode::EmptyRequest,
         BrokerError::Config(_) => ErrorCode::Internal,
+        BrokerError::NotAuthorized(_) => ErrorCode::NotAuthorized,
     }
 }

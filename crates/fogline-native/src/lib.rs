@@ -26,6 +26,7 @@ mod consumers;
 mod direct;
 mod errors;
 mod listener;
+mod login;
 mod outbuf;
 mod query;
 

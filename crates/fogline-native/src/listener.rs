@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
+use fogline_auth::Authenticator as _;
 use fogline_broker::Broker;
 use fogline_net::intake::ReadBudget;
 use fogline_net::tls::TlsAcceptor;
@@ -43,8 +44,18 @@ impl NativeServer {
     pub async fn bind(config: NativeConfig, broker: Broker) -> Result<NativeServer, BindError> {
         let tls =
             fogline_net::transport::tls_for(&config.tls_listen, &config.tls, config.hello_timeout)?;
-        let listeners = Listener::bind_all(&config.listen).await?;
-        let tls_listeners = Listener::bind_all(&config.tls_listen).await?;
+        // Other machines are warned about only when anyone may connect (`[auth]`).
+        let (listeners, tls_listeners) = if broker.guard().admits_anonymous() {
+            (
+                Listener::bind_all(&config.listen).await?,
+                Listener::bind_all(&config.tls_listen).await?,
+            )
+        } else {
+            (
+                Listener::bind_all_unwarned(&config.listen).await?,
+                Listener::bind_all_unwarned(&config.tls_listen).await?,
+            )
+        };
         Ok(NativeServer {
             broker,
             listeners,
@@ -109,7 +120,10 @@ impl NativeServer {
                         Conn::Tcp(s) => {
                             connection::serve_tcp(s, peer, broker, limits, budget).await
                         }
-                        other => connection::serve(other, peer, broker, limits, budget).await,
+                        other => {
+                            let id = other.username().map(str::to_owned);
+                            connection::serve(other, peer, broker, limits, budget, id).await
+                        }
                     }
                 }
             }));

@@ -28,6 +28,11 @@ pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
             since,
             until,
         } => {
+            let what = format!("store/{}", stream.as_str());
+            if let Err(e) = conn.access().check_admin(&what, true) {
+                conn.error(request_id, broker_code(&e), e.to_string());
+                return;
+            }
             let q = StoreQuery {
                 stream: stream.to_string(),
                 interest: interest.to_string(),
@@ -48,6 +53,15 @@ pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
             after,
             flags,
         } => {
+            let name = if stream.is_empty() {
+                "default"
+            } else {
+                stream.as_str()
+            };
+            if let Err(e) = crate::login::may_read(conn, name, "") {
+                conn.error(request_id, broker_code(&e), e.to_string());
+                return;
+            }
             let q = StoreQuery {
                 stream: stream.to_string(),
                 interest: interest.to_string(),

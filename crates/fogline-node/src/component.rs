@@ -51,36 +51,6 @@ pub struct Context {
     /// The acceptors of TLS listeners: a component adds its own, and the node reloads
     /// them all (SIGHUP).
     pub tls: fogline_net::tls::TlsSet,
-    /// The password files: a component adds its own, and the node reloads them with the
-    /// certificates.
-    pub users: UserFiles,
-}
-
-/// The password files of a node's components, so one signal reloads them all.
-#[derive(Clone, Debug, Default)]
-pub struct UserFiles(Arc<Mutex<Vec<Arc<fogline_mqtt::Users>>>>);
-
-impl UserFiles {
-    /// Adds the users of a component.
-    pub fn add(&self, users: Arc<fogline_mqtt::Users>) {
-        self.0.lock().push(users);
-    }
-
-    /// Reads every password file again; the errors of those that kept their old users.
-    pub fn reload(&self) -> Vec<fogline_auth::passwd::Error> {
-        let all = self.0.lock().clone();
-        all.iter().filter_map(|u| u.reload().err()).collect()
-    }
-
-    /// How many password files there are.
-    pub fn len(&self) -> usize {
-        self.0.lock().len()
-    }
-
-    /// True when there is none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// A started component.
@@ -104,13 +74,21 @@ pub struct Component {
     pub start: StartFn,
 }
 
-/// Listeners of `kind` as endpoints.
-pub(crate) fn endpoints(kind: &str, addrs: Vec<String>) -> Vec<Endpoint> {
+/// Listeners of `kind` as endpoints; `guarded`: clients must log in.
+pub(crate) fn endpoints(kind: &str, addrs: Vec<String>, guarded: bool) -> Vec<Endpoint> {
+    let tls = matches!(kind, "native-tls" | "mqtts" | "mqtt-wss" | "https");
+    let security = match (tls, guarded) {
+        (false, false) => "open",
+        (false, true) => "password",
+        (true, false) => "tls",
+        (true, true) => "tls+password",
+    };
     addrs
         .into_iter()
         .map(|address| Endpoint {
             kind: kind.to_string(),
             address,
+            security: security.to_string(),
         })
         .collect()
 }

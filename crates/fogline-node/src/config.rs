@@ -12,7 +12,7 @@ use bytesize::ByteSize;
 
 use fogline_admin::AdminConfig;
 use fogline_bridge::BridgeConfig;
-use fogline_broker::BrokerConfig;
+use fogline_broker::{AuthConfig, BrokerConfig};
 use fogline_mqtt::MqttConfig;
 use fogline_native::NativeConfig;
 use fogline_rules::RulesConfig;
@@ -27,6 +27,7 @@ pub fn default_file() -> String {
         NODE_SECTION,
         fogline_native::DEFAULT_SECTION,
         fogline_broker::config::DEFAULT_SECTION,
+        fogline_broker::guard::DEFAULT_SECTION,
         fogline_mqtt::DEFAULT_SECTION,
         fogline_rules::DEFAULT_SECTION,
         fogline_store::service::config::DEFAULT_SECTION,
@@ -50,6 +51,8 @@ pub struct Config {
     pub native: NativeConfig,
     /// The broker core: storage, streams, queues.
     pub broker: BrokerConfig,
+    /// Users and access control, for every listener.
+    pub auth: AuthConfig,
     /// MQTT 3.1.1/5.0 listeners and session limits.
     pub mqtt: MqttConfig,
     /// SQL rules, triggers and pattern sets.

@@ -26,7 +26,7 @@ mod intake_metrics;
 mod memory;
 mod node;
 
-pub use component::{BoxError, BoxFuture, Component, Context, StartFn, Started, UserFiles};
+pub use component::{BoxError, BoxFuture, Component, Context, StartFn, Started};
 pub use config::{default_file, Config, ConfigError, NodeSection};
 pub use health::Board;
 pub use node::{Node, NodeError};

@@ -72,8 +72,6 @@ pub struct Node {
     memory: Option<(watch::Sender<bool>, JoinHandle<()>)>,
     /// The TLS listeners' acceptors, reloaded together.
     tls: fogline_net::tls::TlsSet,
-    /// The password files, reloaded with them.
-    users: crate::UserFiles,
 }
 
 impl Node {
@@ -102,6 +100,14 @@ impl Node {
         for (stream, report) in reports {
             log_recovery(&stream, &report);
         }
+        // Before any listener opens: no connection is ever admitted without the files.
+        broker
+            .guard()
+            .configure(&config.auth)
+            .map_err(|e| NodeError::Start {
+                component: "broker",
+                source: e.into(),
+            })?;
         board.set("broker", ComponentState::Running, None);
         let info = NodeInfo {
             id: node_id(&config),
@@ -135,7 +141,6 @@ impl Node {
             running: Vec::new(),
             done,
             tls: fogline_net::tls::TlsSet::default(),
-            users: crate::UserFiles::default(),
         };
         for component in ALL {
             let (stop, stopped) = watch::channel(false);
@@ -149,7 +154,6 @@ impl Node {
                 routes: routes.clone(),
                 feed: feed.clone(),
                 tls: node.tls.clone(),
-                users: node.users.clone(),
             };
             match (component.start)(&config, &ctx).await {
                 Ok(Some(started)) => {
@@ -206,10 +210,10 @@ impl Node {
         self.tls.clone()
     }
 
-    /// The password files of the listeners: [`UserFiles::reload`](crate::UserFiles::reload)
-    /// reads them again (new connections are checked against them, live ones stay).
-    pub fn users(&self) -> crate::UserFiles {
-        self.users.clone()
+    /// The node's users and access control: [`Guard::reload`](fogline_broker::Guard::reload)
+    /// reads the password and ACL files again.
+    pub fn guard(&self) -> Arc<fogline_broker::Guard> {
+        self.broker.guard().clone()
     }
 
     /// The components' health.

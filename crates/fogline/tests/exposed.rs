@@ -52,13 +52,13 @@ fn binding_a_non_loopback_address_warns_and_loopback_does_not() {
 }
 
 #[test]
-fn an_mqtt_listener_is_warned_about_only_when_it_admits_anonymous_clients() {
+fn listeners_are_warned_about_only_when_they_admit_anonymous_clients() {
     let dir = tempfile::tempdir().unwrap();
     let passwd = dir.path().join("passwd");
     std::fs::write(&passwd, "").unwrap();
     let with = |extra: &str| {
         let cfg = dir.path().join("fogline.toml");
-        let text = format!("[mqtt]\npassword_file = {passwd:?}\n{extra}");
+        let text = format!("[auth]\npassword_file = {passwd:?}\n{extra}");
         std::fs::write(&cfg, text).unwrap();
         let c = cfg.to_str().unwrap().to_string();
         let args = [

@@ -30,10 +30,10 @@ fn mosquitto_passwd(file: &Path, users: &[(&str, &str)]) {
     }
 }
 
-/// `fogline serve` with `[mqtt] password_file = file` and `extra` lines of `[mqtt]`.
+/// `fogline serve` with `[auth] password_file = file` and `extra` lines of `[auth]`.
 fn serve(dir: &Path, file: &Path, extra: &str) -> support::Served {
     let cfg = dir.join("fogline.toml");
-    std::fs::write(&cfg, format!("[mqtt]\npassword_file = {file:?}\n{extra}")).unwrap();
+    std::fs::write(&cfg, format!("[auth]\npassword_file = {file:?}\n{extra}")).unwrap();
     let data = dir.join("data");
     support::serve([
         "--config".as_ref(),
@@ -264,7 +264,7 @@ fn sighup_reads_the_password_file_again_and_keeps_connections() {
     hup();
     let deadline = Instant::now() + Duration::from_secs(10);
     let said = |t: &str| s.log.lock().unwrap().iter().any(|l| l.contains(t));
-    while !said("password file not reloaded") {
+    while !said("not reloaded") {
         assert!(Instant::now() < deadline, "no error logged");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -282,7 +282,7 @@ fn a_certificate_cn_is_the_user_and_owns_its_client_id() {
     );
     let file = passwd_with(dir.path(), &[("alice", "secret")]);
     let tls = format!(
-        "tls_listen = [\"127.0.0.1:0\"]\n[mqtt.tls]\ncafile = {:?}\ncertfile = {:?}\n\
+        "[mqtt]\ntls_listen = [\"127.0.0.1:0\"]\n[mqtt.tls]\ncafile = {:?}\ncertfile = {:?}\n\
          keyfile = {:?}\nrequire_certificate = true\nuse_identity_as_username = true\n",
         p.ca, p.server_cert, p.server_key
     );

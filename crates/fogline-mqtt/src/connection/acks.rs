@@ -137,9 +137,14 @@ pub(super) fn journal_failed() -> End {
 /// The PUBACK or PUBREC reason code for a message the broker refused. A 3.1.1 client cannot
 /// be refused, so its connection closes instead [MQTT-3.3.5-2]. Over the broker's message
 /// limit, or into a stream whose retention a bridge holds past its margin, is 0x97 (quota
-/// exceeded); 0x95 is no PUBACK/PUBREC reason code [MQTT-3.4.2-1], [MQTT-3.5.2-1].
+/// exceeded); 0x95 is no PUBACK/PUBREC reason code [MQTT-3.4.2-1], [MQTT-3.5.2-1]. One the
+/// ACL refuses is 0x87 (not authorized).
 fn refusal(version: Version, e: &BrokerError) -> Result<u8, End> {
     match e {
+        // Mosquitto's way with a 3.1.1 client: acknowledged and dropped (closing the
+        // connection would only have it reconnect and publish again).
+        BrokerError::NotAuthorized(_) if version == Version::V4 => Ok(0),
+        BrokerError::NotAuthorized(_) => Ok(0x87),
         _ if version == Version::V4 => Err(End::error(0x80, e.to_string())),
         BrokerError::MessageTooLarge { .. } | BrokerError::Held { .. } => Ok(0x97),
         _ => Ok(0x80),

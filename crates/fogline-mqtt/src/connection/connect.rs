@@ -14,10 +14,10 @@ use tokio::net::TcpStream;
 use fogline_net::intake::Intake;
 
 use super::{Conn, READ_CHUNK};
-use crate::auth::{Login, Refused};
 use crate::codec::{self, CodecError, ConnAck, Connect, Packet, Properties, Version};
 use crate::message::Message;
 use crate::shared::{AttachError, Shared};
+use fogline_auth::{Login, Refused};
 
 /// Numbers assigned client identifiers.
 static ASSIGNED: AtomicU64 = AtomicU64::new(1);
@@ -215,11 +215,15 @@ async fn handshake<W: AsyncWrite + Unpin>(
     };
     // A password hash takes milliseconds: not on the threads that serve connections.
     let auth = shared.auth.clone();
+    let tried = login.clone();
     let checked = tokio::task::spawn_blocking(move || auth.authenticate(&login)).await;
     let user = match checked {
         Ok(Ok(user)) => user,
         Ok(Err(e)) => {
-            tracing::info!(client = client_id, %peer, error = %e, "MQTT connection refused");
+            shared
+                .broker
+                .guard()
+                .count_auth_failure("mqtt", &peer, &tried, &e);
             match e {
                 Refused::BadCredentials => refuse(wr, &c, 0x04, 0x86, "").await,
                 Refused::NotAuthorized(_) => refuse(wr, &c, 0x05, 0x87, "").await,
@@ -243,6 +247,13 @@ async fn handshake<W: AsyncWrite + Unpin>(
             }
             if super::inbound::invalid_response_topic(&w.props) {
                 refuse(wr, &c, 0x02, 0x82, "invalid will response topic").await; // [MQTT-3.3.2-14]
+                return None;
+            }
+            // A will the client may not publish is refused now, as Mosquitto does, not
+            // dropped silently when the connection ends.
+            let access = shared.broker.guard().client(user.as_deref(), &client_id);
+            if !access.may_publish(&w.topic) {
+                refuse(wr, &c, 0x05, 0x87, "").await;
                 return None;
             }
             let p = codec::Publish {
@@ -328,6 +339,7 @@ async fn handshake<W: AsyncWrite + Unpin>(
     let mut conn = Conn {
         shared: shared.clone(),
         client: Arc::new(client),
+        access: shared.access(&session),
         version: v,
         session,
         conn_id,

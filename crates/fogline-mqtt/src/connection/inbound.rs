@@ -1,6 +1,7 @@
 //! Packets from the client: PUBLISH (those to control topics go to `control`) and its
 //! acknowledgements, SUBSCRIBE, UNSUBSCRIBE, PINGREQ, DISCONNECT.
 
+use fogline_broker::BrokerError;
 use fogline_wire::Str;
 
 use super::acks::journal_failed;
@@ -101,6 +102,18 @@ impl Conn {
             self.client
                 .count_in(1, (topic.len() + p.payload.len()) as u64);
             return self.on_control(&p, &topic).await;
+        }
+        if !self.access.may_publish(&topic) {
+            if p.qos == QoS::AtMostOnce {
+                return Ok(());
+            }
+            let refused = Err(BrokerError::NotAuthorized(format!(
+                "may not publish to {topic:?}"
+            )));
+            if let Some(((pkid, qos), now)) = self.acks.push((p.pkid, p.qos), refused) {
+                return self.answer(pkid, qos, now, self.handoff).await;
+            }
+            return Ok(());
         }
         let msg = Message::from_publish(&p, topic, fogline_broker::now_micros());
         self.client
@@ -249,6 +262,11 @@ impl Conn {
                 codes.push(invalid_filter(self.version)); // [MQTT-4.8.2-2]
                 continue;
             }
+            if !self.access.may_subscribe(filter) {
+                reasons.push(format!("{key}: not authorized"));
+                codes.push(not_authorized(self.version));
+                continue;
+            }
             if group.is_some() && f.no_local {
                 // [MQTT-3.8.3-4] (5.0); the filters before it were applied: journal them
                 // (the connection ends either way).
@@ -319,6 +337,9 @@ impl Conn {
                 let wanted = profile::parse_recorded(rec.interest.as_deref()).unwrap_or(None);
                 for m in self.shared.retained.matching(filter, now) {
                     if wanted.as_ref().is_some_and(|i| !profile::satisfies(i, &m)) {
+                        continue;
+                    }
+                    if !self.access.may_read(&m.topic) {
                         continue;
                     }
                     let qos = m.qos.min(qos_of(rec.qos));
@@ -433,6 +454,15 @@ pub(super) fn invalid_response_topic(props: &crate::codec::Properties) -> bool {
         .response_topic
         .as_ref()
         .is_some_and(|t| fogline_wire::validate_topic(t).is_err())
+}
+
+/// The SUBACK code for a filter the ACL refuses: 0x87 not authorized (5.0), the plain
+/// failure 0x80 in 3.1.1.
+fn not_authorized(v: Version) -> u8 {
+    match v {
+        Version::V4 => 0x80,
+        Version::V5 => 0x87,
+    }
 }
 
 fn invalid_filter(v: Version) -> u8 {

@@ -68,6 +68,8 @@ pub(crate) struct Conn {
     shared: Arc<Shared>,
     /// This connection in the node's list of connections, with its traffic.
     client: Arc<ClientHandle>,
+    /// What the ACL lets its user do.
+    access: fogline_broker::ClientGuard,
     version: Version,
     session: Arc<Session>,
     conn_id: u64,

@@ -35,7 +35,7 @@ use parking_lot::Mutex;
 use serde_json::{Map, Value as Json};
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use http::{request, HttpError, Response};
+pub use http::{request, Connection, HttpError, Response, Url};
 use rest::Rest;
 use template::Template;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use clap::{Args, Subcommand};
-use fogline_rules::sink::request;
+use fogline_rules::sink::{Connection, Url};
 
 /// The admin API to talk to.
 #[derive(Args, Debug, Clone)]
@@ -17,6 +17,32 @@ pub struct Admin {
     /// Print the JSON answers as they are.
     #[arg(long)]
     pub json: bool,
+    /// The admin API's token (`[admin] token`).
+    #[arg(long, env = "FOGLINE_ADMIN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// A user of the node's password file (HTTP basic auth), when it authenticates.
+    #[arg(long, env = "FOGLINE_ADMIN_USER")]
+    pub admin_user: Option<String>,
+    /// That user's password.
+    #[arg(long, env = "FOGLINE_ADMIN_PASSWORD", hide_env_values = true)]
+    pub admin_password: Option<String>,
+}
+
+impl Admin {
+    /// The Authorization header these options ask for, if any.
+    pub fn authorization(&self) -> Option<(String, String)> {
+        use base64::Engine as _;
+        let value = match (&self.token, &self.admin_user) {
+            (Some(t), _) => format!("Bearer {t}"),
+            (None, Some(u)) => {
+                let pw = self.admin_password.as_deref().unwrap_or("");
+                let pair = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{pw}"));
+                format!("Basic {pair}")
+            }
+            (None, None) => return None,
+        };
+        Some(("authorization".to_owned(), value))
+    }
 }
 
 /// Manage the SQL rules of a running node.
@@ -127,7 +153,9 @@ pub async fn call(
 ) -> anyhow::Result<serde_json::Value> {
     let url = format!("http://{}{path}", admin.admin);
     let body = body.map(Bytes::from).unwrap_or_default();
-    let resp = request(method, &url, body, TIMEOUT)
+    let headers: Vec<(String, String)> = admin.authorization().into_iter().collect();
+    let resp = Connection::new(Url::parse(&url)?)
+        .send(method, &headers, body, TIMEOUT)
         .await
         .map_err(|e| anyhow::anyhow!("admin API at {}: {e}", admin.admin))?;
     let v: serde_json::Value = serde_json::from_slice(&resp.body).unwrap_or_else(|_| {

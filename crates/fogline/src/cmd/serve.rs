@@ -1,6 +1,7 @@
 //! `fogline serve`: run a node.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
@@ -76,8 +77,8 @@ fn without_off(addrs: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Runs the node until SIGINT or SIGTERM; SIGHUP reloads the TLS certificates and the
-/// password files.
+/// Runs the node until SIGINT or SIGTERM; SIGHUP reloads the TLS certificates, the
+/// password file and the ACL file.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = args.config()?;
     let rt = crate::cmd::runtime(args.threads)?;
@@ -99,7 +100,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
             eprintln!("  {}", describe(&e.kind, &e.address));
         }
         #[cfg(unix)]
-        let hangup = tokio::spawn(reload_on_hangup(node.tls(), node.users()));
+        let hangup = tokio::spawn(reload_on_hangup(node.tls(), node.guard()));
         let ran = node.run(shutdown_signal()).await;
         #[cfg(unix)]
         hangup.abort();
@@ -108,14 +109,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-/// Reloads every TLS listener's certificates and every password file on each SIGHUP, as
-/// Mosquitto does; a reload that fails leaves what was in use and is logged. Connections
-/// stay: they were admitted already.
+/// Reloads every TLS listener's certificates, the password file and the ACL file on each
+/// SIGHUP, as Mosquitto does; a reload that fails leaves what was in use and is logged.
+/// Connections stay: they were admitted already, and their next operations are checked
+/// against the new ACL.
 #[cfg(unix)]
-async fn reload_on_hangup(tls: fogline_net::tls::TlsSet, users: fogline_node::UserFiles) {
+async fn reload_on_hangup(tls: fogline_net::tls::TlsSet, guard: Arc<fogline_broker::Guard>) {
     use tokio::signal::unix::{signal, SignalKind};
     let Ok(mut hup) = signal(SignalKind::hangup()) else {
-        tracing::warn!("cannot handle SIGHUP: certificates and password files are not reloaded");
+        tracing::warn!("cannot handle SIGHUP: certificates, users and the ACL are not reloaded");
         return;
     };
     while hup.recv().await.is_some() {
@@ -128,15 +130,18 @@ async fn reload_on_hangup(tls: fogline_net::tls::TlsSet, users: fogline_node::Us
             failed = failed.len(),
             "SIGHUP: TLS certificates read again"
         );
-        let failed = users.reload();
+        let g = guard.clone();
+        let failed = tokio::task::spawn_blocking(move || g.reload())
+            .await
+            .unwrap_or_default();
         for e in &failed {
-            tracing::error!(error = %e, "SIGHUP: password file not reloaded, the old users stay");
+            tracing::error!(error = %e, "SIGHUP: not reloaded, the old contents stay");
         }
-        if !users.is_empty() {
+        let cfg = guard.config();
+        if cfg.password_file.is_some() || cfg.acl_file.is_some() {
             tracing::info!(
-                reloaded = users.len() - failed.len(),
                 failed = failed.len(),
-                "SIGHUP: password files read again"
+                "SIGHUP: password and ACL files read again"
             );
         }
     }

@@ -1,6 +1,7 @@
 //! The HTTP admin API, metrics and dashboard (`[admin]`): `fogline_admin::AdminServer`.
 //! Started last, so it serves the others from their first moment.
 
+use fogline_auth::Authenticator as _;
 use std::sync::Arc;
 
 use fogline_admin::{AdminServer, AdminState};
@@ -34,8 +35,9 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     };
     let extra = std::mem::take(&mut *ctx.routes.lock());
     let server = AdminServer::bind(cfg.admin.clone(), state, extra).await?;
-    let mut eps = endpoints("http", server.local_addrs());
-    eps.extend(endpoints("https", server.tls_addrs()));
+    let guarded = !cfg.admin.token.is_empty() || !ctx.broker.guard().admits_anonymous();
+    let mut eps = endpoints("http", server.local_addrs(), guarded);
+    eps.extend(endpoints("https", server.tls_addrs(), guarded));
     if let Some(tls) = server.tls() {
         ctx.tls.add(tls);
     }

@@ -2,6 +2,7 @@
 //! the metrics.
 
 use fogline_admin::metrics::{family, single};
+use fogline_auth::Authenticator as _;
 use fogline_mqtt::{MqttServer, MqttStats};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
@@ -33,15 +34,13 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     let server = MqttServer::bind(cfg.mqtt.clone(), ctx.broker.clone())
         .await?
         .with_intake(ctx.read_budget.clone(), cfg.node.frame_timeout);
-    let mut eps = endpoints("mqtt", server.local_addrs());
-    eps.extend(endpoints("mqtt-ws", server.ws_addrs()));
-    eps.extend(endpoints("mqtts", server.tls_addrs()));
-    eps.extend(endpoints("mqtt-wss", server.wss_addrs()));
+    let guarded = !ctx.broker.guard().admits_anonymous();
+    let mut eps = endpoints("mqtt", server.local_addrs(), guarded);
+    eps.extend(endpoints("mqtt-ws", server.ws_addrs(), guarded));
+    eps.extend(endpoints("mqtts", server.tls_addrs(), guarded));
+    eps.extend(endpoints("mqtt-wss", server.wss_addrs(), guarded));
     if let Some(tls) = server.tls() {
         ctx.tls.add(tls);
-    }
-    if let Some(users) = server.users() {
-        ctx.users.add(users);
     }
     ctx.metrics
         .lock()

@@ -1,5 +1,6 @@
 //! The native protocol's listeners (`[native]`): `fogline_native::NativeServer`.
 
+use fogline_auth::Authenticator as _;
 use fogline_native::NativeServer;
 
 use crate::component::{endpoints, BoxError, BoxFuture, Component, Context, Started};
@@ -24,10 +25,12 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     let server = NativeServer::bind(cfg.native.clone(), ctx.broker.clone())
         .await?
         .with_intake(ctx.read_budget.clone(), cfg.node.frame_timeout);
-    let mut endpoints = endpoints("native", server.local_addrs());
+    let guarded = !ctx.broker.guard().admits_anonymous();
+    let mut endpoints = endpoints("native", server.local_addrs(), guarded);
     endpoints.extend(crate::component::endpoints(
         "native-tls",
         server.tls_addrs(),
+        guarded,
     ));
     if let Some(tls) = server.tls() {
         ctx.tls.add(tls);

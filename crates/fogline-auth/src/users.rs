@@ -1,12 +1,14 @@
-//! The authentication hook: CONNECT's client id, user name and password (and the TLS
-//! certificate's identity) are handed to an [`Authenticator`] before a session is created.
-//! [`Users`] is Mosquitto's `password_file` and `allow_anonymous`.
+//! The authentication hook: a client's id, user name and password (MQTT's CONNECT, the
+//! native protocol's Hello) and the TLS certificate's identity are handed to an
+//! [`Authenticator`] before a session is created. [`Users`] is Mosquitto's `password_file`
+//! and `allow_anonymous`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use fogline_auth::passwd::{self, PasswordFile};
-use parking_lot::RwLock;
+use std::sync::RwLock;
+
+use crate::passwd::{self, PasswordFile};
 
 /// What a client presented when it connected.
 #[derive(Clone, Debug, Default)]
@@ -97,7 +99,7 @@ impl Users {
         };
         let file = PasswordFile::load(path)?;
         let n = file.len();
-        *self.file.write() = Arc::new(file);
+        *self.file.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(file);
         Ok(n)
     }
 }
@@ -125,7 +127,7 @@ impl Authenticator for Users {
             };
         }
         // The file is read under the lock only long enough to take it: a hash takes long.
-        let file = self.file.read().clone();
+        let file = self.file.read().unwrap_or_else(|e| e.into_inner()).clone();
         let password = login.password.as_deref().unwrap_or_default();
         if file.verify(user, password) {
             Ok(Some(user.clone()))
