@@ -301,6 +301,7 @@ async fn metrics_speak_both_text_formats() {
         "component",
         "consumer",
         "le",
+        "operation",
         "protocol",
         "reason",
         "state",

@@ -181,3 +181,44 @@ pub async fn admin(
     );
     serde_json::from_slice(&r.body).unwrap_or(serde_json::Value::Null)
 }
+
+/// One request to a server's admin API as `user` (HTTP basic auth; `None`: no
+/// credentials): its status and body.
+pub async fn admin_as(
+    http: &str,
+    method: &str,
+    path: &str,
+    user: Option<(&str, &str)>,
+) -> (u16, String) {
+    use base64::Engine as _;
+    let url = fogline_rules::sink::Url::parse(&format!("http://{http}{path}")).unwrap();
+    let headers: Vec<(String, String)> = user
+        .map(|(u, p)| {
+            let pair = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
+            ("authorization".to_owned(), format!("Basic {pair}"))
+        })
+        .into_iter()
+        .collect();
+    let r = fogline_rules::sink::Connection::new(url)
+        .send(
+            method,
+            &headers,
+            Default::default(),
+            std::time::Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    (r.status, String::from_utf8_lossy(&r.body).into_owned())
+}
+
+/// The status of [`admin_as`].
+pub async fn admin_status(http: &str, method: &str, path: &str, user: Option<(&str, &str)>) -> u16 {
+    admin_as(http, method, path, user).await.0
+}
+
+/// The body of a GET of [`admin_as`], asserted to succeed.
+pub async fn admin_get_auth(http: &str, path: &str, user: Option<(&str, &str)>) -> String {
+    let (status, body) = admin_as(http, "GET", path, user).await;
+    assert_eq!(status, 200, "GET {path}: {body}");
+    body
+}
