@@ -44,8 +44,10 @@ function startNode(name = "data", extra = []) {
   children.push(node);
   return new Promise((resolve, reject) => {
     const found = {};
+    const said = [];
     const lines = createInterface({ input: node.stderr });
     lines.on("line", (line) => {
+      said.push(line);
       const native = line.match(/^ {2}native protocol +(\S+)/);
       const http = line.match(/^ {2}dashboard +http:\/\/(\S+?)\//);
       if (native) found.native = native[1];
@@ -55,7 +57,7 @@ function startNode(name = "data", extra = []) {
         resolve(found);
       }
     });
-    node.on("exit", (code) => reject(new Error("fogline serve exited with " + code)));
+    node.on("exit", (code) => reject(new Error("fogline serve exited with " + code + ": " + said.slice(0, said.findIndex((l) => l.startsWith("Stack backtrace")) >>> 0).slice(-8).join("\n"))));
     setTimeout(() => reject(new Error("no banner within 20 s")), 20000);
   });
 }
@@ -222,6 +224,28 @@ async function checkBridges(page) {
   return row;
 }
 
+// The components table says how each listener is protected; a node that admits no
+// anonymous clients asks the browser to log in, and shows its listeners as password-protected.
+async function checkSecurity(browser, page) {
+  const open = await page.$$eval("#components tbody tr td:nth-child(3)", (tds) => tds.map((t) => t.textContent).join(" "));
+  if (!/native 127\.0\.0\.1:\d+ \(open\)/.test(open)) fail("the components table does not say the native listener is open: " + open);
+  const passwd = join(dir, "passwd");
+  execFileSync(bin, ["passwd", "-c", "-b", passwd, "ops", "ops-pw"]);
+  const config = join(dir, "auth.toml");
+  writeFileSync(config, `[auth]\npassword_file = ${JSON.stringify(passwd)}\n`);
+  const guarded = await startNode("data-auth", ["--config", config]);
+  const anonymous = await fetch("http://" + guarded.http + "/api/v1/node");
+  if (anonymous.status !== 401) fail("an anonymous request got " + anonymous.status);
+  const context = await browser.newContext({ httpCredentials: { username: "ops", password: "ops-pw" } });
+  const logged = await context.newPage();
+  await logged.goto("http://" + guarded.http + "/");
+  await logged.waitForSelector("#components tbody tr", { timeout: 15000 });
+  const cells = await logged.$$eval("#components tbody tr td:nth-child(3)", (tds) => tds.map((t) => t.textContent).join(" "));
+  if (!/native 127\.0\.0\.1:\d+ \(password\)/.test(cells)) fail("the guarded node's listeners are not shown as password-protected: " + cells);
+  await context.close();
+  return cells.match(/native \S+ \(\w+\)/)[0];
+}
+
 // A node without the rules component: the panels stay hidden.
 async function checkNoRules(page) {
   const config = join(dir, "no-rules.toml");
@@ -285,6 +309,7 @@ async function main() {
   const rules = await checkRules(page, node);
   const rendezvous = await checkRendezvous(page, node);
   const bridge = await checkBridges(page);
+  const security = await checkSecurity(browser, page);
   await checkNoRules(page);
   if (errors.length) fail("console errors: " + JSON.stringify(errors));
   // SCREENSHOT=file.png keeps a picture of the page, for a human to look at.
@@ -295,6 +320,7 @@ async function main() {
   console.log(`OK: interests and producers panel: producer ${JSON.stringify(rendezvous.producer)} waiting -> ` +
     `sending -> waiting; interest ${JSON.stringify(rendezvous.interest)}; ${rendezvous.counts}`);
   console.log(`OK: bridges panel: ${JSON.stringify(bridge)}`);
+  console.log(`OK: listener security shown: open, then ${security} behind a password`);
   cleanup();
 }
 

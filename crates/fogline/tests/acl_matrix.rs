@@ -409,3 +409,39 @@ async fn the_admin_api_asks_for_credentials_and_checks_them() {
         200
     );
 }
+
+#[tokio::test]
+async fn sighup_puts_a_new_acl_in_force_for_live_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path());
+    let mut alice = Native::login(&s.native, Some(USERS[0])).await.unwrap();
+    let mut root = Native::login(&s.native, Some(USERS[2])).await.unwrap();
+    assert_eq!(alice.subscribe("site/a/#", None).await, None);
+    assert_eq!(alice.publish("site/b/t").await, DENIED);
+
+    // Alice now may write site/b/# and no longer read site/a/#.
+    let acl = ACL.replace(
+        "user alice\ntopic readwrite site/a/#",
+        "user alice\ntopic write site/a/#\ntopic readwrite site/b/#",
+    );
+    std::fs::write(dir.path().join("acl"), acl).unwrap();
+    // SAFETY: kill(2) on our own child's pid, which it keeps until reaped.
+    assert_eq!(unsafe { libc::kill(s.child.id() as i32, libc::SIGHUP) }, 0);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while alice.publish("site/b/t").await.is_some() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new ACL never applied"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The same connection, and its subscription made under the old rules gets nothing
+    // the new ones do not let it read: site/b/t reaches it, site/a/t does not.
+    assert_eq!(alice.subscribe("site/b/#", None).await, None);
+    assert_eq!(root.publish("site/a/t").await, None);
+    assert_eq!(root.publish("site/b/t").await, None);
+    match alice.recv().await {
+        Frame::Deliver { topic, .. } => assert_eq!(topic.as_str(), "site/b/t"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -20,6 +20,11 @@ impl Conn {
                     self.announced.withdraw(&t);
                     Ok(())
                 }
+                // Announcing is the first step of publishing: it asks the same right.
+                Ok(Announce::Set(t, _)) if !self.access.may_publish(&t) => Err(Refusal {
+                    reason: 0x87,
+                    why: format!("may not publish to {t:?}"),
+                }),
                 Ok(Announce::Set(t, profile)) => self.announced.set(
                     &self.shared.broker,
                     &self.session,
