@@ -36,12 +36,13 @@ impl Client {
     /// and completes the handshake.
     ///
     /// # Errors
-    /// `InvalidAddress`, `Io` when the connection fails, `Timeout` after
-    /// `connect_timeout`, `Server`/`Protocol` when the handshake is refused.
-    /// The first connection is not retried.
+    /// `InvalidAddress`, `Io` when the connection fails, `Tls` when TLS cannot be set up
+    /// or its handshake fails, `Timeout` after `connect_timeout`, `Server`/`Protocol` when
+    /// the handshake is refused (`BadCredentials`: a wrong user name or password), `Usage`
+    /// for a password without a user name. The first connection is not retried.
     pub async fn connect(addr: &str, opts: ClientOptions) -> Result<Client, ClientError> {
         let addr = Addr::parse(addr)?;
-        let inner = Arc::new(Inner::new(opts, addr));
+        let inner = Arc::new(Inner::new(opts, addr)?);
         let est = conn::handshake(&inner).await?;
         conn::on_connected(&inner);
         tokio::spawn(conn::supervise(inner.clone(), est));

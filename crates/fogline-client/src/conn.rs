@@ -7,12 +7,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use fogline_wire::{decode, encode, Frame, StartPosition, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION};
-use tokio::io::AsyncWriteExt;
+use fogline_wire::{
+    decode, encode, ErrorCode, Frame, StartPosition, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::error::ClientError;
 use crate::shared::{Inner, Pending, CONNECTED, DEAD, RECONNECTING};
-use crate::transport::{ReadHalf, SharedWrite, WriteHalf};
+use crate::transport::{ReadHalf, WriteHalf};
 use crate::{reader, writer};
 
 /// The handshake's answer may not exceed this before limits are known.
@@ -36,15 +38,22 @@ pub(crate) async fn handshake(inner: &Inner) -> Result<Established, ClientError>
 }
 
 async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
-    let (r, w) = inner.addr.connect().await?;
+    let tls = inner.tls.is_some();
+    let mut stream = inner
+        .addr
+        .connect(inner.tls.as_ref())
+        .await
+        .map_err(|e| io_error(tls, e))?;
     let mut out = BytesMut::new();
     let hello = Frame::Hello {
         version: PROTOCOL_VERSION,
         client_name: inner.opts.client_name.as_str().into(),
-        credentials: None,
+        credentials: inner.credentials.clone(),
     };
     encode(&hello, &mut out)?;
-    SharedWrite(w.clone()).write_all(&out).await?;
+    let io = stream.io();
+    io.write_all(&out).await.map_err(|e| after_tls(tls, e))?;
+    io.flush().await.map_err(|e| after_tls(tls, e))?;
     let mut buf = BytesMut::with_capacity(4096);
     loop {
         let frame = decode(&mut buf, HANDSHAKE_MAX_FRAME)
@@ -63,6 +72,7 @@ async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
                 }
                 inner.max_message.store(max_message, Ordering::Relaxed);
                 inner.max_frame.store(max_frame, Ordering::Relaxed);
+                let (r, w) = stream.into_halves()?;
                 return Ok(Established {
                     r,
                     w,
@@ -81,13 +91,42 @@ async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
                     other.kind()
                 )))
             }
-            None => {
-                if r.read_buf(&mut buf).await? == 0 {
-                    return Err(ClientError::Disconnected);
-                }
-            }
+            None => match io.read_buf(&mut buf).await {
+                Ok(0) if tls => return Err(ClientError::Tls(CLOSED_AFTER_HANDSHAKE.into())),
+                Ok(0) => return Err(ClientError::Disconnected),
+                Ok(_) => {}
+                Err(e) => return Err(after_tls(tls, e)),
+            },
         }
     }
+}
+
+/// A server that refuses the client's certificate may close without an alert the client
+/// gets to read (its close can reset the connection first).
+const CLOSED_AFTER_HANDSHAKE: &str =
+    "the server closed the connection after the TLS handshake (does it require a client \
+     certificate, or refuse this one?)";
+
+/// An I/O error of connecting; on TLS, the handshake's reasons in words.
+fn io_error(tls: bool, e: std::io::Error) -> ClientError {
+    match fogline_net::tls::explain(&e) {
+        Some(why) if tls => ClientError::Tls(why),
+        _ => ClientError::Io(e),
+    }
+}
+
+/// As [`io_error`], for the Hello exchange after a TLS handshake.
+fn after_tls(tls: bool, e: std::io::Error) -> ClientError {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
+    if tls && matches!(e.kind(), ConnectionReset | BrokenPipe) {
+        return ClientError::Tls(CLOSED_AFTER_HANDSHAKE.into());
+    }
+    io_error(tls, e)
+}
+
+/// A refused login: the same credentials would be refused again, so reconnecting stops.
+fn is_refusal(code: ErrorCode) -> bool {
+    matches!(code, ErrorCode::BadCredentials | ErrorCode::NotAuthorized)
 }
 
 /// Marks the client connected and queues the frames that restore live
@@ -302,6 +341,11 @@ async fn reconnect(inner: &Inner) -> Option<Established> {
         }
         match handshake(inner).await {
             Ok(est) => return Some(est),
+            Err(ClientError::Server { code, message }) if is_refusal(code) => {
+                tracing::warn!("reconnect refused, giving up: {code}: {message}");
+                *inner.refused.lock() = Some((code, message));
+                return None;
+            }
             Err(e) => {
                 attempts = attempts.saturating_add(1);
                 tracing::debug!(attempts, "reconnect failed: {e}");
