@@ -134,14 +134,28 @@ impl Client {
         }
     }
 
-    /// Writes what is queued, then closes the connection. Other handles
-    /// (clones, subscriptions, consumers) stop working.
+    /// Writes what is queued, then closes the connection and waits (up to the request
+    /// timeout) until it is closed: over TLS, the session's task has sent everything on.
+    /// Other handles (clones, subscriptions, consumers) stop working.
     ///
     /// # Errors
     /// As [`Client::flush`].
     pub async fn close(self) -> Result<(), ClientError> {
         let flushed = self.flush().await;
         self.inner.shutdown.send_replace(true);
+        let inner = &self.inner;
+        let closed = async {
+            loop {
+                let notified = inner.progress.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if inner.state() == DEAD {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(inner.opts.request_timeout, closed).await;
         flushed
     }
 }

@@ -11,6 +11,7 @@ use fogline_wire::{
     decode, encode, ErrorCode, Frame, StartPosition, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::task::JoinHandle;
 
 use crate::error::ClientError;
 use crate::shared::{Inner, Pending, CONNECTED, DEAD, RECONNECTING};
@@ -26,6 +27,9 @@ pub(crate) struct Established {
     w: Arc<WriteHalf>,
     /// Bytes read past the HelloOk.
     leftover: BytesMut,
+    /// The TLS session's task (see `pump`): a closing client waits for it, since what the
+    /// writer wrote may still be on its way to the server.
+    pump: Option<JoinHandle<()>>,
 }
 
 /// Connects, sends Hello and waits for HelloOk (within `connect_timeout`).
@@ -72,11 +76,12 @@ async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
                 }
                 inner.max_message.store(max_message, Ordering::Relaxed);
                 inner.max_frame.store(max_frame, Ordering::Relaxed);
-                let (r, w) = stream.into_halves()?;
+                let (r, w, pump) = stream.into_halves()?;
                 return Ok(Established {
                     r,
                     w,
                     leftover: buf,
+                    pump,
                 });
             }
             Some(Frame::Error { code, message, .. }) => {
@@ -194,10 +199,16 @@ pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
                 None => return die(&inner),
             },
         };
-        let incoming = Arc::new(reader::Incoming::new(&inner, est.r, est.leftover));
+        let Established {
+            r,
+            w,
+            leftover,
+            pump,
+        } = est;
+        let incoming = Arc::new(reader::Incoming::new(&inner, r, leftover));
         *inner.incoming.lock() = Some(incoming.clone());
         let mut reader = tokio::spawn(reader::run(inner.clone(), incoming.clone()));
-        let mut writer = tokio::spawn(writer::run(inner.clone(), est.w));
+        let mut writer = tokio::spawn(writer::run(inner.clone(), w));
         let cause = tokio::select! {
             r = &mut reader => { writer.abort(); let _ = writer.await; r }
             w = &mut writer => { reader.abort(); let _ = reader.await; w }
@@ -214,7 +225,12 @@ pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
         inner.incoming.lock().take();
         incoming.close();
         match cause {
-            Ok(ClientError::Closed) => {}
+            Ok(ClientError::Closed) => {
+                // The writer shut its side down: the pump sends the rest, then ends.
+                if let Some(pump) = pump {
+                    let _ = pump.await;
+                }
+            }
             Ok(e) => tracing::info!("connection lost: {e}"),
             Err(e) => tracing::warn!("connection task failed: {e}"),
         }

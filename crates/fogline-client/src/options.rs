@@ -13,7 +13,8 @@ use crate::error::ClientError;
 pub struct ClientOptions {
     /// Sent in Hello, shown in server logs.
     pub client_name: String,
-    /// Connect over TLS to a TLS listener; `None`: plain.
+    /// Connect over TLS to a TLS listener; `None`: plain. Over TLS, `flush` means handed
+    /// to the TLS session's task; `Client::close` waits until that has sent it on.
     pub tls: Option<ClientTls>,
     /// The user name sent in Hello, for a node with users (`[auth]`).
     pub username: Option<String>,

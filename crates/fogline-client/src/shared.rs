@@ -79,7 +79,8 @@ impl Inner {
                     (None, Some(name)) => name,
                     (None, None) => {
                         return Err(ClientError::Tls(
-                            "TLS over a Unix socket needs a server name".into(),
+                            "a Unix socket address needs a server name to verify the server by"
+                                .into(),
                         ))
                     }
                 };

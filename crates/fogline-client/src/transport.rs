@@ -14,6 +14,7 @@ use fogline_net::tls::TlsConnector;
 pub(crate) use fogline_net::{ReadHalf, SharedWrite, WriteHalf};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio::task::JoinHandle;
 
 use crate::error::ClientError;
 
@@ -86,6 +87,9 @@ impl Addr {
 pub(crate) trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 
+/// The connection tasks' halves, and the TLS task when there is one.
+pub(crate) type Halves = (ReadHalf, Arc<WriteHalf>, Option<JoinHandle<()>>);
+
 /// A connected stream, before it is split for the connection's tasks.
 pub(crate) enum Stream {
     Tcp(TcpStream),
@@ -112,23 +116,23 @@ impl Stream {
     /// task of its own behind a socket pair, whose other end gets the plain-socket
     /// treatment: two more copies of each byte, against a second design of every direct
     /// path.
-    pub(crate) fn into_halves(self) -> io::Result<(ReadHalf, Arc<WriteHalf>)> {
+    pub(crate) fn into_halves(self) -> io::Result<Halves> {
         match self {
             Stream::Tcp(s) => {
                 let (r, w) = s.into_split();
-                Ok((ReadHalf::from(r), Arc::new(WriteHalf::from(w))))
+                Ok((ReadHalf::from(r), Arc::new(WriteHalf::from(w)), None))
             }
             #[cfg(unix)]
             Stream::Unix(s) => {
                 let (r, w) = s.into_split();
-                Ok((ReadHalf::from(r), Arc::new(WriteHalf::from(w))))
+                Ok((ReadHalf::from(r), Arc::new(WriteHalf::from(w)), None))
             }
             #[cfg(unix)]
             Stream::Tls(tls) => {
                 let (near, far) = tokio::net::UnixStream::pair()?;
-                tokio::spawn(crate::pump::run(tls, far));
+                let pump = tokio::spawn(crate::pump::run(tls, far));
                 let (r, w) = near.into_split();
-                Ok((ReadHalf::from(r), Arc::new(WriteHalf::from(w))))
+                Ok((ReadHalf::from(r), Arc::new(WriteHalf::from(w)), Some(pump)))
             }
             #[cfg(not(unix))]
             Stream::Tls(_) => Err(io::Error::new(

@@ -69,6 +69,32 @@ async fn records_flow_over_tls_and_a_reconnect_runs_the_handshake_again() {
     client.close().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_returns_once_the_tls_task_sent_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Pki::new(dir.path(), Kind::Ec, "fogline test CA", "unused");
+    let fake = tls_fake(&p, false).await;
+    let (addr, opts) = (fake.addr.clone(), tls(&p.ca, None));
+    // A runtime of its own, dropped right after `close` as a program's would be at exit:
+    // what the TLS task had not sent by then would be lost.
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let client = Client::connect(&addr, opts).await.unwrap();
+            for i in 0..1000usize {
+                client.publish("c/x", vec![1u8; 1000 + i]).await.unwrap();
+            }
+            client.close().await.unwrap();
+        });
+    })
+    .join()
+    .unwrap();
+    fake.wait_for("every record", |s| s.records == 1000).await;
+}
+
 #[tokio::test]
 async fn the_server_must_verify() {
     let dir = tempfile::tempdir().unwrap();
