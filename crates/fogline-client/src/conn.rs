@@ -60,6 +60,12 @@ async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
     io.flush().await.map_err(|e| after_tls(tls, e))?;
     let mut buf = BytesMut::with_capacity(4096);
     loop {
+        if !tls && is_tls_alert(&buf) {
+            return Err(ClientError::Protocol(
+                "the server answered with a TLS alert: this is a TLS listener (connect with TLS)"
+                    .into(),
+            ));
+        }
         let frame = decode(&mut buf, HANDSHAKE_MAX_FRAME)
             .map_err(|e| ClientError::Protocol(format!("bad handshake frame: {e}")))?;
         match frame {
@@ -127,6 +133,13 @@ fn after_tls(tls: bool, e: std::io::Error) -> ClientError {
         return ClientError::Tls(CLOSED_AFTER_HANDSHAKE.into());
     }
     io_error(tls, e)
+}
+
+/// A TLS alert record (content type 21, version 3.x, length 2): what a TLS listener sends a
+/// client that does not speak TLS. As a frame's length prefix it would announce 66-263 KiB,
+/// which no HelloOk or Error frame is.
+fn is_tls_alert(buf: &[u8]) -> bool {
+    matches!(buf, [0x15, 0x03, 0x01..=0x04, 0x00, 0x02, ..])
 }
 
 /// A refused login: the same credentials would be refused again, so reconnecting stops.
@@ -380,5 +393,25 @@ pub(crate) fn flags(priority: bool) -> u8 {
         FLAG_HIGH_PRIORITY
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tls_alert_is_told_from_a_frame() {
+        assert!(is_tls_alert(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32]));
+        assert!(!is_tls_alert(&[0x15, 0x03, 0x03, 0x00]));
+        let mut hello_ok = BytesMut::new();
+        let frame = Frame::HelloOk {
+            version: PROTOCOL_VERSION,
+            server_name: "n".into(),
+            max_message: 1,
+            max_frame: 1,
+        };
+        encode(&frame, &mut hello_ok).unwrap();
+        assert!(!is_tls_alert(&hello_ok));
     }
 }
