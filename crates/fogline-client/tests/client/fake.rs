@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use fogline_net::tls::TlsAcceptor;
 use fogline_wire::{
     decode, encode, encode_deliver, encode_records, filter_matches, ErrorCode, Frame, Storage,
     StoredRecordRef, StreamInfo,
@@ -73,13 +74,33 @@ pub struct Fake {
 
 impl Fake {
     pub async fn start(config: Config) -> Fake {
+        Fake::start_tcp(config, None).await
+    }
+
+    /// A TCP listener that runs the TLS handshake with `tls` before the protocol.
+    pub async fn start_tls(config: Config, tls: Arc<TlsAcceptor>) -> Fake {
+        Fake::start_tcp(config, Some(tls)).await
+    }
+
+    async fn start_tcp(config: Config, tls: Option<Arc<TlsAcceptor>>) -> Fake {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         let state = new_state(config);
         let st = state.clone();
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, st.clone(), st.kill.subscribe()));
+                let (st, tls, kill) = (st.clone(), tls.clone(), st.kill.subscribe());
+                tokio::spawn(async move {
+                    match tls {
+                        None => serve(stream, st, kill).await,
+                        // A refused handshake ends just that connection.
+                        Some(tls) => {
+                            if let Ok(stream) = tls.accept(stream).await {
+                                serve(stream, st, kill).await;
+                            }
+                        }
+                    }
+                });
             }
         });
         Fake { addr, state }
@@ -98,26 +119,6 @@ impl Fake {
             addr: format!("unix:{}", path.display()),
             state,
         }
-    }
-
-    /// A TCP listener that runs the TLS handshake with `tls` before the protocol.
-    pub async fn start_tls(config: Config, tls: Arc<fogline_net::tls::TlsAcceptor>) -> Fake {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
-        let state = new_state(config);
-        let st = state.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let (st, tls) = (st.clone(), tls.clone());
-                tokio::spawn(async move {
-                    // A refused handshake ends just that connection.
-                    if let Ok(stream) = tls.accept(stream).await {
-                        serve(stream, st.clone(), st.kill.subscribe()).await;
-                    }
-                });
-            }
-        });
-        Fake { addr, state }
     }
 
     /// Accepts only Hellos with this user name and password (`None`: any).
