@@ -1,7 +1,8 @@
 //! The command-line clients over TLS against a real `fogline serve` with a native TLS
 //! listener, certificates made by `openssl`: `fogline pub` and `sub` with `--cafile`, a
 //! stream command through the same flags, `--cert/--key` where the server requires a
-//! certificate, and a one-line reason for each refusal.
+//! certificate, and a one-line reason for each refusal. And `-u`/`-P` (or the environment)
+//! in Hello, against a one-connection fake that refuses them.
 
 #[path = "../../fogline-net/tests/pki/mod.rs"]
 mod pki;
@@ -223,4 +224,55 @@ fn a_required_client_certificate() {
         String::from_utf8_lossy(&half.stderr).contains("--key"),
         "{half:?}"
     );
+}
+
+/// Accepts one connection, reads its Hello and answers `BadCredentials`; the Hello's user
+/// name and password.
+fn refusing_fake() -> (String, std::thread::JoinHandle<Option<(String, String)>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let fake = std::thread::spawn(move || {
+        let (mut sock, _) = listener.accept().unwrap();
+        let mut buf = bytes::BytesMut::new();
+        let hello = loop {
+            if let Some(frame) = fogline_wire::decode(&mut buf, 1 << 20).unwrap() {
+                break frame;
+            }
+            let mut chunk = [0u8; 1024];
+            let n = sock.read(&mut chunk).unwrap();
+            assert!(n > 0, "no Hello");
+            buf.extend_from_slice(&chunk[..n]);
+        };
+        let fogline_wire::Frame::Hello { credentials, .. } = hello else {
+            panic!("not a Hello: {hello:?}");
+        };
+        let mut out = bytes::BytesMut::new();
+        let refusal = fogline_wire::Frame::Error {
+            request_id: 0,
+            code: fogline_wire::ErrorCode::BadCredentials,
+            message: "bad user name or password".into(),
+        };
+        fogline_wire::encode(&refusal, &mut out).unwrap();
+        sock.write_all(&out).unwrap();
+        credentials.map(|c| (c.username.to_string(), c.password.to_string()))
+    });
+    (addr, fake)
+}
+
+#[test]
+fn credentials_go_in_hello_and_a_refused_login_is_one_line() {
+    let (addr, fake) = refusing_fake();
+    let o = run(&["pub", "-s", &addr, "-u", "ana", "-P", "s3cret", "t", "m"]);
+    refused(&o, "BadCredentials");
+    assert_eq!(fake.join().unwrap(), Some(("ana".into(), "s3cret".into())));
+
+    let (addr, fake) = refusing_fake();
+    let o = fogline(&["stream", "ls", "-s", &addr])
+        .env("FOGLINE_USERNAME", "bo")
+        .env("FOGLINE_PASSWORD", "from-env")
+        .output()
+        .unwrap();
+    refused(&o, "bad user name or password");
+    assert_eq!(fake.join().unwrap(), Some(("bo".into(), "from-env".into())));
 }
