@@ -132,3 +132,44 @@ pub fn explain(e: &io::Error) -> Option<String> {
         other => other.to_string(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tls_error(e: rustls::Error) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, e)
+    }
+
+    #[test]
+    fn only_tls_errors_are_explained() {
+        let refused = io::Error::new(io::ErrorKind::ConnectionRefused, "refused");
+        assert_eq!(explain(&refused), None);
+        let unknown = tls_error(rustls::Error::InvalidCertificate(
+            CertificateError::UnknownIssuer,
+        ));
+        assert!(explain(&unknown).unwrap().contains("not signed by a CA"));
+        let required = tls_error(rustls::Error::AlertReceived(
+            AlertDescription::CertificateRequired,
+        ));
+        assert!(explain(&required)
+            .unwrap()
+            .contains("requires a client certificate"));
+        let bad = tls_error(rustls::Error::AlertReceived(AlertDescription::UnknownCA));
+        assert!(explain(&bad)
+            .unwrap()
+            .contains("refused the client certificate"));
+    }
+
+    #[test]
+    fn the_server_name_is_checked_before_any_file() {
+        let settings = ClientTls {
+            cafile: "/nonexistent/ca.crt".into(),
+            ..ClientTls::default()
+        };
+        let e = TlsConnector::new(&settings, "not a name!").unwrap_err();
+        assert!(e.to_string().contains("not a valid server name"), "{e}");
+        let e = TlsConnector::new(&settings, "10.0.0.5").unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/ca.crt"), "{e}");
+    }
+}
