@@ -239,9 +239,13 @@ pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
         incoming.close();
         match cause {
             Ok(ClientError::Closed) => {
-                // The writer shut its side down: the pump sends the rest, then ends.
-                if let Some(pump) = pump {
-                    let _ = pump.await;
+                // The writer shut its side down: the pump sends the rest, then ends, unless
+                // the server takes nothing: then it is given up with the close.
+                if let Some(mut pump) = pump {
+                    let limit = inner.opts.request_timeout;
+                    if tokio::time::timeout(limit, &mut pump).await.is_err() {
+                        pump.abort();
+                    }
                 }
             }
             Ok(e) => tracing::info!("connection lost: {e}"),
