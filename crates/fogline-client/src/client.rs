@@ -36,12 +36,13 @@ impl Client {
     /// and completes the handshake.
     ///
     /// # Errors
-    /// `InvalidAddress`, `Io` when the connection fails, `Timeout` after
-    /// `connect_timeout`, `Server`/`Protocol` when the handshake is refused.
-    /// The first connection is not retried.
+    /// `InvalidAddress`, `Io` when the connection fails, `Tls` when TLS cannot be set up
+    /// or its handshake fails, `Timeout` after `connect_timeout`, `Server`/`Protocol` when
+    /// the handshake is refused (`BadCredentials`: a wrong user name or password), `Usage`
+    /// for a password without a user name. The first connection is not retried.
     pub async fn connect(addr: &str, opts: ClientOptions) -> Result<Client, ClientError> {
         let addr = Addr::parse(addr)?;
-        let inner = Arc::new(Inner::new(opts, addr));
+        let inner = Arc::new(Inner::new(opts, addr)?);
         let est = conn::handshake(&inner).await?;
         conn::on_connected(&inner);
         tokio::spawn(conn::supervise(inner.clone(), est));
@@ -133,14 +134,28 @@ impl Client {
         }
     }
 
-    /// Writes what is queued, then closes the connection. Other handles
-    /// (clones, subscriptions, consumers) stop working.
+    /// Writes what is queued, then closes the connection and waits (up to the request
+    /// timeout) until it is closed: over TLS, the session's task has sent everything on.
+    /// Other handles (clones, subscriptions, consumers) stop working.
     ///
     /// # Errors
     /// As [`Client::flush`].
     pub async fn close(self) -> Result<(), ClientError> {
         let flushed = self.flush().await;
         self.inner.shutdown.send_replace(true);
+        let inner = &self.inner;
+        let closed = async {
+            loop {
+                let notified = inner.progress.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if inner.state() == DEAD {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(inner.opts.request_timeout, closed).await;
         flushed
     }
 }

@@ -7,12 +7,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use fogline_wire::{decode, encode, Frame, StartPosition, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION};
-use tokio::io::AsyncWriteExt;
+use fogline_wire::{
+    decode, encode, ErrorCode, Frame, StartPosition, FLAG_HIGH_PRIORITY, PROTOCOL_VERSION,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::task::JoinHandle;
 
 use crate::error::ClientError;
 use crate::shared::{Inner, Pending, CONNECTED, DEAD, RECONNECTING};
-use crate::transport::{ReadHalf, SharedWrite, WriteHalf};
+use crate::transport::{ReadHalf, WriteHalf};
 use crate::{reader, writer};
 
 /// The handshake's answer may not exceed this before limits are known.
@@ -24,6 +27,9 @@ pub(crate) struct Established {
     w: Arc<WriteHalf>,
     /// Bytes read past the HelloOk.
     leftover: BytesMut,
+    /// The TLS session's task (see `pump`): a closing client waits for it, since what the
+    /// writer wrote may still be on its way to the server.
+    pump: Option<JoinHandle<()>>,
 }
 
 /// Connects, sends Hello and waits for HelloOk (within `connect_timeout`).
@@ -36,17 +42,30 @@ pub(crate) async fn handshake(inner: &Inner) -> Result<Established, ClientError>
 }
 
 async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
-    let (r, w) = inner.addr.connect().await?;
+    let tls = inner.tls.is_some();
+    let mut stream = inner
+        .addr
+        .connect(inner.tls.as_ref())
+        .await
+        .map_err(|e| io_error(tls, e))?;
     let mut out = BytesMut::new();
     let hello = Frame::Hello {
         version: PROTOCOL_VERSION,
         client_name: inner.opts.client_name.as_str().into(),
-        credentials: None,
+        credentials: inner.credentials.clone(),
     };
     encode(&hello, &mut out)?;
-    SharedWrite(w.clone()).write_all(&out).await?;
+    let io = stream.io();
+    io.write_all(&out).await.map_err(|e| after_tls(tls, e))?;
+    io.flush().await.map_err(|e| after_tls(tls, e))?;
     let mut buf = BytesMut::with_capacity(4096);
     loop {
+        if !tls && is_tls_alert(&buf) {
+            return Err(ClientError::Protocol(
+                "the server answered with a TLS alert: this is a TLS listener (connect with TLS)"
+                    .into(),
+            ));
+        }
         let frame = decode(&mut buf, HANDSHAKE_MAX_FRAME)
             .map_err(|e| ClientError::Protocol(format!("bad handshake frame: {e}")))?;
         match frame {
@@ -63,10 +82,12 @@ async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
                 }
                 inner.max_message.store(max_message, Ordering::Relaxed);
                 inner.max_frame.store(max_frame, Ordering::Relaxed);
+                let (r, w, pump) = stream.into_halves()?;
                 return Ok(Established {
                     r,
                     w,
                     leftover: buf,
+                    pump,
                 });
             }
             Some(Frame::Error { code, message, .. }) => {
@@ -81,13 +102,49 @@ async fn handshake_inner(inner: &Inner) -> Result<Established, ClientError> {
                     other.kind()
                 )))
             }
-            None => {
-                if r.read_buf(&mut buf).await? == 0 {
-                    return Err(ClientError::Disconnected);
-                }
-            }
+            None => match io.read_buf(&mut buf).await {
+                Ok(0) if tls => return Err(ClientError::Tls(CLOSED_AFTER_HANDSHAKE.into())),
+                Ok(0) => return Err(ClientError::Disconnected),
+                Ok(_) => {}
+                Err(e) => return Err(after_tls(tls, e)),
+            },
         }
     }
+}
+
+/// A server that refuses the client's certificate may close without an alert the client
+/// gets to read (its close can reset the connection first).
+const CLOSED_AFTER_HANDSHAKE: &str =
+    "the server closed the connection after the TLS handshake (does it require a client \
+     certificate, or refuse this one?)";
+
+/// An I/O error of connecting; on TLS, the handshake's reasons in words.
+fn io_error(tls: bool, e: std::io::Error) -> ClientError {
+    match fogline_net::tls::explain(&e) {
+        Some(why) if tls => ClientError::Tls(why),
+        _ => ClientError::Io(e),
+    }
+}
+
+/// As [`io_error`], for the Hello exchange after a TLS handshake.
+fn after_tls(tls: bool, e: std::io::Error) -> ClientError {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
+    if tls && matches!(e.kind(), ConnectionReset | BrokenPipe) {
+        return ClientError::Tls(CLOSED_AFTER_HANDSHAKE.into());
+    }
+    io_error(tls, e)
+}
+
+/// A TLS alert record (content type 21, version 3.x, length 2): what a TLS listener sends a
+/// client that does not speak TLS. As a frame's length prefix it would announce 66-263 KiB,
+/// which no HelloOk or Error frame is.
+fn is_tls_alert(buf: &[u8]) -> bool {
+    matches!(buf, [0x15, 0x03, 0x01..=0x04, 0x00, 0x02, ..])
+}
+
+/// A refused login: the same credentials would be refused again, so reconnecting stops.
+fn is_refusal(code: ErrorCode) -> bool {
+    matches!(code, ErrorCode::BadCredentials | ErrorCode::NotAuthorized)
 }
 
 /// Marks the client connected and queues the frames that restore live
@@ -155,10 +212,16 @@ pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
                 None => return die(&inner),
             },
         };
-        let incoming = Arc::new(reader::Incoming::new(&inner, est.r, est.leftover));
+        let Established {
+            r,
+            w,
+            leftover,
+            pump,
+        } = est;
+        let incoming = Arc::new(reader::Incoming::new(&inner, r, leftover));
         *inner.incoming.lock() = Some(incoming.clone());
         let mut reader = tokio::spawn(reader::run(inner.clone(), incoming.clone()));
-        let mut writer = tokio::spawn(writer::run(inner.clone(), est.w));
+        let mut writer = tokio::spawn(writer::run(inner.clone(), w));
         let cause = tokio::select! {
             r = &mut reader => { writer.abort(); let _ = writer.await; r }
             w = &mut writer => { reader.abort(); let _ = reader.await; w }
@@ -175,7 +238,16 @@ pub(crate) async fn supervise(inner: Arc<Inner>, first: Established) {
         inner.incoming.lock().take();
         incoming.close();
         match cause {
-            Ok(ClientError::Closed) => {}
+            Ok(ClientError::Closed) => {
+                // The writer shut its side down: the pump sends the rest, then ends, unless
+                // the server takes nothing: then it is given up with the close.
+                if let Some(mut pump) = pump {
+                    let limit = inner.opts.request_timeout;
+                    if tokio::time::timeout(limit, &mut pump).await.is_err() {
+                        pump.abort();
+                    }
+                }
+            }
             Ok(e) => tracing::info!("connection lost: {e}"),
             Err(e) => tracing::warn!("connection task failed: {e}"),
         }
@@ -302,6 +374,11 @@ async fn reconnect(inner: &Inner) -> Option<Established> {
         }
         match handshake(inner).await {
             Ok(est) => return Some(est),
+            Err(ClientError::Server { code, message }) if is_refusal(code) => {
+                tracing::warn!("reconnect refused, giving up: {code}: {message}");
+                *inner.refused.lock() = Some((code, message));
+                return None;
+            }
             Err(e) => {
                 attempts = attempts.saturating_add(1);
                 tracing::debug!(attempts, "reconnect failed: {e}");
@@ -320,5 +397,25 @@ pub(crate) fn flags(priority: bool) -> u8 {
         FLAG_HIGH_PRIORITY
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tls_alert_is_told_from_a_frame() {
+        assert!(is_tls_alert(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32]));
+        assert!(!is_tls_alert(&[0x15, 0x03, 0x03, 0x00]));
+        let mut hello_ok = BytesMut::new();
+        let frame = Frame::HelloOk {
+            version: PROTOCOL_VERSION,
+            server_name: "n".into(),
+            max_message: 1,
+            max_frame: 1,
+        };
+        encode(&frame, &mut hello_ok).unwrap();
+        assert!(!is_tls_alert(&hello_ok));
     }
 }

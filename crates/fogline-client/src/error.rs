@@ -11,10 +11,17 @@ pub enum ClientError {
     /// Connecting or handshaking failed at the socket level.
     #[error("connect failed: {0}")]
     Io(#[from] std::io::Error),
+    /// TLS cannot be set up (a CA, certificate or key file that cannot be used), or the
+    /// TLS handshake failed (the server's certificate does not verify, the server refused
+    /// the client's certificate).
+    #[error("TLS: {0}")]
+    Tls(String),
     /// The server answered something the protocol does not allow here.
     #[error("protocol error: {0}")]
     Protocol(String),
-    /// The server refused the request with an `Error` frame.
+    /// The server refused the request with an `Error` frame. A refused login
+    /// (`BadCredentials`, `NotAuthorized` in answer to Hello) ends the client: it does not
+    /// reconnect.
     #[error("server error {code}: {message}")]
     Server {
         /// The stable error code.
@@ -67,5 +74,13 @@ impl ClientError {
             ClientError::Server { code, .. } => Some(*code),
             _ => None,
         }
+    }
+}
+
+impl From<fogline_net::tls::TlsError> for ClientError {
+    fn from(e: fogline_net::tls::TlsError) -> ClientError {
+        // Its text starts with "TLS: " already.
+        let text = e.to_string();
+        ClientError::Tls(text.strip_prefix("TLS: ").unwrap_or(&text).to_string())
     }
 }

@@ -10,6 +10,7 @@
 //! - `consumer`: stream consumers with fetch/push, acks ([`Consumer`]).
 //! - `outbox`: the bounded publish buffer the records are encoded into.
 //! - `conn`, `reader`, `writer`: the connection tasks, reconnect.
+//! - `transport`, `pump`: addresses, sockets, and TLS (`ClientOptions::tls`).
 //!
 //! Delivery guarantees: `publish` is at most once (records buffered while
 //! reconnecting are sent after, but a write cut by a dropped connection is
@@ -24,6 +25,11 @@
 //! records. (Records it queued after the loss and before it saw the failure,
 //! and fire-and-forget records buffered meanwhile, go out on the new
 //! connection ahead of the retried ones.)
+//!
+//! TLS (`ClientOptions::tls`) verifies the server against a CA file and may present a
+//! client certificate; `ClientOptions::username`/`password` go in Hello. Every reconnect
+//! runs the TLS handshake and sends the credentials again; a refused login
+//! (`BadCredentials`) ends the client instead of being retried.
 //!
 //! Reconnect is on by default (`ClientOptions::reconnect`): after a lost
 //! connection the client reconnects with backoff, re-subscribes and
@@ -41,6 +47,8 @@ mod manage;
 mod options;
 mod outbox;
 mod publish;
+#[cfg(unix)]
+mod pump;
 mod query;
 mod reader;
 mod shared;
@@ -52,6 +60,7 @@ pub use announce::Announcement;
 pub use client::Client;
 pub use consumer::Consumer;
 pub use error::ClientError;
+pub use fogline_net::tls::ClientTls;
 pub use fogline_wire::{
     ConsumerDetail, ErrorCode, Headers, HeadersBuilder, StartPosition, Storage, StreamDetail,
     StreamInfo, StreamSpec, NODE_DEFAULT,

@@ -3,13 +3,23 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use fogline_wire::StartPosition;
+use fogline_net::tls::ClientTls;
+use fogline_wire::{Credentials, StartPosition};
+
+use crate::error::ClientError;
 
 /// How the client behaves; `ClientOptions::default()` suits most uses.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ClientOptions {
     /// Sent in Hello, shown in server logs.
     pub client_name: String,
+    /// Connect over TLS to a TLS listener; `None`: plain. Over TLS, `flush` means handed
+    /// to the TLS session's task; `Client::close` waits until that has sent it on.
+    pub tls: Option<ClientTls>,
+    /// The user name sent in Hello, for a node with users (`[auth]`).
+    pub username: Option<String>,
+    /// The password sent with `username` (none: an empty one). Never printed by `Debug`.
+    pub password: Option<String>,
     /// Reconnect after losing an established connection; `None` disables it
     /// (then every call fails with `Disconnected` once the link drops).
     /// On by default: edge links drop, and publishers should ride it out.
@@ -37,6 +47,9 @@ impl Default for ClientOptions {
     fn default() -> ClientOptions {
         ClientOptions {
             client_name: "fogline-client".to_string(),
+            tls: None,
+            username: None,
+            password: None,
             reconnect: Some(Reconnect::default()),
             max_buffered_bytes: 8 << 20,
             max_batch_bytes: 64 << 10,
@@ -44,6 +57,41 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             keepalive: Some(Duration::from_secs(30)),
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("client_name", &self.client_name)
+            .field("tls", &self.tls)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("reconnect", &self.reconnect)
+            .field("max_buffered_bytes", &self.max_buffered_bytes)
+            .field("max_batch_bytes", &self.max_batch_bytes)
+            .field("max_inflight_acks", &self.max_inflight_acks)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("keepalive", &self.keepalive)
+            .finish()
+    }
+}
+
+impl ClientOptions {
+    /// The credentials Hello carries.
+    ///
+    /// # Errors
+    /// `Usage` for a password without a user name.
+    pub(crate) fn credentials(&self) -> Result<Option<Credentials>, ClientError> {
+        match (&self.username, &self.password) {
+            (Some(user), password) => Ok(Some(Credentials {
+                username: user.as_str().into(),
+                password: password.as_deref().unwrap_or("").into(),
+            })),
+            (None, Some(_)) => Err(ClientError::Usage("a password needs a user name")),
+            (None, None) => Ok(None),
         }
     }
 }
@@ -170,3 +218,26 @@ pub struct Message {
 
 /// A record received by a consumer.
 pub type StoredMessage = fogline_wire::StoredRecord;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_need_a_user_and_the_password_is_not_printed() {
+        let mut opts = ClientOptions {
+            username: Some("ana".into()),
+            password: Some("s3cret".into()),
+            ..ClientOptions::default()
+        };
+        let c = opts.credentials().unwrap().unwrap();
+        assert_eq!((&*c.username, &*c.password), ("ana", "s3cret"));
+        assert!(!format!("{opts:?}").contains("s3cret"));
+        opts.password = None;
+        assert_eq!(&*opts.credentials().unwrap().unwrap().password, "");
+        opts.username = None;
+        assert!(opts.credentials().unwrap().is_none());
+        opts.password = Some("x".into());
+        assert!(opts.credentials().is_err());
+    }
+}

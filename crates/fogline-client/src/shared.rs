@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use fogline_wire::{encode, Frame, RecordBlock, StoredBlock, Str};
+use fogline_net::tls::TlsConnector;
+use fogline_wire::{encode, Credentials, ErrorCode, Frame, RecordBlock, StoredBlock, Str};
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, oneshot, watch, Notify, OwnedSemaphorePermit, Semaphore};
 
@@ -38,6 +39,13 @@ pub(crate) const FIRST_SUB_ID: u32 = 1 << 31;
 pub(crate) struct Inner {
     pub opts: ClientOptions,
     pub addr: Addr,
+    /// Loaded once from `opts.tls`; every (re)connection runs its handshake.
+    pub tls: Option<TlsConnector>,
+    /// What every Hello carries.
+    pub credentials: Option<Credentials>,
+    /// The server refused the login (code and message): the client gave up, and calls
+    /// fail with this instead of `Disconnected`.
+    pub refused: Mutex<Option<(ErrorCode, String)>>,
     pub outbox: Mutex<Outbox>,
     pub table: Mutex<Table>,
     /// The current connection's read side (see `reader`); `None` between connections.
@@ -62,11 +70,32 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    pub(crate) fn new(opts: ClientOptions, addr: Addr) -> Inner {
+    /// Loads the TLS files of `opts`.
+    pub(crate) fn new(opts: ClientOptions, addr: Addr) -> Result<Inner, ClientError> {
+        let tls = match &opts.tls {
+            Some(settings) => {
+                let host = match (addr.host(), &settings.server_name) {
+                    (Some(host), _) => host,
+                    (None, Some(name)) => name,
+                    (None, None) => {
+                        return Err(ClientError::Tls(
+                            "a Unix socket address needs a server name to verify the server by"
+                                .into(),
+                        ))
+                    }
+                };
+                Some(TlsConnector::new(settings, host)?)
+            }
+            None => None,
+        };
+        let credentials = opts.credentials()?;
         let slots = opts.max_inflight_acks.max(1);
-        Inner {
+        Ok(Inner {
             opts,
             addr,
+            tls,
+            credentials,
+            refused: Mutex::new(None),
             outbox: Mutex::new(Outbox::default()),
             table: Mutex::new(Table::default()),
             incoming: Mutex::new(None),
@@ -82,7 +111,7 @@ impl Inner {
             ack_slots: Arc::new(Semaphore::new(slots)),
             ack_error: Mutex::new(None),
             shutdown: watch::channel(false).0,
-        }
+        })
     }
 
     pub(crate) fn request_id(&self) -> u64 {
@@ -95,7 +124,9 @@ impl Inner {
 
     /// The error a call gets when it cannot be sent now.
     pub(crate) fn unavailable(&self) -> ClientError {
-        if *self.shutdown.borrow() {
+        if let Some((code, message)) = self.refused.lock().clone() {
+            ClientError::Server { code, message }
+        } else if *self.shutdown.borrow() {
             ClientError::Closed
         } else {
             ClientError::Disconnected

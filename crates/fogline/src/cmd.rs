@@ -2,6 +2,7 @@
 pub mod announce;
 pub mod bridge;
 pub mod config;
+pub mod connect;
 pub mod consumer;
 pub mod demo;
 pub mod function;

@@ -5,13 +5,16 @@
 //! subscriptions of the same connection, `dropped = 3` for `lossy/...`),
 //! one in-memory stream `s` for consumers (fetch, ack, push with credit;
 //! a consumer named `once...` is refused when opened a second time),
-//! stream list, ping, and dropping every connection on demand.
+//! stream list, ping, and dropping every connection on demand. With a login set, a Hello
+//! whose credentials differ is answered `BadCredentials` and the connection closed; TLS
+//! listeners run the server handshake first.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use fogline_net::tls::TlsAcceptor;
 use fogline_wire::{
     decode, encode, encode_deliver, encode_records, filter_matches, ErrorCode, Frame, Storage,
     StoredRecordRef, StreamInfo,
@@ -50,6 +53,8 @@ pub struct Stats {
     pub credits: u64,
     pub closes: usize,
     pub opens: Vec<(String, fogline_wire::StartPosition)>,
+    /// The (user name, password) of each Hello, `None` for a Hello without.
+    pub logins: Vec<Option<(String, String)>>,
 }
 
 struct State {
@@ -58,6 +63,8 @@ struct State {
     /// The stream `s`: (topic, payload) of every published record.
     log: Mutex<Vec<(String, Bytes)>>,
     kill: broadcast::Sender<()>,
+    /// The only (user name, password) accepted; `None`: any Hello is.
+    login: Mutex<Option<(String, String)>>,
 }
 
 pub struct Fake {
@@ -67,13 +74,33 @@ pub struct Fake {
 
 impl Fake {
     pub async fn start(config: Config) -> Fake {
+        Fake::start_tcp(config, None).await
+    }
+
+    /// A TCP listener that runs the TLS handshake with `tls` before the protocol.
+    pub async fn start_tls(config: Config, tls: Arc<TlsAcceptor>) -> Fake {
+        Fake::start_tcp(config, Some(tls)).await
+    }
+
+    async fn start_tcp(config: Config, tls: Option<Arc<TlsAcceptor>>) -> Fake {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         let state = new_state(config);
         let st = state.clone();
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, st.clone(), st.kill.subscribe()));
+                let (st, tls, kill) = (st.clone(), tls.clone(), st.kill.subscribe());
+                tokio::spawn(async move {
+                    match tls {
+                        None => serve(stream, st, kill).await,
+                        // A refused handshake ends just that connection.
+                        Some(tls) => {
+                            if let Ok(stream) = tls.accept(stream).await {
+                                serve(stream, st, kill).await;
+                            }
+                        }
+                    }
+                });
             }
         });
         Fake { addr, state }
@@ -92,6 +119,11 @@ impl Fake {
             addr: format!("unix:{}", path.display()),
             state,
         }
+    }
+
+    /// Accepts only Hellos with this user name and password (`None`: any).
+    pub fn set_login(&self, login: Option<(&str, &str)>) {
+        *self.state.login.lock() = login.map(|(u, p)| (u.to_string(), p.to_string()));
     }
 
     /// Closes every open connection (the listener stays up).
@@ -122,6 +154,7 @@ fn new_state(config: Config) -> Arc<State> {
         stats: Mutex::new(Stats::default()),
         log: Mutex::new(Vec::new()),
         kill: broadcast::channel(4).0,
+        login: Mutex::new(None),
     })
 }
 
@@ -135,6 +168,8 @@ struct Conn {
     subs: HashMap<u32, (String, u8)>,
     consumers: HashMap<u32, FakeConsumer>,
     next_consumer: u32,
+    /// Close once `out` is written (a refused login).
+    close: bool,
 }
 
 async fn serve<S>(stream: S, state: Arc<State>, mut kill: broadcast::Receiver<()>)
@@ -164,6 +199,9 @@ where
             }
             out.clear();
         }
+        if conn.close {
+            return;
+        }
         if greeted && !state.config.read {
             let _ = kill.recv().await;
             return;
@@ -184,8 +222,29 @@ fn reply(out: &mut BytesMut, frame: Frame) {
 
 fn handle(state: &State, conn: &mut Conn, frame: Frame, out: &mut BytesMut) {
     match frame {
-        Frame::Hello { .. } => {
-            state.stats.lock().hellos += 1;
+        Frame::Hello { credentials, .. } => {
+            let given = credentials.map(|c| (c.username.to_string(), c.password.to_string()));
+            let refused = state
+                .login
+                .lock()
+                .as_ref()
+                .is_some_and(|login| given.as_ref() != Some(login));
+            {
+                let mut stats = state.stats.lock();
+                stats.hellos += 1;
+                stats.logins.push(given);
+            }
+            if refused {
+                conn.close = true;
+                return reply(
+                    out,
+                    Frame::Error {
+                        request_id: 0,
+                        code: ErrorCode::BadCredentials,
+                        message: "bad user name or password".into(),
+                    },
+                );
+            }
             reply(
                 out,
                 Frame::HelloOk {

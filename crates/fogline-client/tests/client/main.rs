@@ -4,9 +4,13 @@ mod consumers;
 mod direct;
 mod direct_read;
 mod fake;
+mod login;
+#[path = "../../../fogline-net/tests/pki/mod.rs"]
+mod pki;
 mod publish;
 mod reconnect;
 mod subscribe;
+mod tls;
 
 use fake::{Config, Fake};
 use fogline_client::{Client, ClientOptions};

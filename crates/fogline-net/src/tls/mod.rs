@@ -2,9 +2,10 @@
 //! `certfile`, `keyfile`, `require_certificate`, `use_identity_as_username`), the server
 //! configuration loaded from them, and its reload (SIGHUP): an acceptor swaps in the new
 //! configuration for connections accepted after it, and live ones keep what they
-//! negotiated. The crypto provider is graviola, pure Rust and assembly, so the node builds
+//! negotiated. [`TlsConnector`] is the client side. The crypto provider is graviola, pure Rust and assembly, so the node builds
 //! without a C toolchain (docs/SECURITY.md says why not the others).
 
+mod client;
 mod identity;
 mod provider;
 
@@ -19,6 +20,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::{Deserialize, Serialize};
 
+pub use client::{explain, ClientStream, ClientTls, TlsConnector};
 pub use identity::common_name;
 
 /// The TLS settings of a protocol's TLS listeners, named as in Mosquitto's `listener` blocks.

@@ -7,15 +7,13 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use clap::Args;
-use fogline_client::{Client, ClientOptions};
+
+use crate::cmd::connect::ConnectArgs;
 use tokio::process::{Child, Command};
 
 /// Run a command only while somebody is interested in what it would publish.
 #[derive(Args, Debug)]
 pub struct AnnounceArgs {
-    /// Server address (`HOST:PORT` or `unix:/PATH`).
-    #[arg(long, short, default_value = "127.0.0.1:7766", env = "FOGLINE_SERVER")]
-    pub server: String,
     /// The topic the command publishes on.
     #[arg(long, short)]
     pub topic: String,
@@ -25,11 +23,14 @@ pub struct AnnounceArgs {
     /// How long a stopped command may take to exit after SIGTERM before it gets SIGKILL.
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub grace: Duration,
-    /// The command and its arguments (after `--`). It gets FOGLINE_SERVER, FOGLINE_TOPIC and
+    /// The command and its arguments (after `--`). It gets FOGLINE_SERVER (and the TLS and
+    /// login settings given, as FOGLINE_CAFILE, FOGLINE_USERNAME, ...), FOGLINE_TOPIC and
     /// FOGLINE_PROFILE in its environment; one that exits by itself is started again at the
     /// next `start` only.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
+    #[command(flatten)]
+    pub conn: ConnectArgs,
 }
 
 /// Runs `fogline announce`.
@@ -38,11 +39,8 @@ pub fn run(args: AnnounceArgs) -> anyhow::Result<()> {
 }
 
 async fn announce(args: AnnounceArgs) -> anyhow::Result<()> {
-    let opts = ClientOptions {
-        client_name: "fogline announce".into(),
-        ..ClientOptions::default()
-    };
-    let client = Client::connect(&args.server, opts).await?;
+    let opts = args.conn.options("fogline announce")?;
+    let client = args.conn.connect(opts).await?;
     let mut ann = client.announce(&args.topic, &args.profile).await?;
     let mut child: Option<Child> = None;
     let mut interested = ann.interested();
@@ -88,7 +86,7 @@ fn spawn(args: &AnnounceArgs) -> anyhow::Result<Child> {
         .ok_or_else(|| anyhow::anyhow!("no command given after --"))?;
     Command::new(program)
         .args(rest)
-        .env("FOGLINE_SERVER", &args.server)
+        .envs(args.conn.env())
         .env("FOGLINE_TOPIC", &args.topic)
         .env("FOGLINE_PROFILE", &args.profile)
         .kill_on_drop(true)

@@ -4,15 +4,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use clap::Args;
-use fogline_client::{Client, ClientOptions, PublishRecord};
+use fogline_client::PublishRecord;
 use fogline_probe::payload::Encoder;
+
+use crate::cmd::connect::ConnectArgs;
 
 /// Publish records.
 #[derive(Args, Debug)]
 pub struct PubArgs {
-    /// Server address (`HOST:PORT` or `unix:/PATH`).
-    #[arg(long, short, default_value = "127.0.0.1:7766", env = "FOGLINE_SERVER")]
-    pub server: String,
     /// Topic to publish on.
     pub topic: String,
     /// The message; without it, payloads are generated (sequence number + send time + padding).
@@ -40,6 +39,8 @@ pub struct PubArgs {
     /// (`acked`: acknowledged records, each stored as its stream promises).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub conn: ConnectArgs,
 }
 
 /// Runs `fogline pub`.
@@ -73,17 +74,14 @@ async fn publish(args: PubArgs) -> anyhow::Result<()> {
 }
 
 async fn send_all(args: &PubArgs, tally: &mut Tally) -> anyhow::Result<()> {
-    let opts = ClientOptions {
-        client_name: "fogline pub".into(),
-        ..ClientOptions::default()
-    };
+    let opts = args.conn.options("fogline pub")?;
     let headers = match &args.profile {
         Some(p) => fogline_profile::DataProfile::parse(p)
             .map_err(|e| anyhow::anyhow!("--profile: {e}"))?
             .to_headers()?,
         None => Bytes::new(),
     };
-    let client = Client::connect(&args.server, opts).await?;
+    let client = args.conn.connect(opts).await?;
     let mut enc = Encoder::new(args.size);
     let interval = (args.rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.rate));
     let start = tokio::time::Instant::now();

@@ -9,8 +9,9 @@
 use std::time::Duration;
 
 use clap::Args;
-use fogline_client::{Client, ClientOptions, SubscribeOptions};
+use fogline_client::SubscribeOptions;
 
+use crate::cmd::connect::ConnectArgs;
 use crate::cmd::rule::{call, Admin};
 
 /// Run an ad-hoc SQL query.
@@ -24,11 +25,10 @@ pub struct SqlArgs {
     /// Stop when no row came for this long (e.g. `10s`).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub idle: Option<Duration>,
-    /// Server address (native protocol), where the results are read.
-    #[arg(long, short, default_value = "127.0.0.1:7766", env = "FOGLINE_SERVER")]
-    pub server: String,
     #[command(flatten)]
     pub admin: Admin,
+    #[command(flatten)]
+    pub conn: ConnectArgs,
 }
 
 /// Runs the query.
@@ -43,11 +43,8 @@ async fn query(args: SqlArgs) -> anyhow::Result<()> {
         fogline_broker::now_micros() % 1_000_000
     );
     let topic = format!("fogline/sql/{id}");
-    let opts = ClientOptions {
-        client_name: "fogline sql".into(),
-        ..ClientOptions::default()
-    };
-    let client = Client::connect(&args.server, opts).await?;
+    let opts = args.conn.options("fogline sql")?;
+    let client = args.conn.connect(opts).await?;
     let mut sub = client
         .subscribe(&topic, SubscribeOptions::default())
         .await?;

@@ -7,15 +7,16 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use fogline_client::{Client, ClientOptions, Storage, StreamDetail, StreamSpec, StreamUpdate};
 
+use crate::cmd::connect::ConnectArgs;
+
 /// Where the node is, and how to print.
 #[derive(Args, Debug, Clone)]
 pub struct Target {
-    /// Server address (native protocol).
-    #[arg(long, short, default_value = "127.0.0.1:7766", env = "FOGLINE_SERVER")]
-    pub server: String,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub conn: ConnectArgs,
 }
 
 /// Manage the streams of a running node.
@@ -180,16 +181,11 @@ pub fn run(cmd: StreamCommand) -> anyhow::Result<()> {
 
 /// A client for one command: no reconnects (a command fails at once when the node is down).
 pub async fn connect(target: &Target) -> anyhow::Result<Client> {
-    Client::connect(
-        &target.server,
-        ClientOptions {
-            client_name: "fogline-cli".into(),
-            reconnect: None,
-            ..ClientOptions::default()
-        },
-    )
-    .await
-    .with_context(|| format!("connecting to {}", target.server))
+    let opts = ClientOptions {
+        reconnect: None,
+        ..target.conn.options("fogline-cli")?
+    };
+    target.conn.connect(opts).await
 }
 
 fn parse_storage(s: &str) -> anyhow::Result<Storage> {

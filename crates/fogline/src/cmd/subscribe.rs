@@ -3,18 +3,15 @@
 use std::time::Duration;
 
 use clap::Args;
-use fogline_client::{
-    Client, ClientError, ClientOptions, ConsumerOptions, ErrorCode, StartPosition, SubscribeOptions,
-};
+use fogline_client::{ClientError, ConsumerOptions, ErrorCode, StartPosition, SubscribeOptions};
 use fogline_probe::accounting::{Arrival, Delivery, SubscriberLedger};
 use fogline_probe::latency::LatencyRecorder;
+
+use crate::cmd::connect::ConnectArgs;
 
 /// Receive records.
 #[derive(Args, Debug)]
 pub struct SubArgs {
-    /// Server address (`HOST:PORT` or `unix:/PATH`).
-    #[arg(long, short, default_value = "127.0.0.1:7766", env = "FOGLINE_SERVER")]
-    pub server: String,
     /// Topic filter (MQTT `+` and `#` wildcards).
     pub filter: String,
     /// Stop after this many records.
@@ -44,6 +41,8 @@ pub struct SubArgs {
     /// (seconds from the first to the last record received).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub conn: ConnectArgs,
 }
 
 /// Runs `fogline sub`.
@@ -115,17 +114,14 @@ impl Tally {
 }
 
 async fn subscribe(args: SubArgs) -> anyhow::Result<()> {
-    let opts = ClientOptions {
-        client_name: "fogline sub".into(),
-        ..ClientOptions::default()
-    };
+    let opts = args.conn.options("fogline sub")?;
     let interest = match &args.profile {
         Some(p) => Some(
             fogline_profile::Interest::parse(p).map_err(|e| anyhow::anyhow!("--profile: {e}"))?,
         ),
         None => None,
     };
-    let client = Client::connect(&args.server, opts).await?;
+    let client = args.conn.connect(opts).await?;
     let mut tally = Tally::default();
     let limit = args.count.unwrap_or(u64::MAX);
     let idle = args.idle.unwrap_or(Duration::from_secs(u64::MAX / 4));
