@@ -322,8 +322,10 @@ impl ClientGuard {
         if !self.guard.acl_on.load(Ordering::Acquire) {
             return true;
         }
-        let acl = self.guard.acl.read().clone();
-        acl.is_none_or(|acl| acl.check(self.user.as_deref(), &self.client_id, topic, access))
+        // Checked under the read lock: no reference count bumped per check.
+        let acl = self.guard.acl.read();
+        acl.as_ref()
+            .is_none_or(|acl| acl.check(self.user.as_deref(), &self.client_id, topic, access))
     }
 
     /// Whether this client may publish to `topic`; a refusal is counted and logged.
