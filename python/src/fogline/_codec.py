@@ -578,7 +578,7 @@ def decode_stored(
         raise MalformedFrame("record count truncated")
     (count,) = _U32.unpack_from(body, pos)
     pos += 4
-    if count * 32 > end - pos:
+    if count * 28 > end - pos:
         raise MalformedFrame("record count exceeds block")
     out = []
     append = out.append
