@@ -243,6 +243,7 @@ class Client:
         self._writable.set()
         self._connected = asyncio.Event()
         await self._open()
+        self._connected.set()
         return self
 
     async def __aenter__(self) -> "Client":
@@ -312,7 +313,6 @@ class Client:
         self._state = _CONNECTED
         self._protocol_failure = None
         self._writable.set()
-        self._connected.set()
 
     async def close(self) -> None:
         """Writes what is buffered, waits for outstanding acknowledgements, then closes.
@@ -998,6 +998,7 @@ class Client:
                 except FoglineError as e:
                     log.warning("fogline: cannot re-open consumer on %s: %s", c.stream, e)
                     c._fail(e)
+        self._connected.set()
         if self._reconnected_cb is not None:
             self._reconnected_cb()
 
