@@ -245,22 +245,25 @@ def paho_batched(port: int, n: int, payload: bytes) -> float:
 
 def paho_acked(port: int, n: int, payload: bytes) -> float:
     c = paho_client(port)
-    acked = threading.Semaphore(0)
+    # MQTT packet ids are 16 bits: paho can track at most 65,535 unacknowledged messages
+    # (queued ones included), so the publisher keeps at most 20,000 outstanding.
+    window = threading.Semaphore(20_000)
     count = [0]
     done = threading.Event()
 
     def on_publish(client: Any, userdata: Any, mid: int, rc: Any, props: Any) -> None:
         count[0] += 1
+        window.release()
         if count[0] >= n:
             done.set()
 
     c.on_publish = on_publish
     t0 = time.perf_counter()
     for _ in range(n):
+        window.acquire()
         c.publish("bench/ack", payload, qos=1)
     done.wait(120)
     rate = count[0] / (time.perf_counter() - t0)
-    del acked
     c.loop_stop()
     c.disconnect()
     return rate

@@ -50,6 +50,7 @@ async def main() -> None:
     alerts = 0
     async with fogline.connect(args.addr, name="anomaly-alerts") as client:
         sub = await client.subscribe("sensors/+/temp")
+        print("listening on sensors/+/temp", flush=True)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + args.seconds if args.seconds else None
         while deadline is None or loop.time() < deadline:

@@ -30,7 +30,7 @@ async def main() -> None:
         for i in range(args.count):
             robot = f"r{i % args.robots + 1}"
             temp = 21.0 + 2.0 * math.sin(i / 100) + random.gauss(0, 0.2)
-            if robot == "r3" and i % 50 == 3 and i > 500:
+            if robot == "r3" and i % 50 == 2 and i > 500:
                 temp += 15.0  # an outlier
             reading = {"id": robot, "temperature": round(temp, 3), "seq": i}
             await client.publish(

@@ -257,3 +257,30 @@ async def test_connect_failure_is_not_retried() -> None:
 
     with pytest.raises(OSError):
         await fogline.connect(f"127.0.0.1:{free_port()}", connect_timeout=2)
+
+
+@aio
+async def test_keepalive_pings_keep_a_live_connection(server: Server) -> None:
+    async with fogline.connect(server.address, keepalive=0.05) as client:
+        await asyncio.sleep(0.5)
+        assert client.is_connected
+        await client.publish("k", b"1", ack=True)
+
+
+@aio
+async def test_keepalive_drops_a_silent_link_and_reconnects(server: Server) -> None:
+    lost = asyncio.Event()
+    async with fogline.connect(
+        server.address, keepalive=0.2, disconnected_cb=lambda exc: lost.set()
+    ) as client:
+        # Stop the server process (SIGSTOP): the socket stays open, nothing answers.
+        import signal
+
+        assert server.proc is not None
+        server.proc.send_signal(signal.SIGSTOP)
+        try:
+            await asyncio.wait_for(lost.wait(), 10)
+        finally:
+            server.proc.send_signal(signal.SIGCONT)
+        await client.wait_connected(timeout=20)
+        await client.publish("k", b"after", ack=True)

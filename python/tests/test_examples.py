@@ -35,9 +35,8 @@ def test_publish_alert_replay_and_worker(server: Server) -> None:
         text=True,
     )
     try:
-        import time
-
-        time.sleep(1.5)  # the alert consumer subscribes first
+        assert alerts.stdout is not None
+        assert alerts.stdout.readline().startswith("listening")  # subscribed first
         out = run(server, "publish_sensors.py", "--count", "2000")
         assert "published 2000 readings" in out
         alert_out, _ = alerts.communicate(timeout=30)

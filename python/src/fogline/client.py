@@ -115,7 +115,10 @@ class _Wire(asyncio.Protocol):
         buf = self.buf
         if buf:
             buf += data
+            if len(buf) < 4 or len(buf) < 4 + _U32.unpack_from(buf, 0)[0]:
+                return  # the frame is not whole yet: no copy until it is
             data = bytes(buf)
+            buf.clear()
         pos, end = 0, len(data)
         client = self.client
         try:
@@ -134,11 +137,7 @@ class _Wire(asyncio.Protocol):
             if self.transport is not None:
                 self.transport.abort()
             return
-        if pos == end:
-            buf.clear()
-        elif buf:
-            del buf[:pos]
-        else:
+        if pos < end:
             buf += data[pos:]
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
@@ -177,6 +176,7 @@ class Client:
         request_timeout: float = 30.0,
         max_batch_bytes: int = 256 << 10,
         max_buffered_bytes: int = 16 << 20,
+        keepalive: Optional[float] = 30.0,
         error_cb: Optional[Callable[[Exception], Any]] = None,
         reconnected_cb: Optional[Callable[[], Any]] = None,
         disconnected_cb: Optional[Callable[[Optional[Exception]], Any]] = None,
@@ -197,6 +197,8 @@ class Client:
         self.request_timeout = request_timeout
         self.max_batch_bytes = max_batch_bytes
         self.max_buffered_bytes = max_buffered_bytes
+        self.keepalive = keepalive
+        self._keepalive_task: Optional[asyncio.Task] = None
         self._error_cb = error_cb
         self._reconnected_cb = reconnected_cb
         self._disconnected_cb = disconnected_cb
@@ -313,6 +315,27 @@ class Client:
         self._state = _CONNECTED
         self._protocol_failure = None
         self._writable.set()
+        if self.keepalive:
+            self._keepalive_task = asyncio.ensure_future(self._keepalive_loop(wire))
+
+    async def _keepalive_loop(self, wire: _Wire) -> None:
+        """Pings every ``keepalive`` seconds; a Pong that does not come within as long
+        means a dead link (or server): the connection is dropped and reconnecting starts."""
+        assert self.keepalive
+        while True:
+            await asyncio.sleep(self.keepalive)
+            if self._wire is not wire or self._state != _CONNECTED:
+                return
+            try:
+                rid = next(self._request_ids)
+                await self._call(rid, Frame("Ping", nonce=rid), self.keepalive)
+            except TimeoutError:
+                log.warning("fogline: no Pong within %.1f s: dropping the connection", self.keepalive)
+                if wire.transport is not None:
+                    wire.transport.abort()
+                return
+            except FoglineError:
+                return
 
     async def close(self) -> None:
         """Writes what is buffered, waits for outstanding acknowledgements, then closes.
@@ -328,6 +351,8 @@ class Client:
             self._state = _CLOSED
             if self._reconnect_task is not None:
                 self._reconnect_task.cancel()
+            if self._keepalive_task is not None:
+                self._keepalive_task.cancel()
             transport = self._transport
             if transport is not None:
                 transport.close()
@@ -659,7 +684,7 @@ class Client:
         c = await self.consumer(
             stream,
             filter=filter,
-            start=None if (offset is not None or since or ago) else "earliest",
+            start=None if (offset, since, ago) != (None, None, None) else "earliest",
             offset=offset,
             since=since,
             ago=ago,
@@ -1018,7 +1043,8 @@ def connect(address: str = "127.0.0.1:7766", **options: Any) -> Client:
     given), ``tls`` (``True`` or an ``ssl.SSLContext``), ``reconnect`` (default on),
     ``reconnect_wait``, ``reconnect_max_wait``, ``max_reconnect_attempts``,
     ``connect_timeout``, ``request_timeout``, ``max_batch_bytes``,
-    ``max_buffered_bytes``, ``error_cb``, ``reconnected_cb``, ``disconnected_cb``.
+    ``max_buffered_bytes``, ``keepalive`` (seconds between pings; ``None``: off),
+    ``error_cb``, ``reconnected_cb``, ``disconnected_cb``.
     """
     return Client(address, **options)
 

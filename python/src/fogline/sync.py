@@ -40,13 +40,18 @@ class SyncClient:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fogline", daemon=True)
         self._thread.start()
-        self._client = Client(address, **options)
         self._lock = threading.Lock()
         self._queue: List[_Item] = []
         self._scheduled = False
         self._max_queue = 65536
+
+        async def make() -> Client:
+            # Made on the loop's thread: Python 3.9's asyncio objects bind to the
+            # loop of the thread that creates them.
+            return await Client(address, **options).connect()
+
         try:
-            self._run(self._client.connect())
+            self._client = self._run(make())
         except BaseException:
             self._stop_loop()
             raise
