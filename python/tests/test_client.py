@@ -284,3 +284,15 @@ async def test_keepalive_drops_a_silent_link_and_reconnects(server: Server) -> N
             server.proc.send_signal(signal.SIGCONT)
         await client.wait_connected(timeout=20)
         await client.publish("k", b"after", ack=True)
+
+
+@aio
+async def test_consumer_of_a_deleted_stream_gets_its_error_code(server: Server) -> None:
+    async with fogline.connect(server.address) as client:
+        await client.create_stream("gone", ["gone/#"])
+        c = await client.consumer("gone", "w")
+        await client.delete_stream("gone")
+        with pytest.raises(fogline.UnknownStreamError) as e:
+            for _ in range(5):
+                await c.fetch(10, timeout=0.5)
+        assert e.value.code == ErrorCode.UNKNOWN_STREAM

@@ -544,7 +544,7 @@ def decode_deliver(
     pos += 4
     if count * 16 > end - pos:
         raise MalformedFrame("record count exceeds block")
-    records = []
+    records: List[Tuple[int, bytes, bytes]] = []
     append = records.append
     rec_head = _REC_HEAD.unpack_from
     u32 = _U32.unpack_from
@@ -580,7 +580,7 @@ def decode_stored(
     pos += 4
     if count * 28 > end - pos:
         raise MalformedFrame("record count exceeds block")
-    out = []
+    out: List[Tuple[int, int, int, str, bytes, bytes]] = []
     append = out.append
     head = _STORED_HEAD.unpack_from
     u32 = _U32.unpack_from

@@ -28,7 +28,7 @@ import struct
 import time
 from typing import (
     Any,
-    AsyncIterator,
+    AsyncGenerator,
     Awaitable,
     Callable,
     Dict,
@@ -517,7 +517,7 @@ class Client:
         """Publishes every payload of ``payloads`` on ``topic`` (same headers); with
         ``ack`` waits until all are stored. Returns how many were published."""
         n = 0
-        futures = []
+        futures: List[asyncio.Future] = []
         for payload in payloads:
             fut = self._append(topic, payload, headers, priority, ack, 0)
             if fut is not None and (not futures or futures[-1] is not fut):
@@ -674,7 +674,7 @@ class Client:
         ago: Optional[Union[_dt.timedelta, float, int]] = None,
         follow: bool = False,
         batch: int = 1000,
-    ) -> AsyncIterator[Message]:
+    ) -> AsyncGenerator[Message, None]:
         """Every record of ``stream`` from an offset, a time or a duration ago (default:
         the earliest), in order; ends at the records present when it started unless
         ``follow`` (then it goes on with new ones). An ephemeral consumer that
@@ -865,10 +865,10 @@ class Client:
             return
         if kind == 0x33:  # Records
             (cid,) = _U32.unpack_from(body)
-            records = _codec.decode_stored(body, 4)
+            stored = _codec.decode_stored(body, 4)
             c = self._consumers.get(cid)
             if c is not None:
-                c._records(records)
+                c._records(stored)
             return
         frame = _codec.decode_body(kind, body)
         name = frame.name

@@ -86,7 +86,7 @@ class Consumer:
         self._fetch: Optional[asyncio.Future] = None
         self._early: List[List[_Stored]] = []
         self._closed = False
-        self._error: Optional[BaseException] = None
+        self._failure: Optional[BaseException] = None
         self._ack_buf: List[int] = []
         self._ack_scheduled = False
 
@@ -137,7 +137,7 @@ class Consumer:
         if fut is not None and not fut.done():
             fut.set_exception(err)
         else:
-            self._error = err
+            self._failure = err
 
     def _lost(self, err: BaseException) -> None:
         fut = self._fetch
@@ -147,7 +147,7 @@ class Consumer:
     def _fail(self, err: BaseException) -> None:
         self._closed = True
         self._lost(err)
-        self._error = err
+        self._failure = err
 
     # -------------------------------------------------------------- the user's side
 
@@ -166,10 +166,10 @@ class Consumer:
         """
         if self._early:
             return self._messages(self._early.pop(0))
-        if self._error is not None:
-            err, self._error = self._error, None
+        if self._failure is not None:
+            err, self._failure = self._failure, None
             if self._closed:
-                self._error = err
+                self._failure = err
             raise err
         if self._closed:
             raise ConnectionClosedError("consumer closed")

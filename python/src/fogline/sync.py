@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
 from typing import Any, Coroutine, Iterator, List, Optional, Tuple, TypeVar
 
@@ -95,7 +96,7 @@ class SyncClient:
                     cf.set_exception(e)
                 continue
             if cf is not None and fut is not None:
-                fut.add_done_callback(lambda f, cf=cf: _copy(f, cf))
+                fut.add_done_callback(functools.partial(_copy, dst=cf))
 
     async def _settle(self) -> None:
         self._drain()
