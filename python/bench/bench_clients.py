@@ -474,8 +474,10 @@ def main() -> None:
         # Interleaved: every system once per round, the order rotating.
         order = SYSTEMS[r % 3 :] + SYSTEMS[: r % 3]
         for system in order:
+            load_before = Path("/proc/loadavg").read_text().split()[0]
             for row in run_system(system, args.fogline, args.scale):
                 row["round"] = r
+                row["loadavg_before"] = float(load_before)
                 rows.append(row)
     summary = summarize(rows, args.rounds)
     print(summary)
