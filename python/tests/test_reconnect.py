@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import List, Set
 
 import fogline
@@ -76,17 +77,21 @@ async def test_publishes_buffered_while_reconnecting_are_sent(server: Server) ->
 @aio
 async def test_kill9_during_acked_publishing_loses_no_acked_record(server: Server) -> None:
     acked: Set[int] = set()
-    n = 30_000
-    async with fogline.connect(server.address, reconnect_max_wait=0.2) as client:
+    retried = [0]
+    n = 60_000
+    # Small frames: many acknowledged Publish frames are in flight when the server dies.
+    async with fogline.connect(server.address, reconnect_max_wait=0.2, max_batch_bytes=2048) as client:
 
         async def publisher() -> None:
             i = 0
             pending = {}
             while i < n or pending:
-                while i < n and len(pending) < 2000:
+                while i < n and len(pending) < 5000:
                     fut = await client.publish_async("acked/seq", i.to_bytes(4, "little"))
                     pending[i] = fut
                     i += 1
+                    if i % 500 == 0:
+                        await asyncio.sleep(0)  # let acks in while publishing
                 done = [k for k, f in pending.items() if f.done()]
                 if not done:
                     await asyncio.wait({*pending.values()}, return_when=asyncio.FIRST_COMPLETED)
@@ -98,18 +103,26 @@ async def test_kill9_during_acked_publishing_loses_no_acked_record(server: Serve
                     else:
                         # Not acknowledged (the connection was lost): publish it again
                         # once connected, at least once.
+                        retried[0] += 1
                         await client.wait_connected(timeout=30)
                         pending[k] = await client.publish_async("acked/seq", k.to_bytes(4, "little"))
 
+        acked_before_kill: Set[int] = set()
+
+        def killer() -> None:
+            # In a thread, so the kill lands while the event loop is publishing.
+            while len(acked) < n // 3:
+                time.sleep(0.001)
+            server.kill9()
+            acked_before_kill.update(acked)
+            time.sleep(0.3)
+            server.start()
+
         task = asyncio.ensure_future(publisher())
-        while len(acked) < n // 3:
-            await asyncio.sleep(0.01)
-        acked_before_kill = set(acked)
-        server.kill9()
-        await asyncio.sleep(0.3)
-        await asyncio.get_running_loop().run_in_executor(None, server.start)
+        await asyncio.get_running_loop().run_in_executor(None, killer)
         await asyncio.wait_for(task, 90)
         assert len(acked) == n
+        assert retried[0] > 0, "the kill cut no acknowledged publish in flight"
 
         stored = set()
         async for m in client.replay("default"):
