@@ -296,3 +296,19 @@ async def test_consumer_of_a_deleted_stream_gets_its_error_code(server: Server) 
             for _ in range(5):
                 await c.fetch(10, timeout=0.5)
         assert e.value.code == ErrorCode.UNKNOWN_STREAM
+
+
+@aio
+async def test_large_records_get_frames_of_their_own(server: Server) -> None:
+    async with fogline.connect(server.address) as client:
+        big = b"b" * (client.max_message - 64)
+        sub = await client.subscribe("big/#", capacity=8)
+        futures = []
+        for i in range(3):
+            futures.append(await client.publish_async("big/x", b"small-%d" % i))
+            futures.append(await client.publish_async("big/x", big))
+        await asyncio.gather(*futures)
+        got = []
+        while len(got) < 6:
+            got.append(await sub.next(10))
+        assert [len(m.payload) for m in got] == [7, len(big)] * 3

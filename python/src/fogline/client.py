@@ -421,22 +421,26 @@ class Client(Management):
             payload = _payload_bytes(payload)
         flags = 1 if priority else 0
         key = (topic, flags)
+        block = _codec.encode_headers(headers) if headers else b""
+        size = 16 + len(block) + len(payload)
         b = self._batches.get(key)
+        if b is not None and b.size + size + len(b.topic) + 64 > self._max_frame_out:
+            # The record would make the frame too large for the server: seal it first.
+            del self._batches[key]
+            self._finish(b)
+            b = None
         if b is None:
             b = _Batch(topic.encode("utf-8"), flags)
             self._batches[key] = b
             if not self._flush_scheduled:
                 self._flush_scheduled = True
                 self._loop.call_soon(self._flush_batches)  # type: ignore[union-attr]
-        if headers:
-            block = _codec.encode_headers(headers)
+        if block:
             b.parts.append(_REC_HEAD.pack(timestamp, len(block)))
             b.parts.append(block)
             b.parts.append(_U32.pack(len(payload)))
-            size = 16 + len(block) + len(payload)
         else:
             b.parts.append(_REC_EMPTY.pack(timestamp, 0, len(payload)))
-            size = 16 + len(payload)
         b.parts.append(payload)  # type: ignore[arg-type]
         b.count += 1
         b.size += size
@@ -445,7 +449,7 @@ class Client(Management):
             fut = b.future
             if fut is None:
                 fut = b.future = self._loop.create_future()  # type: ignore[union-attr]
-        if b.size >= self.max_batch_bytes or size + 64 > self._max_frame_out - b.size:
+        if b.size >= self.max_batch_bytes:
             del self._batches[key]
             self._finish(b)
         return fut
