@@ -85,11 +85,13 @@ def _payload_bytes(payload: Payload) -> bytes:
 class _Batch:
     """Records of one topic and priority waiting to become one Publish frame."""
 
-    __slots__ = ("topic", "flags", "parts", "count", "size", "future")
+    __slots__ = ("topic", "flags", "parts", "count", "size", "limit", "future")
 
-    def __init__(self, topic: bytes, flags: int) -> None:
+    def __init__(self, topic: bytes, flags: int, max_frame: int) -> None:
         self.topic = topic
         self.flags = flags
+        # Most record bytes the frame may hold within the server's max_frame.
+        self.limit = max_frame - len(topic) - 64
         self.parts: List[bytes] = []
         self.count = 0
         self.size = 0
@@ -144,10 +146,10 @@ class _Wire(asyncio.Protocol):
         self.client._on_lost(self, exc)
 
     def pause_writing(self) -> None:
-        self.client._writable.clear()
+        self.client._set_writable(False)
 
     def resume_writing(self) -> None:
-        self.client._writable.set()
+        self.client._set_writable(True)
 
 
 class Client(Management):
@@ -211,8 +213,11 @@ class Client(Management):
         self._transport: Optional[asyncio.Transport] = None
         self._writable = asyncio.Event()
         self._writable.set()
+        # Mirrors _writable for the hot path (an attribute read, not a method call).
+        self._can_write = True
         self._connected = asyncio.Event()
-        self._batches: Dict[Tuple[str, int], _Batch] = {}
+        # Open batches by topic (bulk) or (topic, 1) (high priority).
+        self._batches: Dict[Union[str, Tuple[str, int]], _Batch] = {}
         self._flush_scheduled = False
         # Frames finished while disconnected: (bytes, acked request id or 0).
         self._pending_out: List[bytes] = []
@@ -240,7 +245,7 @@ class Client(Management):
         or :class:`ServerError` when the server refuses the Hello."""
         self._loop = asyncio.get_running_loop()
         self._writable = asyncio.Event()
-        self._writable.set()
+        self._set_writable(True)
         self._connected = asyncio.Event()
         await self._open()
         self._connected.set()
@@ -312,7 +317,7 @@ class Client(Management):
         self._epoch += 1
         self._state = _CONNECTED
         self._protocol_failure = None
-        self._writable.set()
+        self._set_writable(True)
         if self.keepalive:
             self._keepalive_task = asyncio.ensure_future(self._keepalive_loop(wire))
 
@@ -377,10 +382,15 @@ class Client(Management):
         else:
             self._pending_out.append(data)
             self._pending_bytes += len(data)
+            # Buffering while reconnecting: publishers may go on up to the bound.
+            self._set_writable(self._pending_bytes < self.max_buffered_bytes)
+
+    def _set_writable(self, writable: bool) -> None:
+        self._can_write = writable
+        if writable:
+            self._writable.set()
+        else:
             self._writable.clear()
-            if self._pending_bytes < self.max_buffered_bytes:
-                # Buffering while reconnecting: publishers may go on up to the bound.
-                self._writable.set()
 
     def _schedule_flush(self) -> None:
         if not self._flush_scheduled:
@@ -420,17 +430,17 @@ class Client(Management):
         if type(payload) is not bytes:
             payload = _payload_bytes(payload)
         flags = 1 if priority else 0
-        key = (topic, flags)
+        key: Union[str, Tuple[str, int]] = (topic, 1) if priority else topic
         block = _codec.encode_headers(headers) if headers else b""
         size = 16 + len(block) + len(payload)
         b = self._batches.get(key)
-        if b is not None and b.size + size + len(b.topic) + 64 > self._max_frame_out:
+        if b is not None and b.size + size > b.limit:
             # The record would make the frame too large for the server: seal it first.
             del self._batches[key]
             self._finish(b)
             b = None
         if b is None:
-            b = _Batch(topic.encode("utf-8"), flags)
+            b = _Batch(topic.encode("utf-8"), flags, self._max_frame_out)
             self._batches[key] = b
             if not self._flush_scheduled:
                 self._flush_scheduled = True
@@ -480,11 +490,26 @@ class Client(Management):
         Errors of records published without ``ack`` are reported to ``error_cb`` and
         raised by the next :meth:`flush`.
         """
+        if headers is None and timestamp is None and not ack and not priority and type(payload) is bytes:
+            # The hot path: a plain record for a topic whose batch is open.
+            b = self._batches.get(topic)
+            if b is not None:
+                n = len(payload) + 16
+                if b.size + n <= b.limit:
+                    b.parts += (_REC_EMPTY.pack(0, 0, n - 16), payload)
+                    b.count += 1
+                    size = b.size = b.size + n
+                    if size >= self.max_batch_bytes:
+                        del self._batches[topic]
+                        self._finish(b)
+                    if not self._can_write:
+                        await self._wait_writable()
+                    return
         ts = 0 if timestamp is None else _timestamp_us(timestamp)
         fut = self._append(topic, payload, headers, priority, ack, ts)
         if fut is not None:
             await asyncio.shield(fut)
-        elif not self._writable.is_set():
+        elif not self._can_write:
             await self._wait_writable()
 
     async def publish_async(
@@ -503,7 +528,7 @@ class Client(Management):
         ts = 0 if timestamp is None else _timestamp_us(timestamp)
         fut = self._append(topic, payload, headers, priority, True, ts)
         assert fut is not None
-        if not self._writable.is_set():
+        if not self._can_write:
             await self._wait_writable()
         return fut
 
@@ -525,7 +550,7 @@ class Client(Management):
             if fut is not None and (not futures or futures[-1] is not fut):
                 futures.append(fut)
             n += 1
-            if not self._writable.is_set():
+            if not self._can_write:
                 await self._wait_writable()
         if futures:
             await asyncio.gather(*futures)
@@ -875,7 +900,7 @@ class Client(Management):
         self._pending_bytes = 0
         for data in pending:
             self._transport.write(data)
-        self._writable.set()
+        self._set_writable(True)
         for c in list(self._all_consumers):
             if not c._closed:
                 try:
