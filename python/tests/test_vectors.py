@@ -149,3 +149,20 @@ def test_frame_length_limits() -> None:
         _codec.decode(b"\x00\x00\x00\x00\x03")
     with pytest.raises(MalformedFrame):
         _codec.decode(b"\xff\xff\xff\x00\x03", max_frame=1 << 20)
+
+
+def test_hot_deliver_decoder_agrees_with_the_schema_on_headers() -> None:
+    records = [
+        {"timestamp": 1, "headers": [("k", b"v"), ("n", b"")], "payload": b"p1"},
+        {"timestamp": 0, "headers": [], "payload": b""},
+        {"timestamp": 2**64 - 1, "headers": [("long", b"x" * 300)], "payload": b"z" * 70000},
+    ]
+    frame = Frame("Deliver", sub_id=1, flags=1, batch_timestamp=9, dropped=0, topic="t", records=records)
+    body = _codec.encode(frame)[5:]
+    *_, got = _codec.decode_deliver(body)
+    assert [(ts, _codec.decode_headers(h), p) for ts, h, p in got] == [
+        (r["timestamp"], r["headers"], r["payload"]) for r in records
+    ]
+    for cut in list(range(0, 200)) + [len(body) - 1]:
+        with pytest.raises(MalformedFrame):
+            _codec.decode_deliver(body[:cut])

@@ -546,16 +546,20 @@ def decode_deliver(
         raise MalformedFrame("record count exceeds block")
     records: List[Tuple[int, bytes, bytes]] = []
     append = records.append
-    rec_head = _REC_HEAD.unpack_from
+    head = _REC_EMPTY_HEAD.unpack_from  # timestamp, headers length, next u32
     u32 = _U32.unpack_from
     try:
         for _ in range(count):
-            ts, hlen = rec_head(body, pos)
-            pos += 12
-            headers = body[pos : pos + hlen] if hlen else b""
-            pos += hlen
-            (plen,) = u32(body, pos)
-            pos += 4
+            ts, hlen, plen = head(body, pos)
+            if hlen:
+                # The u32 read as plen starts the header block: read the real one after it.
+                headers = body[pos + 12 : pos + 12 + hlen]
+                pos += 12 + hlen
+                (plen,) = u32(body, pos)
+                pos += 4
+            else:
+                headers = b""
+                pos += 16
             payload = body[pos : pos + plen]
             pos += plen
             if pos > end:

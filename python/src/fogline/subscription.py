@@ -26,7 +26,8 @@ class Subscription:
             print(msg.topic, msg.payload)
 
     or take one with :meth:`next`. ``dropped`` counts records the server dropped for
-    this subscription (drop-oldest policy). The iteration ends after
+    this subscription (drop-oldest policy); ``received`` the records handed out or
+    about to be (counted per batch). The iteration ends after
     :meth:`unsubscribe` or when the client closes; it raises the server's error when
     the server ended the subscription (``SlowConsumerError``, ...).
     """
@@ -115,25 +116,29 @@ class Subscription:
     # -------------------------------------------------------------- the user's side
 
     def _take(self) -> Optional[Message]:
-        if self._pos >= len(self._current):
+        cur = self._current
+        pos = self._pos
+        if pos >= len(cur):
             if not self._batches:
                 return None
-            self._topic, self._prio, self._bts, self._current = self._batches.popleft()
-            self._pos = 0
-        ts, hb, payload = self._current[self._pos]
-        self._pos += 1
-        self._queued -= 1
-        self.received += 1
-        if self._paused and self._queued <= self.capacity // 2:
-            self._paused = False
-            transport = self._client._transport
-            if transport is not None:
-                transport.resume_reading()
+            self._topic, self._prio, self._bts, cur = self._batches.popleft()
+            self._current = cur
+            pos = 0
+            # Accounting per batch, not per message: the hot path stays short.
+            self._queued -= len(cur)
+            self.received += len(cur)
+            if self._paused and self._queued <= self.capacity // 2:
+                self._paused = False
+                transport = self._client._transport
+                if transport is not None:
+                    transport.resume_reading()
+        ts, hb, payload = cur[pos]
+        self._pos = pos + 1
         return Message(self._topic, payload, ts or self._bts, hb, None, self._prio)
 
     def pending(self) -> int:
         """Messages received and not yet taken."""
-        return self._queued
+        return self._queued + len(self._current) - self._pos
 
     async def next(self, timeout: Optional[float] = None) -> Message:
         """The next message; :class:`fogline.TimeoutError` after ``timeout`` seconds,
