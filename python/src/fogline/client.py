@@ -313,6 +313,9 @@ class Client(Management):
         self._max_frame_out = ok["max_frame"]
         self._max_frame_in = max(self._max_frame_in, ok["max_frame"] + 4096)
         self._wire = wire
+        # The send buffer's bound is max_buffered_bytes: asyncio's default high-water
+        # mark (64 KiB) would pause publishers after every 256 KiB frame.
+        transport.set_write_buffer_limits(high=self.max_buffered_bytes)  # type: ignore[attr-defined]
         self._transport = transport  # type: ignore[assignment]
         self._epoch += 1
         self._state = _CONNECTED
