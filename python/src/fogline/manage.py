@@ -176,6 +176,27 @@ class Management:
         return QueryPage(msgs, None if reply.next == _U64_MAX else reply.next)
 
 
+    async def delete_stored(
+        self,
+        interest: str = "",
+        *,
+        stream: str = "",
+        since: Optional[Union[_dt.datetime, float, int]] = None,
+        until: Optional[Union[_dt.datetime, float, int]] = None,
+    ) -> int:
+        """Forgets from the node's store the records a :meth:`query` with the same
+        interest, stream and time range would select (R-Pulsar's delete); returns how
+        many. The log keeps them until its retention."""
+        reply = await self._request(
+            "Delete",
+            "Deleted",
+            stream=stream,
+            interest=interest,
+            since=0 if since is None else _seconds_us(since),
+            until=_U64_MAX if until is None else _seconds_us(until),
+        )
+        return int(reply.count)
+
 def _seconds_us(t: Union[int, float, _dt.datetime]) -> int:
     """Microseconds since the epoch from a datetime or epoch seconds."""
     if isinstance(t, _dt.datetime):
