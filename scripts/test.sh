@@ -56,3 +56,8 @@ node tests/browser/dashboard.test.mjs target/debug/fogline
 # Exact match equality of fogline-match with aho-corasick on every shared pattern set and
 # corpus (about 50 MB of scanning: in release, it takes seconds).
 cargo test --release -p fogline-match-compare --all-features --test data -- --ignored
+
+# The Python SDK (python/): installed as a user would (pip install ./python), then its
+# pytest suite against the debug fogline binary the workspace tests built above.
+python3 -m pip install -q ./python 'pytest>=7' 'nats-py>=2.6'
+FOGLINE_BIN="${FOGLINE_BIN:-$PWD/target/debug/fogline}" python3 -m pytest -q python/tests

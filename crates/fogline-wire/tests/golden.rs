@@ -472,6 +472,29 @@ fn every_kind_has_a_golden_frame() {
     assert_eq!(unique.len(), kinds.len());
 }
 
+/// The shared test vectors (`tests/vectors/frames.json`) are these golden frames, in this
+/// order, byte for byte: the Python SDK's codec is tested against the same file
+/// (`python/tests/test_vectors.py`), so the two codecs cannot drift apart.
+#[test]
+fn shared_vectors_are_the_golden_bytes() {
+    let text = include_str!("vectors/frames.json");
+    let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+    let vectors = doc["vectors"].as_array().unwrap();
+    let golden = golden();
+    assert_eq!(vectors.len(), golden.len());
+    for (v, (frame, bytes)) in vectors.iter().zip(golden) {
+        let name = v["name"].as_str().unwrap();
+        assert_eq!(v["kind"].as_u64(), Some(u64::from(frame.kind())), "{name}");
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(v["hex"].as_str(), Some(hex.as_str()), "{name}");
+        let mut buf = BytesMut::from(&bytes[..]);
+        let decoded = decode(&mut buf, MAX).unwrap().unwrap();
+        let mut again = BytesMut::new();
+        encode(&decoded, &mut again).unwrap();
+        assert_eq!(&again[..], &bytes[..], "{name}");
+    }
+}
+
 #[test]
 fn encode_matches_golden_bytes() {
     for (frame, bytes) in golden() {
