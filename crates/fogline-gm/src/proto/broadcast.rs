@@ -1,0 +1,148 @@
+//! The thesis' coordinator-free protocol (Paper II, sections 3.2.1 and 3.3.1).
+//!
+//! Every node keeps the last vector `v'_j` it heard from every node `j` (with `j`'s sequence
+//! number), so every node computes the same estimate `e = (1/N) sum v'_j` once it has heard
+//! everything. On a new reading a node checks its safe zone; if the zone is violated it
+//! broadcasts its vector (a *regular* update). A receiver drops a sequence number it has seen,
+//! otherwise stores the vector, recomputes `e` and re-checks its own zone with its stored
+//! reading; if that now fails it broadcasts the stored reading (a *triggered* update). Nothing
+//! repairs a loss: a receiver stays out of sync with an origin until the origin's next update.
+//!
+//! A node's first reading is always broadcast, so that every node starts with every vector.
+//! After a node has broadcast, its drift is zero and its zone is the point `e`, which is always
+//! safe: each node sends at most one update per reading, and the cascade ends.
+
+use super::{drift, Dest, Msg, NodeId, Out, Participant};
+use crate::function::{self, Function, Side};
+use crate::zone::Zone;
+
+/// When a node broadcasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// When its safe zone is violated (GM).
+    Zone(Zone),
+    /// At every reading (the thesis' baseline).
+    Always,
+    /// At every epoch that is a multiple of `k` (the periodic baseline).
+    Every(u64),
+}
+
+/// A node of the broadcast protocol.
+#[derive(Debug, Clone)]
+pub struct BroadcastNode {
+    id: NodeId,
+    n: usize,
+    f: Function,
+    policy: Policy,
+    /// `v'_j` and its sequence number (0: nothing heard yet).
+    views: Vec<Option<Vec<i64>>>,
+    seqs: Vec<u64>,
+    heard: usize,
+    sum: Vec<i128>,
+    /// the current reading's local vector
+    v: Option<Vec<i64>>,
+}
+
+impl BroadcastNode {
+    /// Node `id` of `n`.
+    pub fn new(id: NodeId, n: usize, f: Function, policy: Policy) -> BroadcastNode {
+        let d = f.dim();
+        BroadcastNode {
+            id,
+            n,
+            f,
+            policy,
+            views: vec![None; n],
+            seqs: vec![0; n],
+            heard: 0,
+            sum: vec![0; d],
+            v: None,
+        }
+    }
+
+    fn store(&mut self, origin: NodeId, seq: u64, vector: &[i64]) {
+        if let Some(old) = &self.views[origin] {
+            for (s, x) in self.sum.iter_mut().zip(old) {
+                *s -= *x as i128;
+            }
+        } else {
+            self.heard += 1;
+        }
+        for (s, x) in self.sum.iter_mut().zip(vector) {
+            *s += *x as i128;
+        }
+        self.views[origin] = Some(vector.to_vec());
+        self.seqs[origin] = seq;
+    }
+
+    fn send(&mut self, out: &mut Vec<Out>) {
+        let Some(v) = self.v.clone() else { return };
+        let seq = self.seqs[self.id] + 1;
+        self.store(self.id, seq, &v);
+        out.push(Out {
+            dest: Dest::All,
+            msg: Msg::Update {
+                origin: self.id,
+                seq,
+                vector: v,
+            },
+        });
+    }
+
+    /// Whether the local zone is violated (only once every vector has been heard).
+    fn violated(&self) -> bool {
+        let Policy::Zone(zone) = self.policy else {
+            return false;
+        };
+        let (Some(v), Some(reference)) = (&self.v, &self.views[self.id]) else {
+            return false;
+        };
+        if self.heard < self.n {
+            return false;
+        }
+        let e = function::mean(&self.sum, self.n);
+        let u = drift(&e, v, reference, None);
+        !zone.is_safe(&self.f, &e, &u, self.f.side_of_sum(&self.sum, self.n))
+    }
+}
+
+impl Participant for BroadcastNode {
+    fn on_reading(&mut self, epoch: u64, vector: &[i64], out: &mut Vec<Out>) {
+        self.v = Some(vector.to_vec());
+        let first = self.views[self.id].is_none();
+        let due = match self.policy {
+            Policy::Always => true,
+            Policy::Every(k) => epoch % k == 0,
+            Policy::Zone(_) => self.violated(),
+        };
+        if first || due {
+            self.send(out);
+        }
+    }
+
+    fn on_message(&mut self, _from: NodeId, msg: &Msg, out: &mut Vec<Out>) {
+        let Msg::Update {
+            origin,
+            seq,
+            vector,
+        } = msg
+        else {
+            return;
+        };
+        if *origin == self.id || *seq <= self.seqs[*origin] {
+            return;
+        }
+        self.store(*origin, *seq, vector);
+        if self.violated() {
+            self.send(out);
+        }
+    }
+
+    fn belief(&self) -> Option<Side> {
+        (self.heard == self.n).then(|| self.f.side_of_sum(&self.sum, self.n))
+    }
+
+    fn estimate(&self) -> Option<Vec<i128>> {
+        (self.heard == self.n).then(|| self.sum.clone())
+    }
+}
