@@ -32,6 +32,11 @@ pub struct Setup {
     pub hours: f64,
     /// seeds the data noise and the network
     pub seed: u64,
+    /// the upsampler's temperature noise (stationary sd, C; humidity gets 4 times as much)
+    pub noise: f64,
+    /// the temperature the readings are centred at before lifting (the thesis zone depends
+    /// on it; 20 C by default, 0 for raw readings)
+    pub centre: f64,
 }
 
 impl Setup {
@@ -48,7 +53,7 @@ impl Setup {
         let epochs = self.epochs();
         match &self.source {
             Source::Upsampled(dir) => {
-                data::upsample::upsample(dir, 22..22 + self.nodes, epochs, self.seed)
+                data::upsample::upsample(dir, 22..22 + self.nodes, epochs, self.noise, self.seed)
             }
             Source::Parametric => Ok(data::parametric::parametric(
                 self.nodes, 22, epochs, self.seed,
@@ -69,6 +74,16 @@ impl Setup {
             }
         }
     }
+
+    /// The thesis' function `kind` and threshold, with this setup's centre.
+    ///
+    /// # Panics
+    /// When the centre is not a whole number of centidegrees (the average's threshold must
+    /// be a whole number of quanta from it).
+    pub fn function(&self, kind: Kind) -> Function {
+        Function::new(kind, kind.thesis_threshold(), [self.centre, 35.0], 0.01)
+            .expect("a centre in whole centidegrees")
+    }
 }
 
 /// The protocols of Table 3.2, baselines first.
@@ -81,6 +96,7 @@ pub fn table_protocols() -> Vec<Protocol> {
     for z in [Zone::Ball, Zone::Box, Zone::Convex] {
         out.push(Protocol::Broadcast(z));
     }
+    out.push(Protocol::Repair(Zone::Convex));
     for z in [Zone::Ball, Zone::Box, Zone::Convex] {
         out.push(Protocol::Coordinator(z));
     }
@@ -99,10 +115,11 @@ pub struct TableRow {
 }
 
 /// Table 3.2 on a lossless network: every protocol for variance (T = 2) and average (T = 20).
-pub fn table3_2(trace: &Trace, seed: u64) -> Vec<TableRow> {
+pub fn table3_2(setup: &Setup, trace: &Trace) -> Vec<TableRow> {
+    let seed = setup.seed;
     let mut rows = Vec::new();
     for kind in [Kind::Variance, Kind::Average] {
-        let f = Function::thesis(kind);
+        let f = setup.function(kind);
         let vectors = trace.vectors(&f);
         let reports: Vec<Report> = table_protocols()
             .into_iter()
@@ -138,37 +155,76 @@ pub const LOSSES: [f64; 7] = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05];
 /// the thesis' latency at a 16 Hz channel check rate, Table 3.2).
 pub const LATENCY: Latency = Latency { lo: 50, hi: 550 };
 
-/// One point of Fig. 3.5.
+/// One point of Fig. 3.5: one protocol at one loss rate, over several seeds.
 #[derive(Debug, Clone, Serialize)]
 pub struct FigPoint {
-    /// loss probability per destination
+    /// protocol and zone
+    pub protocol: String,
+    /// loss probability per destination (or per link, when flooding)
     pub loss: f64,
-    /// the simulator's measurements, averaged over seeds where numeric
-    pub report: Report,
+    /// runs (one per seed)
+    pub runs: usize,
+    /// transmissions per run
+    pub sent: f64,
+    /// lost / (lost + delivered)
+    pub measured_loss: f64,
+    /// mean out-of-sync spell (ms), over all runs' spells
+    pub out_of_sync_ms: f64,
+    /// mean detection time (ms), over the runs
+    pub detection_ms: f64,
+    /// true crossings per run
+    pub crossings: f64,
+    /// (crossing, decider) pairs missed, per run
+    pub missed: f64,
+    /// (epoch, decider) pairs wrong at the end of the epoch, per run
+    pub wrong_epochs: f64,
 }
 
-/// Fig. 3.5 for the variance: out-of-sync and detection time against loss, per protocol,
-/// on `net(loss)`; each point is the run with `seed`.
+/// Fig. 3.5 for the variance: out-of-sync and detection time against loss, per protocol, on
+/// `net(loss)`, averaged over `seeds` runs (seed `setup.seed + i`).
 pub fn fig3_5(
+    setup: &Setup,
     trace: &Trace,
     protocols: &[Protocol],
-    seed: u64,
+    seeds: usize,
     net: impl Fn(f64) -> Net,
 ) -> Vec<FigPoint> {
-    let f = Function::thesis(Kind::Variance);
+    let f = setup.function(Kind::Variance);
     let vectors = trace.vectors(&f);
     let mut out = Vec::new();
     for &protocol in protocols {
         for loss in LOSSES {
-            let cfg = Config {
-                protocol,
-                net: net(loss),
-                period_ms: EPOCH_MS,
-                seed,
-            };
+            let reports: Vec<Report> = (0..seeds.max(1) as u64)
+                .map(|i| {
+                    let cfg = Config {
+                        protocol,
+                        net: net(loss),
+                        period_ms: EPOCH_MS,
+                        seed: setup.seed + i,
+                    };
+                    sim::run(&f, &vectors, &cfg)
+                })
+                .collect();
+            let runs = reports.len() as f64;
+            let mean = |g: &dyn Fn(&Report) -> f64| reports.iter().map(g).sum::<f64>() / runs;
+            let spells: u64 = reports.iter().map(|r| r.out_of_sync_spells).sum();
+            let lost: u64 = reports.iter().map(|r| r.lost).sum();
+            let delivered: u64 = reports.iter().map(|r| r.delivered).sum();
             out.push(FigPoint {
+                protocol: protocol.label(),
                 loss,
-                report: sim::run(&f, &vectors, &cfg),
+                runs: reports.len(),
+                sent: mean(&|r| r.sent as f64),
+                measured_loss: lost as f64 / (lost + delivered).max(1) as f64,
+                out_of_sync_ms: reports
+                    .iter()
+                    .map(|r| r.out_of_sync_mean_ms * r.out_of_sync_spells as f64)
+                    .sum::<f64>()
+                    / spells.max(1) as f64,
+                detection_ms: mean(&|r| r.detection_mean_ms),
+                crossings: mean(&|r| r.crossings as f64),
+                missed: mean(&|r| r.missed as f64),
+                wrong_epochs: mean(&|r| r.wrong_epochs as f64),
             });
         }
     }
@@ -182,6 +238,7 @@ pub fn fig_protocols() -> Vec<Protocol> {
         Protocol::EveryReading,
         Protocol::Broadcast(Zone::Ball),
         Protocol::Broadcast(Zone::Convex),
+        Protocol::Repair(Zone::Convex),
         Protocol::Coordinator(Zone::Convex),
     ]
 }

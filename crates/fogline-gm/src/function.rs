@@ -42,6 +42,15 @@ impl Kind {
         }
     }
 
+    /// The thesis' threshold (section 3.4): 20 C for the average, 2 C^2 for the variance;
+    /// 2 C %RH for the covariance, which the thesis does not monitor.
+    pub fn thesis_threshold(self) -> f64 {
+        match self {
+            Kind::Average => 20.0,
+            Kind::Variance | Kind::Covariance => 2.0,
+        }
+    }
+
     /// Parses [`Kind::name`].
     pub fn parse(s: &str) -> Option<Kind> {
         [Kind::Average, Kind::Variance, Kind::Covariance]
@@ -143,11 +152,8 @@ impl Function {
     /// The thesis' settings: average above 20 C, variance above 2 C^2, centred at 20 C, and a
     /// covariance threshold of 2 C %RH centred at (20 C, 35 %RH).
     pub fn thesis(kind: Kind) -> Function {
-        let t = match kind {
-            Kind::Average => 20.0,
-            Kind::Variance | Kind::Covariance => 2.0,
-        };
-        Function::new(kind, t, [20.0, 35.0], 0.01).expect("the thesis thresholds are exact")
+        Function::new(kind, kind.thesis_threshold(), [20.0, 35.0], 0.01)
+            .expect("the thesis thresholds are exact")
     }
 
     /// The dimension of the local vectors.

@@ -91,3 +91,31 @@ fn lossless_flooding_decides_exactly() {
         }
     }
 }
+
+#[test]
+fn repair_shortens_out_of_sync_spells() {
+    let f = Function::thesis(Kind::Variance);
+    let v = vectors(&f);
+    let run = |protocol| {
+        let cfg = Config {
+            protocol,
+            net: Net::Lossy {
+                loss: 0.03,
+                latency: Latency { lo: 50, hi: 550 },
+            },
+            period_ms: 31_000,
+            seed: 8,
+        };
+        sim::run(&f, &v, &cfg)
+    };
+    let thesis = run(Protocol::Broadcast(Zone::Convex));
+    let repaired = run(Protocol::Repair(Zone::Convex));
+    assert!(
+        repaired.out_of_sync_mean_ms < thesis.out_of_sync_mean_ms,
+        "{repaired:?} {thesis:?}"
+    );
+    assert!(
+        repaired.wrong_epochs <= thesis.wrong_epochs,
+        "{repaired:?} {thesis:?}"
+    );
+}

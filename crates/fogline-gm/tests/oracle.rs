@@ -12,6 +12,7 @@ fn protocols() -> Vec<Protocol> {
     for z in [Zone::Ball, Zone::Box, Zone::Convex] {
         out.push(Protocol::Broadcast(z));
         out.push(Protocol::Coordinator(z));
+        out.push(Protocol::Repair(z));
     }
     out
 }

@@ -5,6 +5,7 @@ pub mod config;
 pub mod consumer;
 pub mod demo;
 pub mod function;
+pub mod gm;
 pub mod log;
 pub mod passwd;
 pub mod publish;

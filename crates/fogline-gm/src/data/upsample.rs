@@ -3,8 +3,10 @@
 //!
 //! Noise model: between two half-hour values the reading follows the straight line, plus a
 //! per-mote AR(1) deviation `x_k = 0.95 x_(k-1) + s e_k` with a stationary standard deviation
-//! of 0.05 C for temperature and 0.2 %RH for humidity (the order of the Intel Lab sensors'
-//! short-term jitter), rounded to 0.01 as the raw readings are. Column `j` is the time
+//! of `noise` C for temperature (0.05 C by default: the order of the Intel Lab sensors'
+//! short-term jitter) and 4 `noise` %RH for humidity, rounded to 0.01 as the raw readings
+//! are. The half-hour values are themselves smooth, so the sub-half-hour dynamics of the
+//! real lab (air handling, people, sun) are only as rough as this noise makes them. Column `j` is the time
 //! `0.5 (j + 1)` hours after the first midnight, so epoch 0 is at 00:30 of day 1.
 //!
 //! The rows are not mote ids (the course that made the extract renumbered them), so the rows
@@ -51,7 +53,8 @@ fn read_both(dir: &Path, what: &str) -> Result<Vec<Vec<f64>>, String> {
         .collect())
 }
 
-/// Upsamples `rows` of the extract in `dir` to `epochs` 31-second epochs.
+/// Upsamples `rows` of the extract in `dir` to `epochs` 31-second epochs, with temperature
+/// noise `noise` (C, stationary sd).
 ///
 /// # Errors
 /// A missing or malformed file, a row out of range, or more epochs than the extract covers.
@@ -59,6 +62,7 @@ pub fn upsample(
     dir: &Path,
     rows: std::ops::Range<usize>,
     epochs: usize,
+    noise: f64,
     seed: u64,
 ) -> Result<Trace, String> {
     let temp = read_both(dir, "Temperature")?;
@@ -82,16 +86,16 @@ pub fn upsample(
     let mut temperature = vec![Vec::with_capacity(motes.len()); epochs];
     let mut humidity = vec![Vec::with_capacity(motes.len()); epochs];
     for r in rows {
-        let mut noise = [0.0f64; 2];
-        let sd = [0.05, 0.2];
+        let mut dev = [0.0f64; 2];
+        let sd = [noise, 4.0 * noise];
         let mut node_rng = rng.fork(r as u64);
         for k in 0..epochs {
             let s = k as f64 * EPOCH_MS as f64 / 1000.0 / HALF_HOUR_S;
             let j = (s.floor() as usize).min(cols - 2);
             let w = s - j as f64;
             for (c, m) in [&temp, &hum].into_iter().enumerate() {
-                noise[c] = PHI * noise[c] + sd[c] * (1.0 - PHI * PHI).sqrt() * node_rng.normal();
-                let x = m[r][j] * (1.0 - w) + m[r][j + 1] * w + noise[c];
+                dev[c] = PHI * dev[c] + sd[c] * (1.0 - PHI * PHI).sqrt() * node_rng.normal();
+                let x = m[r][j] * (1.0 - w) + m[r][j + 1] * w + dev[c];
                 let x = (x * 100.0).round() / 100.0;
                 if c == 0 {
                     temperature[k].push(Some(x));

@@ -8,9 +8,16 @@
 //! reading; if that now fails it broadcasts the stored reading (a *triggered* update). Nothing
 //! repairs a loss: a receiver stays out of sync with an origin until the origin's next update.
 //!
-//! A node's first reading is always broadcast, so that every node starts with every vector.
+//! A node's first reading is always broadcast, so that every node starts with every vector;
+//! until a node has heard from an origin it counts that origin at the centre reading (zero).
 //! After a node has broadcast, its drift is zero and its zone is the point `e`, which is always
 //! safe: each node sends at most one update per reading, and the cascade ends.
+//!
+//! Repair (not in the thesis): every update also carries the sender's sequence number for
+//! every origin. A receiver that is still behind on some origin at the end of the epoch (so
+//! not merely waiting for an update in flight) pulls the latest update of that origin from a
+//! node that has it (two unicasts): a loss is repaired by the end of the epoch of the next
+//! update from *anyone*, not only at the next update from the same origin.
 
 use super::{drift, Dest, Msg, NodeId, Out, Participant};
 use crate::function::{self, Function, Side};
@@ -41,6 +48,9 @@ pub struct BroadcastNode {
     sum: Vec<i128>,
     /// the current reading's local vector
     v: Option<Vec<i64>>,
+    repair: bool,
+    /// with repair: the highest sequence number heard of per origin, and who holds it
+    heard_of: Vec<(u64, NodeId)>,
 }
 
 impl BroadcastNode {
@@ -57,7 +67,24 @@ impl BroadcastNode {
             heard: 0,
             sum: vec![0; d],
             v: None,
+            repair: false,
+            heard_of: vec![(0, 0); n],
         }
+    }
+
+    /// The same node, with repair.
+    pub fn with_repair(mut self) -> BroadcastNode {
+        self.repair = true;
+        self
+    }
+
+    fn update(&self, origin: NodeId, known: bool) -> Option<Msg> {
+        Some(Msg::Update {
+            origin,
+            seq: self.seqs[origin],
+            vector: self.views[origin].clone()?,
+            known: if known { self.seqs.clone() } else { Vec::new() },
+        })
     }
 
     fn store(&mut self, origin: NodeId, seq: u64, vector: &[i64]) {
@@ -79,17 +106,15 @@ impl BroadcastNode {
         let Some(v) = self.v.clone() else { return };
         let seq = self.seqs[self.id] + 1;
         self.store(self.id, seq, &v);
-        out.push(Out {
-            dest: Dest::All,
-            msg: Msg::Update {
-                origin: self.id,
-                seq,
-                vector: v,
-            },
-        });
+        if let Some(msg) = self.update(self.id, self.repair) {
+            out.push(Out {
+                dest: Dest::All,
+                msg,
+            });
+        }
     }
 
-    /// Whether the local zone is violated (only once every vector has been heard).
+    /// Whether the local zone is violated.
     fn violated(&self) -> bool {
         let Policy::Zone(zone) = self.policy else {
             return false;
@@ -97,9 +122,6 @@ impl BroadcastNode {
         let (Some(v), Some(reference)) = (&self.v, &self.views[self.id]) else {
             return false;
         };
-        if self.heard < self.n {
-            return false;
-        }
         let e = function::mean(&self.sum, self.n);
         let u = drift(&e, v, reference, None);
         !zone.is_safe(&self.f, &e, &u, self.f.side_of_sum(&self.sum, self.n))
@@ -120,26 +142,68 @@ impl Participant for BroadcastNode {
         }
     }
 
-    fn on_message(&mut self, _from: NodeId, msg: &Msg, out: &mut Vec<Out>) {
-        let Msg::Update {
-            origin,
-            seq,
-            vector,
-        } = msg
-        else {
-            return;
-        };
-        if *origin == self.id || *seq <= self.seqs[*origin] {
+    fn on_message(&mut self, from: NodeId, msg: &Msg, out: &mut Vec<Out>) {
+        match msg {
+            Msg::Update {
+                origin,
+                seq,
+                vector,
+                known,
+            } => {
+                for (j, &k) in known.iter().enumerate().take(self.n) {
+                    if k > self.heard_of[j].0 {
+                        self.heard_of[j] = (k, from);
+                    }
+                }
+                if *origin == self.id || *seq <= self.seqs[*origin] {
+                    return;
+                }
+                self.store(*origin, *seq, vector);
+                if self.violated() {
+                    self.send(out);
+                }
+            }
+            Msg::Pull { origins } => {
+                for &j in origins {
+                    if let Some(msg) = self.update(j, false) {
+                        out.push(Out {
+                            dest: Dest::To(from),
+                            msg,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_tick(&mut self, _epoch: u64, out: &mut Vec<Out>) {
+        if !self.repair {
             return;
         }
-        self.store(*origin, *seq, vector);
-        if self.violated() {
-            self.send(out);
+        let mut pulls: Vec<(NodeId, Vec<NodeId>)> = Vec::new();
+        for j in 0..self.n {
+            let (k, holder) = self.heard_of[j];
+            if j == self.id || k <= self.seqs[j] {
+                continue;
+            }
+            match pulls.iter_mut().find(|p| p.0 == holder) {
+                Some(p) => p.1.push(j),
+                None => pulls.push((holder, vec![j])),
+            }
+        }
+        for (holder, origins) in pulls {
+            out.push(Out {
+                dest: Dest::To(holder),
+                msg: Msg::Pull { origins },
+            });
         }
     }
 
     fn belief(&self) -> Option<Side> {
-        (self.heard == self.n).then(|| self.f.side_of_sum(&self.sum, self.n))
+        self.views[self.id]
+            .is_some()
+            .then(|| self.f.side_of_sum(&self.sum, self.n))
     }
 
     fn estimate(&self) -> Option<Vec<i128>> {

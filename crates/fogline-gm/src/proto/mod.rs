@@ -27,6 +27,15 @@ pub enum Msg {
         seq: u64,
         /// the local vector
         vector: Vec<i64>,
+        /// With repair: the sequence number the sender holds for every origin (a version
+        /// vector), so that a receiver learns what it missed; empty otherwise.
+        known: Vec<u64>,
+    },
+    /// Broadcast protocol with repair, to a node whose version vector is ahead: send me
+    /// the latest updates you hold from these origins.
+    Pull {
+        /// the origins
+        origins: Vec<NodeId>,
     },
     /// Node to coordinator: my drift vector left my safe zone; here is my vector.
     Violation {
@@ -137,6 +146,9 @@ pub trait Participant {
 pub enum Protocol {
     /// The thesis' broadcast protocol with the given zone.
     Broadcast(Zone),
+    /// The broadcast protocol plus repair: updates carry the sender's version vector, and a
+    /// receiver that is behind pulls what it missed from the sender.
+    Repair(Zone),
     /// The coordinator with lazy sync, with the given zone.
     Coordinator(Zone),
     /// Every node broadcasts every reading (the thesis' baseline).
@@ -150,6 +162,7 @@ impl Protocol {
     pub fn label(&self) -> String {
         match self {
             Protocol::Broadcast(z) => format!("broadcast/{}", z.name()),
+            Protocol::Repair(z) => format!("repair/{}", z.name()),
             Protocol::Coordinator(z) => format!("coordinator/{}", z.name()),
             Protocol::EveryReading => "every-reading".into(),
             Protocol::Periodic(k) => format!("periodic/{k}"),
@@ -161,6 +174,7 @@ impl Protocol {
         let (head, tail) = s.split_once('/').unwrap_or((s, ""));
         match head {
             "broadcast" => Zone::parse(tail).map(Protocol::Broadcast),
+            "repair" => Zone::parse(tail).map(Protocol::Repair),
             "coordinator" => Zone::parse(tail).map(Protocol::Coordinator),
             "every-reading" if tail.is_empty() => Some(Protocol::EveryReading),
             "periodic" => tail.parse().ok().filter(|&k| k > 0).map(Protocol::Periodic),
@@ -182,6 +196,9 @@ impl Protocol {
             out.push(match *self {
                 Protocol::Broadcast(z) => {
                     Box::new(BroadcastNode::new(id, n, f.clone(), Policy::Zone(z)))
+                }
+                Protocol::Repair(z) => {
+                    Box::new(BroadcastNode::new(id, n, f.clone(), Policy::Zone(z)).with_repair())
                 }
                 Protocol::EveryReading => {
                     Box::new(BroadcastNode::new(id, n, f.clone(), Policy::Always))
