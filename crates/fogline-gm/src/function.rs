@@ -7,12 +7,12 @@
 //! `i128`: the centralised oracle and every node's decision use it, so no crossing can hinge on
 //! floating-point rounding. Geometry (safe zones) is done in `f64` with a safety margin.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::linalg::{self, Mat};
 
 /// Which side of the threshold a value is on: `Above` is `f > T`, `Below` is `f <= T`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Side {
     /// `f <= T`
     Below,

@@ -13,6 +13,8 @@
 //! - [`sim`]: N nodes over a network model, with the metrics.
 //! - [`data`]: traces in the Intel Lab `data.txt` schema: generators and a loader.
 //! - [`experiment`]: the Table 3.2 and Fig. 3.5 reproductions.
+//! - [`service`]: the `[gm]` configuration and the monitor a fogline node runs (records in,
+//!   records out).
 //!
 //! No networking, no clock, no threads: every result is a function of the inputs and a seed.
 #![deny(missing_docs)]
@@ -25,6 +27,7 @@ pub mod linalg;
 pub mod oracle;
 pub mod proto;
 pub mod rng;
+pub mod service;
 pub mod sim;
 pub mod zone;
 

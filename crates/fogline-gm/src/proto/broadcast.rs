@@ -114,6 +114,38 @@ impl BroadcastNode {
         }
     }
 
+    /// Takes an update without re-checking the zone (lock-step rounds: a node takes every
+    /// update of a round, then checks once with [`BroadcastNode::check`]); whether it was new.
+    pub fn absorb(&mut self, msg: &Msg) -> bool {
+        let Msg::Update {
+            origin,
+            seq,
+            vector,
+            ..
+        } = msg
+        else {
+            return false;
+        };
+        if *origin >= self.n || *origin == self.id || *seq <= self.seqs[*origin] {
+            return false;
+        }
+        self.store(*origin, *seq, vector);
+        true
+    }
+
+    /// Checks the zone and broadcasts the stored reading if it is violated (a triggered
+    /// update).
+    pub fn check(&mut self, out: &mut Vec<Out>) {
+        if self.violated() {
+            self.send(out);
+        }
+    }
+
+    /// The sum of the vectors this node holds, once it has sent its own.
+    pub fn view_sum(&self) -> Option<Vec<i128>> {
+        self.views[self.id].is_some().then(|| self.sum.clone())
+    }
+
     /// Whether the local zone is violated.
     fn violated(&self) -> bool {
         let Policy::Zone(zone) = self.policy else {

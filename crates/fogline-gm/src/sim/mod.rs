@@ -6,6 +6,7 @@
 
 mod metrics;
 pub mod net;
+pub mod rounds;
 
 use std::collections::{BTreeMap, HashSet};
 
