@@ -5,6 +5,7 @@
 
 mod admin;
 mod bridge;
+mod gm;
 mod mqtt;
 mod native;
 mod rules;
@@ -19,5 +20,6 @@ pub(crate) const ALL: &[Component] = &[
     rules::COMPONENT,
     store::COMPONENT,
     bridge::COMPONENT,
+    gm::COMPONENT,
     admin::COMPONENT,
 ];

@@ -1,0 +1,165 @@
+//! Geometric monitoring (`[gm]`): this node runs one monitor of `fogline_gm` over the
+//! broker's own topics. Its readings arrive on `gm/<name>/reading` here; its updates go out
+//! on `gm/<name>/update` here; the other nodes' updates are read from their brokers (the
+//! native protocol, one client per peer); alarms (`gm/<name>/alarm`) and status records are
+//! published here, so rules and bridges can use them like any record.
+//!
+//! Until every peer subscription stands the monitor says so on `gm/<name>/ready` every
+//! 500 ms, so a driver (a lock-step replay) knows when no update can be missed any more.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fogline_broker::SubscribeOptions;
+use fogline_client::{Client, ClientOptions};
+use fogline_gm::service::{GmConfig, Monitor};
+use tokio::sync::{mpsc, watch};
+
+use crate::component::{BoxError, BoxFuture, Component, Context, Started};
+use crate::config::Config;
+
+pub(crate) const COMPONENT: Component = Component {
+    name: "gm",
+    start: boxed,
+};
+
+fn boxed<'a>(
+    cfg: &'a Config,
+    ctx: &'a Context,
+) -> BoxFuture<'a, Result<Option<Started>, BoxError>> {
+    Box::pin(start(cfg, ctx))
+}
+
+async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError> {
+    let gm = cfg.gm.clone();
+    if gm.name.is_empty() {
+        return Ok(None);
+    }
+    let monitor = Monitor::new(&gm).map_err(|e| format!("[gm]: {e}"))?;
+    if gm.peers.len() != gm.nodes {
+        return Err(format!("[gm]: {} peers for {} nodes", gm.peers.len(), gm.nodes).into());
+    }
+    let link = ctx.broker.link("gm");
+    let topic = |kind: &str| format!("gm/{}/{kind}", gm.name);
+    let readings = link.subscribe(&topic("reading"), SubscribeOptions::default())?;
+    let ticks = link.subscribe(&topic("tick"), SubscribeOptions::default())?;
+    let (tx, rx) = mpsc::channel(4096);
+    let subscribed = Arc::new(AtomicUsize::new(0));
+    for (j, addr) in gm.peers.iter().enumerate() {
+        if j != gm.id {
+            tokio::spawn(follow(
+                addr.clone(),
+                topic("update"),
+                tx.clone(),
+                subscribed.clone(),
+                ctx.stop.clone(),
+            ));
+        }
+    }
+    tracing::info!(name = %gm.name, id = gm.id, nodes = gm.nodes, "geometric monitor started");
+    let task = run(
+        gm,
+        monitor,
+        link,
+        readings,
+        ticks,
+        rx,
+        subscribed,
+        ctx.stop.clone(),
+    );
+    Ok(Some(Started {
+        endpoints: Vec::new(),
+        task: Box::pin(task),
+    }))
+}
+
+/// Reads `topic` on the peer at `addr` into `tx`, connecting until it can.
+async fn follow(
+    addr: String,
+    topic: String,
+    tx: mpsc::Sender<bytes::Bytes>,
+    subscribed: Arc<AtomicUsize>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let opts = ClientOptions {
+        client_name: "gm-peer".into(),
+        ..ClientOptions::default()
+    };
+    let (client, mut sub) = loop {
+        let attempt = async {
+            let c = Client::connect(&addr, opts.clone()).await?;
+            let s = c.subscribe(&topic, Default::default()).await?;
+            Ok::<_, fogline_client::ClientError>((c, s))
+        };
+        match attempt.await {
+            Ok(x) => break x,
+            Err(e) => tracing::debug!(peer = %addr, error = %e, "gm peer not reachable yet"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            _ = stop.changed() => return,
+        }
+    };
+    subscribed.fetch_add(1, Ordering::SeqCst);
+    loop {
+        tokio::select! {
+            m = sub.recv() => match m {
+                Some(m) => if tx.send(m.payload).await.is_err() { break },
+                None => break,
+            },
+            _ = stop.changed() => break,
+        }
+    }
+    drop(sub);
+    let _ = client.close().await;
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run(
+    gm: GmConfig,
+    mut monitor: Monitor,
+    link: fogline_broker::link::Link,
+    mut readings: fogline_broker::link::LinkSubscription,
+    mut ticks: fogline_broker::link::LinkSubscription,
+    mut updates: mpsc::Receiver<bytes::Bytes>,
+    subscribed: Arc<AtomicUsize>,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), BoxError> {
+    let mut ready = tokio::time::interval(Duration::from_millis(500));
+    let mut started = false;
+    let peers = gm.nodes - 1;
+    loop {
+        let out = tokio::select! {
+            _ = stop.changed() => return Ok(()),
+            m = readings.recv() => {
+                started = true;
+                m.map(|m| monitor.on_reading(&m.payload))
+            }
+            m = ticks.recv() => {
+                started = true;
+                m.map(|m| monitor.on_tick(&m.payload))
+            }
+            p = updates.recv() => p.map(|p| monitor.on_update(&p[..])),
+            _ = ready.tick(), if !started => {
+                if subscribed.load(Ordering::SeqCst) == peers {
+                    let body = format!("{{\"node\":{}}}", gm.id);
+                    let _ = link.publish(&format!("gm/{}/ready", gm.name), body).await;
+                }
+                continue;
+            }
+        };
+        match out {
+            None => return Err("a gm subscription ended".into()),
+            Some(Err(e)) => tracing::warn!(error = %e, "gm: a record was not understood"),
+            Some(Ok(publish)) => {
+                for (kind, body) in publish {
+                    let topic = format!("gm/{}/{kind}", gm.name);
+                    if let Err(e) = link.publish(&topic, body).await {
+                        tracing::warn!(topic, error = %e, "gm: publish failed");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! Distributed geometric monitoring: 26 `fogline serve` processes on loopback, each running
+//! the `[gm]` monitor over its own broker's topics and reading its peers' updates from theirs,
+//! replay the variance of a generated lab in lock step. Every update (origin, sequence number,
+//! vector, round) and every node's decision at the end of every epoch must be the
+//! simulator's (`fogline_gm::sim::rounds`), and every decision the exact oracle's.
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fogline_client::{Client, ClientOptions};
+use fogline_gm::data::parametric::parametric;
+use fogline_gm::proto::broadcast::Policy;
+use fogline_gm::service::{Reading, Status, Tick, Update};
+use fogline_gm::{oracle, sim, Function, Kind, Side, Zone};
+use tokio::sync::mpsc;
+
+const N: usize = 26;
+
+/// Updates by (epoch, round): (origin, sequence number, vector).
+type Rounds = BTreeMap<(u64, u32), Vec<(usize, u64, Vec<i64>)>>;
+const WAIT: Duration = Duration::from_secs(30);
+
+/// The processes; dropping the fleet kills each by its pid.
+struct Fleet(Vec<Child>);
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn start_fleet(dir: &std::path::Path, zone: Zone) -> (Fleet, Vec<String>) {
+    let addrs: Vec<String> = (0..N)
+        .map(|_| format!("127.0.0.1:{}", free_port()))
+        .collect();
+    let peers = addrs
+        .iter()
+        .map(|a| format!("\"{a}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut fleet = Fleet(Vec::new());
+    for (i, addr) in addrs.iter().enumerate() {
+        let cfg = dir.join(format!("node{i}.toml"));
+        std::fs::write(
+            &cfg,
+            format!(
+                "[gm]\nname = \"lab\"\nid = {i}\nnodes = {N}\nfunction = \"variance\"\nzone = \"{}\"\npeers = [{peers}]\nlockstep = true\n",
+                zone.name()
+            ),
+        )
+        .unwrap();
+        let log = std::fs::File::create(dir.join(format!("node{i}.log"))).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_fogline"))
+            .args(["serve", "--config"])
+            .arg(&cfg)
+            .args(["--listen", addr, "--mqtt", "off", "--http", "off"])
+            .args(["--storage", "memory", "--threads", "1", "--data-dir"])
+            .arg(dir.join(format!("data{i}")))
+            .env("FOGLINE_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("fogline serve starts");
+        fleet.0.push(child);
+    }
+    (fleet, addrs)
+}
+
+async fn connect(addr: &str) -> Client {
+    for _ in 0..300 {
+        if let Ok(c) = Client::connect(addr, ClientOptions::default()).await {
+            return c;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{addr} does not answer");
+}
+
+/// Forwards every record of `filter` on every node into one channel.
+async fn gather(clients: &[Client], filter: &str) -> mpsc::UnboundedReceiver<Vec<u8>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    for c in clients {
+        let mut sub = c.subscribe(filter, Default::default()).await.unwrap();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(m) = sub.recv().await {
+                if tx.send(m.payload.to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    rx
+}
+
+async fn next<T: serde::de::DeserializeOwned>(rx: &mut mpsc::UnboundedReceiver<Vec<u8>>) -> T {
+    let bytes = tokio::time::timeout(WAIT, rx.recv())
+        .await
+        .expect("the fleet answers in time")
+        .expect("open");
+    serde_json::from_slice(&bytes).expect("JSON")
+}
+
+fn json<T: serde::Serialize>(x: &T) -> Vec<u8> {
+    serde_json::to_vec(x).unwrap()
+}
+
+/// Readings of `n` motes, gaps filled with the last reading, around the first crossing.
+fn window(epochs: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let trace = parametric(N, 22, 1500, 7);
+    let f = Function::thesis(Kind::Variance);
+    let vectors = trace.vectors(&f);
+    let first = oracle::crossings(&oracle::sides(&f, &vectors))[0];
+    let start = first.saturating_sub(epochs / 2);
+    let mut t: Vec<f64> = (0..N)
+        .map(|i| trace.temperature.iter().find_map(|r| r[i]).unwrap())
+        .collect();
+    let mut h: Vec<f64> = (0..N)
+        .map(|i| trace.humidity.iter().find_map(|r| r[i]).unwrap())
+        .collect();
+    let (mut ts, mut hs) = (Vec::new(), Vec::new());
+    for k in 0..start + epochs {
+        for i in 0..N {
+            if let (Some(a), Some(b)) = (trace.temperature[k][i], trace.humidity[k][i]) {
+                t[i] = a;
+                h[i] = b;
+            }
+        }
+        if k >= start {
+            ts.push(t.clone());
+            hs.push(h.clone());
+        }
+    }
+    (ts, hs)
+}
+
+async fn replay(zone: Zone, epochs: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let (_fleet, addrs) = start_fleet(dir.path(), zone);
+    let mut clients = Vec::new();
+    for a in &addrs {
+        clients.push(connect(a).await);
+    }
+    let mut ready = gather(&clients, "gm/lab/ready").await;
+    let mut statuses = gather(&clients, "gm/lab/status").await;
+    let mut updates = gather(&clients, "gm/lab/update").await;
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < N {
+        let r: serde_json::Value = next(&mut ready).await;
+        seen.insert(r["node"].as_u64().unwrap());
+    }
+
+    let (temps, hums) = window(epochs);
+    let f = Function::thesis(Kind::Variance);
+    let vectors: Vec<Vec<Vec<i64>>> = temps
+        .iter()
+        .zip(&hums)
+        .map(|(t, h)| {
+            (0..N)
+                .map(|i| f.lift([f.quantise(0, t[i]), f.quantise(1, h[i])]))
+                .collect()
+        })
+        .collect();
+    let expected = sim::rounds::run(&f, &vectors, Policy::Zone(zone));
+    let truth = oracle::sides(&f, &vectors);
+
+    let mut got_updates = Rounds::new();
+    for (k, (t, h)) in temps.iter().zip(&hums).enumerate() {
+        let k64 = k as u64;
+        for (i, c) in clients.iter().enumerate() {
+            let r = Reading {
+                epoch: k64,
+                temperature: t[i],
+                humidity: h[i],
+            };
+            c.publish("gm/lab/reading", json(&r)).await.unwrap();
+        }
+        let mut senders = Vec::new();
+        let mut sides = vec![None; N];
+        for round in 0.. {
+            let tick = Tick {
+                epoch: k64,
+                round,
+                senders: senders.clone(),
+            };
+            for c in &clients {
+                c.publish("gm/lab/tick", json(&tick)).await.unwrap();
+            }
+            let mut sent = Vec::new();
+            for _ in 0..N {
+                let s: Status = next(&mut statuses).await;
+                assert_eq!((s.epoch, s.round), (k64, round), "{s:?}");
+                sides[s.node] = s.side;
+                if s.sent {
+                    sent.push(s.node);
+                }
+            }
+            for _ in &sent {
+                let u: Update = next(&mut updates).await;
+                got_updates
+                    .entry((u.epoch, u.round))
+                    .or_default()
+                    .push((u.origin, u.seq, u.vector));
+            }
+            if sent.is_empty() {
+                break;
+            }
+            sent.sort_unstable();
+            senders = sent;
+        }
+        let want = &expected[k];
+        let sides: Vec<Side> = sides.into_iter().map(|s| s.expect("a decision")).collect();
+        assert_eq!(sides, want.sides, "decisions at the end of epoch {k}");
+        assert!(sides.iter().all(|&s| s == truth[k]), "oracle at epoch {k}");
+        for (r, msgs) in want.rounds.iter().enumerate() {
+            let mut got = got_updates.remove(&(k64, r as u32)).unwrap_or_default();
+            got.sort();
+            assert_eq!(&got, msgs, "updates of epoch {k} round {r}");
+        }
+        assert!(got_updates.is_empty(), "extra updates: {got_updates:?}");
+    }
+    let total: usize = expected.iter().flat_map(|e| &e.rounds).map(Vec::len).sum();
+    let triggered: usize = expected
+        .iter()
+        .flat_map(|e| e.rounds.iter().skip(1))
+        .map(Vec::len)
+        .sum();
+    eprintln!(
+        "{}: {epochs} epochs, {total} updates ({triggered} triggered), {} crossings",
+        zone.name(),
+        oracle::crossings(&truth).len()
+    );
+    assert!(
+        total > 2 * N,
+        "the replay has updates beyond the first readings"
+    );
+    assert!(
+        !oracle::crossings(&truth).is_empty(),
+        "the window holds a crossing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_six_processes_decide_as_the_simulator_message_for_message() {
+    // one fleet after the other: 26 processes at a time
+    replay(Zone::Convex, 60).await;
+    replay(Zone::Ball, 60).await;
+}
