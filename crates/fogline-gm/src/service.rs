@@ -114,6 +114,8 @@ pub struct Status {
 /// An alarm record: the decision changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Alarm {
+    /// the node that raised it
+    pub node: usize,
     /// epoch
     pub epoch: u64,
     /// the new side
@@ -279,6 +281,7 @@ impl Monitor {
                 p.push((
                     "alarm",
                     json(&Alarm {
+                        node: self.cfg.id,
                         epoch,
                         side: s,
                         value,

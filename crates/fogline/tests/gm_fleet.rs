@@ -11,7 +11,7 @@ use std::time::Duration;
 use fogline_client::{Client, ClientOptions};
 use fogline_gm::data::parametric::parametric;
 use fogline_gm::proto::broadcast::Policy;
-use fogline_gm::service::{Reading, Status, Tick, Update};
+use fogline_gm::service::{Alarm, Reading, Status, Tick, Update};
 use fogline_gm::{oracle, sim, Function, Kind, Side, Zone};
 use tokio::sync::mpsc;
 
@@ -40,8 +40,13 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn start_fleet(dir: &std::path::Path, zone: Zone) -> (Fleet, Vec<String>) {
-    let addrs: Vec<String> = (0..N)
+fn start_fleet(
+    dir: &std::path::Path,
+    n: usize,
+    zone: Zone,
+    lockstep: bool,
+) -> (Fleet, Vec<String>) {
+    let addrs: Vec<String> = (0..n)
         .map(|_| format!("127.0.0.1:{}", free_port()))
         .collect();
     let peers = addrs
@@ -55,7 +60,7 @@ fn start_fleet(dir: &std::path::Path, zone: Zone) -> (Fleet, Vec<String>) {
         std::fs::write(
             &cfg,
             format!(
-                "[gm]\nname = \"lab\"\nid = {i}\nnodes = {N}\nfunction = \"variance\"\nzone = \"{}\"\npeers = [{peers}]\nlockstep = true\n",
+                "[gm]\nname = \"lab\"\nid = {i}\nnodes = {n}\nfunction = \"variance\"\nzone = \"{}\"\npeers = [{peers}]\nlockstep = {lockstep}\n",
                 zone.name()
             ),
         )
@@ -147,7 +152,7 @@ fn window(epochs: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
 
 async fn replay(zone: Zone, epochs: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let (_fleet, addrs) = start_fleet(dir.path(), zone);
+    let (_fleet, addrs) = start_fleet(dir.path(), N, zone, true);
     let mut clients = Vec::new();
     for a in &addrs {
         clients.push(connect(a).await);
@@ -256,4 +261,47 @@ async fn twenty_six_processes_decide_as_the_simulator_message_for_message() {
     // one fleet after the other: 26 processes at a time
     replay(Zone::Convex, 60).await;
     replay(Zone::Ball, 60).await;
+}
+
+/// Without lock step the monitors act on each record as it comes; an alarm is a record on
+/// every node's own broker, which rules and bridges can take from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn free_running_monitors_raise_alarms_as_records() {
+    let n = 3;
+    let dir = tempfile::tempdir().unwrap();
+    let (_fleet, addrs) = start_fleet(dir.path(), n, Zone::Convex, false);
+    let mut clients = Vec::new();
+    for a in &addrs {
+        clients.push(connect(a).await);
+    }
+    let mut ready = gather(&clients, "gm/lab/ready").await;
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < n {
+        let r: serde_json::Value = next(&mut ready).await;
+        seen.insert(r["node"].as_u64().unwrap());
+    }
+    let mut alarms = gather(&clients, "gm/lab/alarm").await;
+    // variance 0, then 8/3 C^2 (above 2), then 0 again
+    for (epoch, temps, side) in [
+        (0, [20.0, 20.0, 20.0], Side::Below),
+        (1, [18.0, 20.0, 22.0], Side::Above),
+        (2, [20.0, 20.0, 20.0], Side::Below),
+    ] {
+        for (c, t) in clients.iter().zip(temps) {
+            let r = Reading {
+                epoch,
+                temperature: t,
+                humidity: 35.0,
+            };
+            c.publish("gm/lab/reading", json(&r)).await.unwrap();
+        }
+        // every node's latest alarm of the epoch comes to say the true side
+        let mut latest = std::collections::HashMap::new();
+        while !(latest.len() == n && latest.values().all(|&s| s == side)) {
+            let a: Alarm = next(&mut alarms).await;
+            if a.epoch == epoch {
+                latest.insert(a.node, a.side);
+            }
+        }
+    }
 }
