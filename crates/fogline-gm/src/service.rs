@@ -39,6 +39,12 @@ pub struct GmConfig {
     pub peers: Vec<String>,
     /// act on ticks only
     pub lockstep: bool,
+    /// updates carry the sender's version vector, and a node behind pulls what it missed
+    pub repair: bool,
+    /// drop this fraction of incoming updates (fault injection for experiments and tests)
+    pub inject_loss: f64,
+    /// only those sent in epochs below this one (default: all)
+    pub inject_loss_until: Option<u64>,
 }
 
 impl Default for GmConfig {
@@ -53,6 +59,9 @@ impl Default for GmConfig {
             zone: "convex".into(),
             peers: Vec::new(),
             lockstep: false,
+            repair: false,
+            inject_loss: 0.0,
+            inject_loss_until: None,
         }
     }
 }
@@ -94,6 +103,22 @@ pub struct Update {
     pub seq: u64,
     /// its local vector
     pub vector: Vec<i64>,
+    /// with repair: the sender's sequence number for every origin
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known: Vec<u64>,
+}
+
+/// A pull record (repair): `from` asks `to` for the latest updates of `origins`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pull {
+    /// the asker's epoch (the answers carry it)
+    pub epoch: u64,
+    /// who asks
+    pub from: usize,
+    /// who is asked
+    pub to: usize,
+    /// whose updates
+    pub origins: Vec<usize>,
 }
 
 /// A status record, after each step.
@@ -109,6 +134,8 @@ pub struct Status {
     pub sent: bool,
     /// its decision
     pub side: Option<Side>,
+    /// the sequence number it holds for every origin
+    pub seqs: Vec<u64>,
 }
 
 /// An alarm record: the decision changed.
@@ -124,7 +151,7 @@ pub struct Alarm {
     pub value: f64,
 }
 
-/// What to publish on this node: (`update` | `status` | `alarm`, JSON payload).
+/// What to publish on this node: (`update` | `pull` | `status` | `alarm`, JSON payload).
 pub type Publish = (&'static str, Vec<u8>);
 
 /// One node's monitor.
@@ -136,6 +163,7 @@ pub struct Monitor {
     ticks: std::collections::VecDeque<Tick>,
     pending: Vec<Update>,
     side: Option<Side>,
+    rng: crate::rng::Rng,
 }
 
 impl Monitor {
@@ -152,8 +180,13 @@ impl Monitor {
         }
         let t = cfg.threshold.unwrap_or(kind.thesis_threshold());
         let f = Function::new(kind, t, [cfg.centre, 35.0], 0.01)?;
+        let mut node = BroadcastNode::new(cfg.id, cfg.nodes, f.clone(), Policy::Zone(zone));
+        if cfg.repair {
+            node = node.with_repair();
+        }
         Ok(Monitor {
-            node: BroadcastNode::new(cfg.id, cfg.nodes, f.clone(), Policy::Zone(zone)),
+            node,
+            rng: crate::rng::Rng::new(cfg.id as u64),
             cfg: cfg.clone(),
             f,
             reading: None,
@@ -175,6 +208,8 @@ impl Monitor {
         ]);
         if !self.cfg.lockstep {
             let mut out = Vec::new();
+            // an epoch boundary: pull what is still missing (repair), then the reading
+            self.node.on_tick(r.epoch, &mut out);
             self.node.on_reading(r.epoch, &v, &mut out);
             return Ok(self.publish(r.epoch, 0, out));
         }
@@ -202,12 +237,36 @@ impl Monitor {
             return Ok(Vec::new());
         }
         if !self.cfg.lockstep {
+            let lossy = self.cfg.inject_loss_until.is_none_or(|e| u.epoch < e);
+            if lossy && self.cfg.inject_loss > 0.0 && self.rng.chance(self.cfg.inject_loss) {
+                return Ok(Vec::new());
+            }
             let mut out = Vec::new();
             self.node.on_message(u.origin, &msg(&u), &mut out);
             return Ok(self.publish(u.epoch, 0, out));
         }
         self.pending.push(u);
         Ok(self.advance())
+    }
+
+    /// Another node's pull record arrived (repair).
+    ///
+    /// # Errors
+    /// A payload that is not a pull.
+    pub fn on_pull(&mut self, payload: &[u8]) -> Result<Vec<Publish>, String> {
+        let p: Pull = serde_json::from_slice(payload).map_err(|e| format!("pull: {e}"))?;
+        if p.to != self.cfg.id || p.from >= self.cfg.nodes {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        let origins = p
+            .origins
+            .into_iter()
+            .filter(|&o| o < self.cfg.nodes)
+            .collect();
+        self.node
+            .on_message(p.from, &Msg::Pull { origins }, &mut out);
+        Ok(self.publish(p.epoch, 0, out))
     }
 
     /// Runs every tick whose inputs are all here.
@@ -256,22 +315,39 @@ impl Monitor {
         let mut p = Vec::new();
         let mut sent = false;
         for o in out {
-            if let Msg::Update {
-                origin,
-                seq,
-                vector,
-                ..
-            } = o.msg
-            {
-                sent = true;
-                let u = Update {
-                    epoch,
-                    round,
-                    origin,
-                    seq,
-                    vector,
-                };
-                p.push(("update", json(&u)));
+            match (o.msg, o.dest) {
+                (
+                    Msg::Update {
+                        origin,
+                        seq,
+                        vector,
+                        known,
+                    },
+                    _,
+                ) => {
+                    // a repaired update is another origin's, sent on its behalf
+                    sent |= origin == self.cfg.id;
+                    let u = Update {
+                        epoch,
+                        round,
+                        origin,
+                        seq,
+                        vector,
+                        known,
+                    };
+                    p.push(("update", json(&u)));
+                }
+                (Msg::Pull { origins }, crate::proto::Dest::To(to)) => {
+                    let from = self.cfg.id;
+                    let pull = Pull {
+                        epoch,
+                        from,
+                        to,
+                        origins,
+                    };
+                    p.push(("pull", json(&pull)));
+                }
+                _ => {}
             }
         }
         let side = self.node.belief();
@@ -296,6 +372,7 @@ impl Monitor {
             node: self.cfg.id,
             sent,
             side,
+            seqs: self.node.seqs().to_vec(),
         };
         p.push(("status", json(&status)));
         p
@@ -307,7 +384,7 @@ fn msg(u: &Update) -> Msg {
         origin: u.origin,
         seq: u.seq,
         vector: u.vector.clone(),
-        known: Vec::new(),
+        known: u.known.clone(),
     }
 }
 
@@ -375,6 +452,7 @@ mod tests {
             origin: 1,
             seq: 1,
             vector: vec![300, 90_000],
+            known: vec![],
         });
         let out = m.on_update(&u).unwrap();
         let status = &of(&out, "status")[0];
@@ -399,5 +477,65 @@ mod tests {
             ..cfg(0, false)
         })
         .is_err());
+    }
+}
+
+#[cfg(test)]
+mod repair_tests {
+    use super::*;
+
+    /// Three monitors wired by hand: node 2 loses node 1's first update; node 0's next
+    /// update tells it so, and its pull brings the update back.
+    #[test]
+    fn a_pull_brings_back_a_lost_update() {
+        let mut m: Vec<Monitor> = (0..3)
+            .map(|id| {
+                Monitor::new(&GmConfig {
+                    name: "lab".into(),
+                    id,
+                    nodes: 3,
+                    repair: true,
+                    ..GmConfig::default()
+                })
+                .unwrap()
+            })
+            .collect();
+        let reading = |epoch, t| {
+            serde_json::to_vec(&Reading {
+                epoch,
+                temperature: t,
+                humidity: 35.0,
+            })
+            .unwrap()
+        };
+        let updates = |out: &[Publish]| -> Vec<Vec<u8>> {
+            out.iter()
+                .filter(|p| p.0 == "update")
+                .map(|p| p.1.clone())
+                .collect()
+        };
+        let mut first = Vec::new();
+        for (i, mon) in m.iter_mut().enumerate() {
+            first.push(updates(&mon.on_reading(&reading(0, 20.0)).unwrap()).remove(0));
+            let _ = i;
+        }
+        // everyone hears everyone, except that node 2 misses node 1's update
+        for (to, mon) in m.iter_mut().enumerate() {
+            for (from, u) in first.iter().enumerate() {
+                if from != to && !(to == 2 && from == 1) {
+                    mon.on_update(u).unwrap();
+                }
+            }
+        }
+        let jump = updates(&m[0].on_reading(&reading(1, 25.0)).unwrap());
+        assert_eq!(jump.len(), 1);
+        m[2].on_update(&jump[0]).unwrap();
+        let out = m[2].on_reading(&reading(2, 20.0)).unwrap();
+        let pull = out.iter().find(|p| p.0 == "pull").expect("node 2 pulls");
+        let answer = updates(&m[0].on_pull(&pull.1).unwrap());
+        assert_eq!(answer.len(), 1);
+        let out = m[2].on_update(&answer[0]).unwrap();
+        let status: Status = serde_json::from_slice(&out.last().unwrap().1).unwrap();
+        assert_eq!(status.seqs, vec![2, 1, 1]);
     }
 }

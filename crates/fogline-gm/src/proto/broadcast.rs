@@ -141,6 +141,11 @@ impl BroadcastNode {
         }
     }
 
+    /// The sequence number this node holds for every origin.
+    pub fn seqs(&self) -> &[u64] {
+        &self.seqs
+    }
+
     /// The sum of the vectors this node holds, once it has sent its own.
     pub fn view_sum(&self) -> Option<Vec<i128>> {
         self.views[self.id].is_some().then(|| self.sum.clone())

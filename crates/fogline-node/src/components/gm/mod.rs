@@ -2,7 +2,9 @@
 //! broker's own topics. Its readings arrive on `gm/<name>/reading` here; its updates go out
 //! on `gm/<name>/update` here; the other nodes' updates are read from their brokers (the
 //! native protocol, one client per peer); alarms (`gm/<name>/alarm`) and status records are
-//! published here, so rules and bridges can use them like any record.
+//! published here, so rules and bridges can use them like any record. With `repair`, a node
+//! that missed updates asks for them on `gm/<name>/pull` here, and the node asked answers on
+//! its update topic.
 //!
 //! Until every peer subscription stands the monitor says so on `gm/<name>/ready` every
 //! 500 ms, so a driver (a lock-step replay) knows when no update can be missed any more.
@@ -50,7 +52,7 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         if j != gm.id {
             tokio::spawn(follow(
                 addr.clone(),
-                topic("update"),
+                gm.name.clone(),
                 tx.clone(),
                 subscribed.clone(),
                 ctx.stop.clone(),
@@ -74,11 +76,18 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     }))
 }
 
-/// Reads `topic` on the peer at `addr` into `tx`, connecting until it can.
+/// A record from a peer: an update, or a pull (repair).
+struct FromPeer {
+    pull: bool,
+    payload: bytes::Bytes,
+}
+
+/// Reads the updates and pulls of monitor `name` on the peer at `addr` into `tx`, connecting
+/// until it can.
 async fn follow(
     addr: String,
-    topic: String,
-    tx: mpsc::Sender<bytes::Bytes>,
+    name: String,
+    tx: mpsc::Sender<FromPeer>,
     subscribed: Arc<AtomicUsize>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -86,11 +95,16 @@ async fn follow(
         client_name: "gm-peer".into(),
         ..ClientOptions::default()
     };
-    let (client, mut sub) = loop {
+    let (client, mut updates, mut pulls) = loop {
         let attempt = async {
             let c = Client::connect(&addr, opts.clone()).await?;
-            let s = c.subscribe(&topic, Default::default()).await?;
-            Ok::<_, fogline_client::ClientError>((c, s))
+            let u = c
+                .subscribe(&format!("gm/{name}/update"), Default::default())
+                .await?;
+            let p = c
+                .subscribe(&format!("gm/{name}/pull"), Default::default())
+                .await?;
+            Ok::<_, fogline_client::ClientError>((c, u, p))
         };
         match attempt.await {
             Ok(x) => break x,
@@ -103,15 +117,24 @@ async fn follow(
     };
     subscribed.fetch_add(1, Ordering::SeqCst);
     loop {
-        tokio::select! {
-            m = sub.recv() => match m {
-                Some(m) => if tx.send(m.payload).await.is_err() { break },
-                None => break,
-            },
+        let (m, pull) = tokio::select! {
+            m = updates.recv() => (m, false),
+            m = pulls.recv() => (m, true),
             _ = stop.changed() => break,
+        };
+        let Some(m) = m else { break };
+        if tx
+            .send(FromPeer {
+                pull,
+                payload: m.payload,
+            })
+            .await
+            .is_err()
+        {
+            break;
         }
     }
-    drop(sub);
+    drop((updates, pulls));
     let _ = client.close().await;
 }
 
@@ -122,7 +145,7 @@ async fn run(
     link: fogline_broker::link::Link,
     mut readings: fogline_broker::link::LinkSubscription,
     mut ticks: fogline_broker::link::LinkSubscription,
-    mut updates: mpsc::Receiver<bytes::Bytes>,
+    mut peers_in: mpsc::Receiver<FromPeer>,
     subscribed: Arc<AtomicUsize>,
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), BoxError> {
@@ -140,7 +163,11 @@ async fn run(
                 started = true;
                 m.map(|m| monitor.on_tick(&m.payload))
             }
-            p = updates.recv() => p.map(|p| monitor.on_update(&p[..])),
+            p = peers_in.recv() => p.map(|p| if p.pull {
+                monitor.on_pull(&p.payload)
+            } else {
+                monitor.on_update(&p.payload)
+            }),
             _ = ready.tick(), if !started => {
                 if subscribed.load(Ordering::SeqCst) == peers {
                     let body = format!("{{\"node\":{}}}", gm.id);
