@@ -1,5 +1,5 @@
 //! The components of a node, in start order (the node stops them in reverse): the native
-//! protocol, MQTT, the rules, the store, the bridges, then the admin API, which serves what the others report and
+//! protocol, MQTT, the rules, the store, the bridges, the geometric monitor, then the admin API, which serves what the others report and
 //! the routes they hand it. The broker is
 //! opened before them all and closed after (see `node`).
 
