@@ -92,7 +92,8 @@ pub enum GmCommand {
         #[command(flatten)]
         out: OutArgs,
         /// `lossy` (independent loss per destination, 50-550 ms) or `flood` (multi-hop
-        /// flooding over the motes' positions, loss per link, 20-140 ms a hop).
+        /// flooding over the motes' positions, 14 m radio range, loss per link, 20-140 ms a
+        /// hop).
         #[arg(long, default_value = "lossy")]
         net: String,
         /// Runs per point (seeds seed, seed+1, ...).
@@ -188,8 +189,9 @@ fn write(path: &Path, svg: &str) -> anyhow::Result<()> {
     std::fs::write(path, svg).with_context(|| format!("writing {}", path.display()))
 }
 
-/// The radio graph of motes 22.. from mote_locs.txt (6 m range, widened until connected),
-/// or a 6-wide grid when the file is absent.
+/// The radio graph of motes 22.. from mote_locs.txt (14 m range, widened until connected:
+/// 4 hops across motes 22-47, as the thesis' 26-node topology), or a 6-wide grid when the
+/// file is absent.
 fn mote_graph(dir: &Path, n: usize) -> Graph {
     let text = std::fs::read_to_string(dir.join("mote_locs.txt")).unwrap_or_default();
     let pos: Vec<(f64, f64)> = text
@@ -203,7 +205,7 @@ fn mote_graph(dir: &Path, n: usize) -> Graph {
         })
         .collect();
     if pos.len() == n {
-        Graph::from_positions(&pos, 6.0)
+        Graph::from_positions(&pos, 14.0)
     } else {
         Graph::grid(n, 6)
     }
