@@ -40,6 +40,7 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// `n` processes; with the coordinator protocol (`extra`) the last one is the coordinator.
 fn start_fleet(
     dir: &std::path::Path,
     n: usize,
@@ -61,7 +62,8 @@ fn start_fleet(
         std::fs::write(
             &cfg,
             format!(
-                "[gm]\nname = \"lab\"\nid = {i}\nnodes = {n}\nfunction = \"variance\"\nzone = \"{}\"\npeers = [{peers}]\nlockstep = {lockstep}\n{}",
+                "[gm]\nname = \"lab\"\nid = {i}\nnodes = {}\nfunction = \"variance\"\nzone = \"{}\"\npeers = [{peers}]\nlockstep = {lockstep}\n{}",
+                n - usize::from(extra(i).contains("coordinator")),
                 zone.name(),
                 extra(i)
             ),
@@ -367,4 +369,48 @@ async fn repair_recovers_a_lost_update_over_the_brokers() {
         vec![2, 1, 1],
         "with repair it is pulled from node 0"
     );
+}
+
+/// The coordinator protocol over the brokers: five nodes and a coordinator (six processes);
+/// the coordinator's alarms follow the variance across the threshold and back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coordinator_process_raises_the_alarms() {
+    let nodes = 5;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = |_| "protocol = \"coordinator\"\n".to_string();
+    let (_fleet, addrs) = start_fleet(dir.path(), nodes + 1, Zone::Convex, false, &extra);
+    let mut clients = Vec::new();
+    for a in &addrs {
+        clients.push(connect(a).await);
+    }
+    let mut ready = gather(&clients, "gm/lab/ready").await;
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < nodes + 1 {
+        let r: serde_json::Value = next(&mut ready).await;
+        seen.insert(r["node"].as_u64().unwrap());
+    }
+    let mut alarms = gather(&clients[nodes..], "gm/lab/alarm").await;
+    for (epoch, temps, side) in [
+        (0, [20.0, 20.0, 20.0, 20.0, 20.0], Side::Below),
+        (1, [18.0, 19.0, 20.0, 21.0, 22.5], Side::Above),
+        (2, [20.0, 20.1, 20.2, 20.0, 20.0], Side::Below),
+    ] {
+        for (c, t) in clients.iter().zip(temps) {
+            let r = Reading {
+                epoch,
+                temperature: t,
+                humidity: 35.0,
+            };
+            c.publish("gm/lab/reading", json(&r)).await.unwrap();
+        }
+        loop {
+            // (an alarm carries the epoch of the message that settled it, which may be the
+            // previous epoch's reply; the sides alternate, so the side is what counts)
+            let a: Alarm = next(&mut alarms).await;
+            assert_eq!(a.node, nodes, "the coordinator raises it");
+            if a.side == side {
+                break;
+            }
+        }
+    }
 }

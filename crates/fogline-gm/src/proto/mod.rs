@@ -8,7 +8,7 @@
 pub mod broadcast;
 pub mod coordinator;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::function::{Function, Side};
 use crate::zone::Zone;
@@ -17,7 +17,7 @@ use crate::zone::Zone;
 pub type NodeId = usize;
 
 /// What the participants say to each other.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Msg {
     /// Broadcast protocol: `origin`'s local vector, numbered so that old copies are dropped.
     Update {

@@ -9,11 +9,13 @@
 
 use serde::Serialize;
 
+mod coordinated;
 mod records;
 #[cfg(test)]
 mod tests;
 
-pub use records::{Alarm, GmConfig, Pull, Reading, Status, Tick, Update};
+pub use coordinated::Coordinated;
+pub use records::{Alarm, Envelope, GmConfig, Pull, Reading, Status, Tick, Update};
 
 use crate::function::{Function, Kind, Side};
 use crate::proto::broadcast::{BroadcastNode, Policy};
@@ -23,8 +25,89 @@ use crate::zone::Zone;
 /// The documented default `[gm]` section.
 pub const DEFAULT_SECTION: &str = include_str!("../gm.toml");
 
-/// What to publish on this node: (`update` | `pull` | `status` | `alarm`, JSON payload).
+/// What to publish on this node: (`update` | `pull` | `msg` | `status` | `alarm`, JSON
+/// payload).
 pub type Publish = (&'static str, Vec<u8>);
+
+/// A monitor of either protocol.
+pub enum Service {
+    /// the thesis' broadcast protocol (free or lock step, with or without repair)
+    Broadcast(Monitor),
+    /// the coordinator protocol (free running)
+    Coordinated(Coordinated),
+}
+
+impl Service {
+    /// The monitor `cfg` describes.
+    ///
+    /// # Errors
+    /// As [`Monitor::new`]; lock step with the coordinator protocol.
+    pub fn new(cfg: &GmConfig) -> Result<Service, String> {
+        match cfg.protocol.as_str() {
+            "broadcast" => Monitor::new(cfg).map(Service::Broadcast),
+            "coordinator" => {
+                if cfg.lockstep {
+                    return Err("lock step runs the broadcast protocol only".into());
+                }
+                let (f, zone) = function_and_zone(cfg)?;
+                Coordinated::new(cfg, f, zone).map(Service::Coordinated)
+            }
+            other => Err(format!(
+                "unknown protocol {other:?}: broadcast or coordinator"
+            )),
+        }
+    }
+
+    /// A reading record.
+    ///
+    /// # Errors
+    /// A payload that is not a reading.
+    pub fn on_reading(&mut self, payload: &[u8]) -> Result<Vec<Publish>, String> {
+        match self {
+            Service::Broadcast(m) => m.on_reading(payload),
+            Service::Coordinated(c) => {
+                let r: Reading =
+                    serde_json::from_slice(payload).map_err(|e| format!("reading: {e}"))?;
+                Ok(c.on_reading(&r))
+            }
+        }
+    }
+
+    /// A tick record (lock step; broadcast only).
+    ///
+    /// # Errors
+    /// A payload that is not a tick.
+    pub fn on_tick(&mut self, payload: &[u8]) -> Result<Vec<Publish>, String> {
+        match self {
+            Service::Broadcast(m) => m.on_tick(payload),
+            Service::Coordinated(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// A record from a peer: `update`, `pull` or `msg`.
+    ///
+    /// # Errors
+    /// A payload that is not what its kind says.
+    pub fn on_peer(&mut self, kind: &str, payload: &[u8]) -> Result<Vec<Publish>, String> {
+        match (self, kind) {
+            (Service::Broadcast(m), "update") => m.on_update(payload),
+            (Service::Broadcast(m), "pull") => m.on_pull(payload),
+            (Service::Coordinated(c), "msg") => {
+                let e: Envelope =
+                    serde_json::from_slice(payload).map_err(|e| format!("msg: {e}"))?;
+                Ok(c.on_envelope(&e))
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+}
+
+fn function_and_zone(cfg: &GmConfig) -> Result<(Function, Zone), String> {
+    let kind = Kind::parse(&cfg.function).ok_or(format!("unknown function {:?}", cfg.function))?;
+    let zone = Zone::parse(&cfg.zone).ok_or(format!("unknown zone {:?}", cfg.zone))?;
+    let t = cfg.threshold.unwrap_or(kind.thesis_threshold());
+    Ok((Function::new(kind, t, [cfg.centre, 35.0], 0.01)?, zone))
+}
 
 /// One node's monitor.
 pub struct Monitor {
@@ -44,14 +127,10 @@ impl Monitor {
     /// # Errors
     /// An unknown function or zone, a threshold that is not whole quanta, a bad index.
     pub fn new(cfg: &GmConfig) -> Result<Monitor, String> {
-        let kind =
-            Kind::parse(&cfg.function).ok_or(format!("unknown function {:?}", cfg.function))?;
-        let zone = Zone::parse(&cfg.zone).ok_or(format!("unknown zone {:?}", cfg.zone))?;
         if cfg.id >= cfg.nodes {
             return Err(format!("id {} is not below nodes = {}", cfg.id, cfg.nodes));
         }
-        let t = cfg.threshold.unwrap_or(kind.thesis_threshold());
-        let f = Function::new(kind, t, [cfg.centre, 35.0], 0.01)?;
+        let (f, zone) = function_and_zone(cfg)?;
         let mut node = BroadcastNode::new(cfg.id, cfg.nodes, f.clone(), Policy::Zone(zone));
         if cfg.repair {
             node = node.with_repair();
@@ -260,6 +339,6 @@ fn msg(u: &Update) -> Msg {
     }
 }
 
-fn json<T: Serialize>(x: &T) -> Vec<u8> {
+pub(crate) fn json<T: Serialize>(x: &T) -> Vec<u8> {
     serde_json::to_vec(x).expect("plain data serialises")
 }

@@ -22,6 +22,9 @@ pub struct GmConfig {
     pub centre: f64,
     /// ball, box or convex
     pub zone: String,
+    /// `broadcast` (the thesis', coordinator-free) or `coordinator` (lazy sync; the
+    /// coordinator is index `nodes`)
+    pub protocol: String,
     /// every node's native address, in index order
     pub peers: Vec<String>,
     /// act on ticks only
@@ -44,6 +47,7 @@ impl Default for GmConfig {
             threshold: None,
             centre: 20.0,
             zone: "convex".into(),
+            protocol: "broadcast".into(),
             peers: Vec::new(),
             lockstep: false,
             repair: false,
@@ -136,4 +140,17 @@ pub struct Alarm {
     pub side: Side,
     /// `f(e)` in physical units
     pub value: f64,
+}
+
+/// A coordinator-protocol message between two participants (`to`: none for everyone).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// the sender
+    pub from: usize,
+    /// the addressee, or everyone
+    pub to: Option<usize>,
+    /// the sender's epoch
+    pub epoch: u64,
+    /// the message
+    pub msg: crate::proto::Msg,
 }

@@ -2,7 +2,8 @@
 //! broker's own topics. Its readings arrive on `gm/<name>/reading` here; its updates go out
 //! on `gm/<name>/update` here; the other nodes' updates are read from their brokers (the
 //! native protocol, one client per peer); alarms (`gm/<name>/alarm`) and status records are
-//! published here, so rules and bridges can use them like any record. With `repair`, a node
+//! published here, so rules and bridges can use them like any record. With the coordinator
+//! protocol every participant's messages go out on `gm/<name>/msg`. With `repair`, a node
 //! that missed updates asks for them on `gm/<name>/pull` here, and the node asked answers on
 //! its update topic.
 //!
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 use fogline_broker::SubscribeOptions;
 use fogline_client::{Client, ClientOptions};
-use fogline_gm::service::{GmConfig, Monitor};
+use fogline_gm::service::{GmConfig, Service};
 use tokio::sync::{mpsc, watch};
 
 use crate::component::{BoxError, BoxFuture, Component, Context, Started};
@@ -38,9 +39,15 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     if gm.name.is_empty() {
         return Ok(None);
     }
-    let monitor = Monitor::new(&gm).map_err(|e| format!("[gm]: {e}"))?;
-    if gm.peers.len() != gm.nodes {
-        return Err(format!("[gm]: {} peers for {} nodes", gm.peers.len(), gm.nodes).into());
+    let monitor = Service::new(&gm).map_err(|e| format!("[gm]: {e}"))?;
+    // the coordinator protocol has one more participant, the coordinator
+    let participants = gm.nodes + usize::from(matches!(monitor, Service::Coordinated(_)));
+    if gm.peers.len() != participants {
+        return Err(format!(
+            "[gm]: {} peers for {participants} participants",
+            gm.peers.len()
+        )
+        .into());
     }
     let link = ctx.broker.link("gm");
     let topic = |kind: &str| format!("gm/{}/{kind}", gm.name);
@@ -67,7 +74,7 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         readings,
         ticks,
         rx,
-        subscribed,
+        (subscribed, participants - 1),
         ctx.stop.clone(),
     );
     Ok(Some(Started {
@@ -76,14 +83,17 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     }))
 }
 
-/// A record from a peer: an update, or a pull (repair).
+/// A record from a peer: an update, a pull (repair) or a coordinator-protocol message.
 struct FromPeer {
-    pull: bool,
+    kind: &'static str,
     payload: bytes::Bytes,
 }
 
-/// Reads the updates and pulls of monitor `name` on the peer at `addr` into `tx`, connecting
-/// until it can.
+/// The peer topics a monitor reads.
+const PEER_KINDS: [&str; 3] = ["update", "pull", "msg"];
+
+/// Reads the updates, pulls and messages of monitor `name` on the peer at `addr` into `tx`,
+/// connecting until it can.
 async fn follow(
     addr: String,
     name: String,
@@ -95,16 +105,14 @@ async fn follow(
         client_name: "gm-peer".into(),
         ..ClientOptions::default()
     };
-    let (client, mut updates, mut pulls) = loop {
+    let (client, mut updates, mut pulls, mut msgs) = loop {
         let attempt = async {
             let c = Client::connect(&addr, opts.clone()).await?;
-            let u = c
-                .subscribe(&format!("gm/{name}/update"), Default::default())
-                .await?;
-            let p = c
-                .subscribe(&format!("gm/{name}/pull"), Default::default())
-                .await?;
-            Ok::<_, fogline_client::ClientError>((c, u, p))
+            let [u, p, m] = PEER_KINDS.map(|k| format!("gm/{name}/{k}"));
+            let u = c.subscribe(&u, Default::default()).await?;
+            let p = c.subscribe(&p, Default::default()).await?;
+            let m = c.subscribe(&m, Default::default()).await?;
+            Ok::<_, fogline_client::ClientError>((c, u, p, m))
         };
         match attempt.await {
             Ok(x) => break x,
@@ -117,41 +125,35 @@ async fn follow(
     };
     subscribed.fetch_add(1, Ordering::SeqCst);
     loop {
-        let (m, pull) = tokio::select! {
-            m = updates.recv() => (m, false),
-            m = pulls.recv() => (m, true),
+        let (m, kind) = tokio::select! {
+            m = updates.recv() => (m, PEER_KINDS[0]),
+            m = pulls.recv() => (m, PEER_KINDS[1]),
+            m = msgs.recv() => (m, PEER_KINDS[2]),
             _ = stop.changed() => break,
         };
         let Some(m) = m else { break };
-        if tx
-            .send(FromPeer {
-                pull,
-                payload: m.payload,
-            })
-            .await
-            .is_err()
-        {
+        let payload = m.payload;
+        if tx.send(FromPeer { kind, payload }).await.is_err() {
             break;
         }
     }
-    drop((updates, pulls));
+    drop((updates, pulls, msgs));
     let _ = client.close().await;
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn run(
     gm: GmConfig,
-    mut monitor: Monitor,
+    mut monitor: Service,
     link: fogline_broker::link::Link,
     mut readings: fogline_broker::link::LinkSubscription,
     mut ticks: fogline_broker::link::LinkSubscription,
     mut peers_in: mpsc::Receiver<FromPeer>,
-    subscribed: Arc<AtomicUsize>,
+    (subscribed, peers): (Arc<AtomicUsize>, usize),
     mut stop: watch::Receiver<bool>,
 ) -> Result<(), BoxError> {
     let mut ready = tokio::time::interval(Duration::from_millis(500));
     let mut started = false;
-    let peers = gm.nodes - 1;
     loop {
         let out = tokio::select! {
             _ = stop.changed() => return Ok(()),
@@ -163,11 +165,7 @@ async fn run(
                 started = true;
                 m.map(|m| monitor.on_tick(&m.payload))
             }
-            p = peers_in.recv() => p.map(|p| if p.pull {
-                monitor.on_pull(&p.payload)
-            } else {
-                monitor.on_update(&p.payload)
-            }),
+            p = peers_in.recv() => p.map(|p| monitor.on_peer(p.kind, &p.payload)),
             _ = ready.tick(), if !started => {
                 if subscribed.load(Ordering::SeqCst) == peers {
                     let body = format!("{{\"node\":{}}}", gm.id);
