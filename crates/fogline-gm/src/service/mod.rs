@@ -32,9 +32,9 @@ pub type Publish = (&'static str, Vec<u8>);
 /// A monitor of either protocol.
 pub enum Service {
     /// the thesis' broadcast protocol (free or lock step, with or without repair)
-    Broadcast(Monitor),
+    Broadcast(Box<Monitor>),
     /// the coordinator protocol (free running)
-    Coordinated(Coordinated),
+    Coordinated(Box<Coordinated>),
 }
 
 impl Service {
@@ -44,13 +44,13 @@ impl Service {
     /// As [`Monitor::new`]; lock step with the coordinator protocol.
     pub fn new(cfg: &GmConfig) -> Result<Service, String> {
         match cfg.protocol.as_str() {
-            "broadcast" => Monitor::new(cfg).map(Service::Broadcast),
+            "broadcast" => Monitor::new(cfg).map(|m| Service::Broadcast(Box::new(m))),
             "coordinator" => {
                 if cfg.lockstep {
                     return Err("lock step runs the broadcast protocol only".into());
                 }
                 let (f, zone) = function_and_zone(cfg)?;
-                Coordinated::new(cfg, f, zone).map(Service::Coordinated)
+                Coordinated::new(cfg, f, zone).map(|c| Service::Coordinated(Box::new(c)))
             }
             other => Err(format!(
                 "unknown protocol {other:?}: broadcast or coordinator"
