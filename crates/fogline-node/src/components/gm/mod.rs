@@ -66,6 +66,8 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
             ));
         }
     }
+    // A monitor without peers keeps the channel open itself.
+    let idle = tx;
     tracing::info!(name = %gm.name, id = gm.id, nodes = gm.nodes, "geometric monitor started");
     let task = run(
         gm,
@@ -79,7 +81,11 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     );
     Ok(Some(Started {
         endpoints: Vec::new(),
-        task: Box::pin(task),
+        task: Box::pin(async move {
+            let ran = task.await;
+            drop(idle);
+            ran
+        }),
     }))
 }
 
@@ -175,6 +181,8 @@ async fn run(
             }
         };
         match out {
+            // followers end when told to stop, maybe before this loop sees the signal
+            None if *stop.borrow() => return Ok(()),
             None => return Err("a gm subscription ended".into()),
             Some(Err(e)) => tracing::warn!(error = %e, "gm: a record was not understood"),
             Some(Ok(publish)) => {
