@@ -32,6 +32,7 @@ pub fn default_file() -> String {
         fogline_rules::DEFAULT_SECTION,
         fogline_store::service::config::DEFAULT_SECTION,
         fogline_bridge::config::DEFAULT_SECTION,
+        fogline_gm::service::DEFAULT_SECTION,
         fogline_admin::DEFAULT_SECTION,
     ]
     .map(str::trim_end)
@@ -61,6 +62,8 @@ pub struct Config {
     pub store: StoreConfig,
     /// Bridges to Kafka and other brokers.
     pub bridge: BridgeConfig,
+    /// Geometric monitoring: this node's monitor, if any.
+    pub gm: fogline_gm::service::GmConfig,
     /// The HTTP admin API, metrics and dashboard.
     pub admin: AdminConfig,
 }

@@ -21,6 +21,10 @@ fn config(dir: &std::path::Path) -> Config {
         "default",
         vec!["127.0.0.1:1".into()],
     )];
+    // A geometric monitor of one node (its own peer entry is not used).
+    cfg.gm.name = "lab".into();
+    cfg.gm.nodes = 1;
+    cfg.gm.peers = vec!["unused".into()];
     // And an MQTT bridge to a broker that is not there either.
     cfg.bridge.mqtt = vec![fogline_bridge::MqttConfig::new(
         "127.0.0.1:1",
@@ -50,7 +54,7 @@ async fn components_start_in_order_and_stop_in_reverse() {
         let _ = rx.await;
     }));
     tx.send(()).unwrap();
-    running.await.unwrap().unwrap();
+    running.await.unwrap().expect("the node stops cleanly");
     let stops: Vec<String> = board
         .history()
         .into_iter()
@@ -59,7 +63,7 @@ async fn components_start_in_order_and_stop_in_reverse() {
         .collect();
     assert_eq!(
         stops,
-        ["admin", "bridge", "store", "rules", "mqtt", "native", "broker"]
+        ["admin", "gm", "bridge", "store", "rules", "mqtt", "native", "broker"]
     );
     // Nothing listens any more.
     assert!(tokio::net::TcpStream::connect(&native).await.is_err());
@@ -122,6 +126,7 @@ async fn components_without_listeners_are_disabled_not_failed() {
     cfg.store.streams.clear();
     cfg.bridge.kafka.clear();
     cfg.bridge.mqtt.clear();
+    cfg.gm.name.clear();
     let node = Node::start(cfg).await.unwrap();
     use fogline_admin::Components;
     let states: Vec<_> = node
@@ -139,6 +144,7 @@ async fn components_without_listeners_are_disabled_not_failed() {
             ("rules".to_string(), ComponentState::Disabled),
             ("store".to_string(), ComponentState::Disabled),
             ("bridge".to_string(), ComponentState::Disabled),
+            ("gm".to_string(), ComponentState::Disabled),
             ("admin".to_string(), ComponentState::Disabled),
         ]
     );

@@ -6,6 +6,7 @@ pub mod connect;
 pub mod consumer;
 pub mod demo;
 pub mod function;
+pub mod gm;
 pub mod log;
 pub mod passwd;
 pub mod publish;

@@ -57,6 +57,9 @@ enum Command {
     Log(cmd::log::LogCommand),
     /// Add, change or delete a user of a Mosquitto password file (as mosquitto_passwd).
     Passwd(cmd::passwd::PasswdArgs),
+    /// Geometric monitoring: the thesis' Table 3.2 and Fig. 3.5 reproductions, data.
+    #[command(subcommand)]
+    Gm(cmd::gm::GmCommand),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -100,6 +103,7 @@ fn main() -> anyhow::Result<()> {
         Command::Config(c) => cmd::config::run(c),
         Command::Log(c) => cmd::log::run(c),
         Command::Passwd(a) => cmd::passwd::run(a),
+        Command::Gm(c) => cmd::gm::run(c),
     }
 }
 

@@ -1,0 +1,416 @@
+//! Distributed geometric monitoring: 26 `fogline serve` processes on loopback, each running
+//! the `[gm]` monitor over its own broker's topics and reading its peers' updates from theirs,
+//! replay the variance of a generated lab in lock step. Every update (origin, sequence number,
+//! vector, round) and every node's decision at the end of every epoch must be the
+//! simulator's (`fogline_gm::sim::rounds`), and every decision the exact oracle's.
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fogline_client::{Client, ClientOptions};
+use fogline_gm::data::parametric::parametric;
+use fogline_gm::proto::broadcast::Policy;
+use fogline_gm::service::{Alarm, Reading, Status, Tick, Update};
+use fogline_gm::{oracle, sim, Function, Kind, Side, Zone};
+use tokio::sync::mpsc;
+
+const N: usize = 26;
+
+/// Updates by (epoch, round): (origin, sequence number, vector).
+type Rounds = BTreeMap<(u64, u32), Vec<(usize, u64, Vec<i64>)>>;
+const WAIT: Duration = Duration::from_secs(30);
+
+/// The processes; dropping the fleet kills each by its pid.
+struct Fleet(Vec<Child>);
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// `n` processes; with the coordinator protocol (`extra`) the last one is the coordinator.
+fn start_fleet(
+    dir: &std::path::Path,
+    n: usize,
+    zone: Zone,
+    lockstep: bool,
+    extra: &dyn Fn(usize) -> String,
+) -> (Fleet, Vec<String>) {
+    let addrs: Vec<String> = (0..n)
+        .map(|_| format!("127.0.0.1:{}", free_port()))
+        .collect();
+    let peers = addrs
+        .iter()
+        .map(|a| format!("\"{a}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut fleet = Fleet(Vec::new());
+    for (i, addr) in addrs.iter().enumerate() {
+        let cfg = dir.join(format!("node{i}.toml"));
+        std::fs::write(
+            &cfg,
+            format!(
+                "[gm]\nname = \"lab\"\nid = {i}\nnodes = {}\nfunction = \"variance\"\nzone = \"{}\"\npeers = [{peers}]\nlockstep = {lockstep}\n{}",
+                n - usize::from(extra(i).contains("coordinator")),
+                zone.name(),
+                extra(i)
+            ),
+        )
+        .unwrap();
+        let log = std::fs::File::create(dir.join(format!("node{i}.log"))).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_fogline"))
+            .args(["serve", "--config"])
+            .arg(&cfg)
+            .args(["--listen", addr, "--mqtt", "off", "--http", "off"])
+            .args(["--storage", "memory", "--threads", "1", "--data-dir"])
+            .arg(dir.join(format!("data{i}")))
+            .env("FOGLINE_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("fogline serve starts");
+        fleet.0.push(child);
+    }
+    (fleet, addrs)
+}
+
+async fn connect(addr: &str) -> Client {
+    for _ in 0..300 {
+        if let Ok(c) = Client::connect(addr, ClientOptions::default()).await {
+            return c;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{addr} does not answer");
+}
+
+/// Forwards every record of `filter` on every node into one channel.
+async fn gather(clients: &[Client], filter: &str) -> mpsc::UnboundedReceiver<Vec<u8>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    for c in clients {
+        let mut sub = c.subscribe(filter, Default::default()).await.unwrap();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(m) = sub.recv().await {
+                if tx.send(m.payload.to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    rx
+}
+
+async fn next<T: serde::de::DeserializeOwned>(rx: &mut mpsc::UnboundedReceiver<Vec<u8>>) -> T {
+    let bytes = tokio::time::timeout(WAIT, rx.recv())
+        .await
+        .expect("the fleet answers in time")
+        .expect("open");
+    serde_json::from_slice(&bytes).expect("JSON")
+}
+
+fn json<T: serde::Serialize>(x: &T) -> Vec<u8> {
+    serde_json::to_vec(x).unwrap()
+}
+
+/// Readings of `n` motes, gaps filled with the last reading, around the first crossing.
+fn window(epochs: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let trace = parametric(N, 22, 1500, 7);
+    let f = Function::thesis(Kind::Variance);
+    let vectors = trace.vectors(&f);
+    let first = oracle::crossings(&oracle::sides(&f, &vectors))[0];
+    let start = first.saturating_sub(epochs / 2);
+    let mut t: Vec<f64> = (0..N)
+        .map(|i| trace.temperature.iter().find_map(|r| r[i]).unwrap())
+        .collect();
+    let mut h: Vec<f64> = (0..N)
+        .map(|i| trace.humidity.iter().find_map(|r| r[i]).unwrap())
+        .collect();
+    let (mut ts, mut hs) = (Vec::new(), Vec::new());
+    for k in 0..start + epochs {
+        for i in 0..N {
+            if let (Some(a), Some(b)) = (trace.temperature[k][i], trace.humidity[k][i]) {
+                t[i] = a;
+                h[i] = b;
+            }
+        }
+        if k >= start {
+            ts.push(t.clone());
+            hs.push(h.clone());
+        }
+    }
+    (ts, hs)
+}
+
+async fn replay(zone: Zone, epochs: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let (_fleet, addrs) = start_fleet(dir.path(), N, zone, true, &|_| String::new());
+    let mut clients = Vec::new();
+    for a in &addrs {
+        clients.push(connect(a).await);
+    }
+    let mut ready = gather(&clients, "gm/lab/ready").await;
+    let mut statuses = gather(&clients, "gm/lab/status").await;
+    let mut updates = gather(&clients, "gm/lab/update").await;
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < N {
+        let r: serde_json::Value = next(&mut ready).await;
+        seen.insert(r["node"].as_u64().unwrap());
+    }
+
+    let (temps, hums) = window(epochs);
+    let f = Function::thesis(Kind::Variance);
+    let vectors: Vec<Vec<Vec<i64>>> = temps
+        .iter()
+        .zip(&hums)
+        .map(|(t, h)| {
+            (0..N)
+                .map(|i| f.lift([f.quantise(0, t[i]), f.quantise(1, h[i])]))
+                .collect()
+        })
+        .collect();
+    let expected = sim::rounds::run(&f, &vectors, Policy::Zone(zone));
+    let truth = oracle::sides(&f, &vectors);
+
+    let mut got_updates = Rounds::new();
+    for (k, (t, h)) in temps.iter().zip(&hums).enumerate() {
+        let k64 = k as u64;
+        for (i, c) in clients.iter().enumerate() {
+            let r = Reading {
+                epoch: k64,
+                temperature: t[i],
+                humidity: h[i],
+            };
+            c.publish("gm/lab/reading", json(&r)).await.unwrap();
+        }
+        let mut senders = Vec::new();
+        let mut sides = vec![None; N];
+        for round in 0.. {
+            let tick = Tick {
+                epoch: k64,
+                round,
+                senders: senders.clone(),
+            };
+            for c in &clients {
+                c.publish("gm/lab/tick", json(&tick)).await.unwrap();
+            }
+            let mut sent = Vec::new();
+            for _ in 0..N {
+                let s: Status = next(&mut statuses).await;
+                assert_eq!((s.epoch, s.round), (k64, round), "{s:?}");
+                sides[s.node] = s.side;
+                if s.sent {
+                    sent.push(s.node);
+                }
+            }
+            for _ in &sent {
+                let u: Update = next(&mut updates).await;
+                got_updates
+                    .entry((u.epoch, u.round))
+                    .or_default()
+                    .push((u.origin, u.seq, u.vector));
+            }
+            if sent.is_empty() {
+                break;
+            }
+            sent.sort_unstable();
+            senders = sent;
+        }
+        let want = &expected[k];
+        let sides: Vec<Side> = sides.into_iter().map(|s| s.expect("a decision")).collect();
+        assert_eq!(sides, want.sides, "decisions at the end of epoch {k}");
+        assert!(sides.iter().all(|&s| s == truth[k]), "oracle at epoch {k}");
+        for (r, msgs) in want.rounds.iter().enumerate() {
+            let mut got = got_updates.remove(&(k64, r as u32)).unwrap_or_default();
+            got.sort();
+            assert_eq!(&got, msgs, "updates of epoch {k} round {r}");
+        }
+        assert!(got_updates.is_empty(), "extra updates: {got_updates:?}");
+    }
+    let total: usize = expected.iter().flat_map(|e| &e.rounds).map(Vec::len).sum();
+    let triggered: usize = expected
+        .iter()
+        .flat_map(|e| e.rounds.iter().skip(1))
+        .map(Vec::len)
+        .sum();
+    eprintln!(
+        "{}: {epochs} epochs, {total} updates ({triggered} triggered), {} crossings",
+        zone.name(),
+        oracle::crossings(&truth).len()
+    );
+    assert!(
+        total > 2 * N,
+        "the replay has updates beyond the first readings"
+    );
+    assert!(
+        !oracle::crossings(&truth).is_empty(),
+        "the window holds a crossing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_six_processes_decide_as_the_simulator_message_for_message() {
+    // one fleet after the other: 26 processes at a time
+    replay(Zone::Convex, 60).await;
+    replay(Zone::Ball, 60).await;
+}
+
+/// Without lock step the monitors act on each record as it comes; an alarm is a record on
+/// every node's own broker, which rules and bridges can take from there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn free_running_monitors_raise_alarms_as_records() {
+    let n = 3;
+    let dir = tempfile::tempdir().unwrap();
+    let (_fleet, addrs) = start_fleet(dir.path(), n, Zone::Convex, false, &|_| String::new());
+    let mut clients = Vec::new();
+    for a in &addrs {
+        clients.push(connect(a).await);
+    }
+    let mut ready = gather(&clients, "gm/lab/ready").await;
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < n {
+        let r: serde_json::Value = next(&mut ready).await;
+        seen.insert(r["node"].as_u64().unwrap());
+    }
+    let mut alarms = gather(&clients, "gm/lab/alarm").await;
+    // variance 0, then 8/3 C^2 (above 2), then 0 again
+    for (epoch, temps, side) in [
+        (0, [20.0, 20.0, 20.0], Side::Below),
+        (1, [18.0, 20.0, 22.0], Side::Above),
+        (2, [20.0, 20.0, 20.0], Side::Below),
+    ] {
+        for (c, t) in clients.iter().zip(temps) {
+            let r = Reading {
+                epoch,
+                temperature: t,
+                humidity: 35.0,
+            };
+            c.publish("gm/lab/reading", json(&r)).await.unwrap();
+        }
+        // every node's latest alarm of the epoch comes to say the true side
+        let mut latest = std::collections::HashMap::new();
+        while !(latest.len() == n && latest.values().all(|&s| s == side)) {
+            let a: Alarm = next(&mut alarms).await;
+            if a.epoch == epoch {
+                latest.insert(a.node, a.side);
+            }
+        }
+    }
+}
+
+/// Three free-running monitors; node 2 loses every update of epoch 0. Then node 0's reading
+/// jumps, and its update (epoch 1) tells node 2 what it missed; at its next reading node 2
+/// pulls node 1's update from node 0. Returns node 2's sequence numbers at the end.
+async fn one_loss(repair: bool) -> Vec<u64> {
+    let n = 3;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = move |i: usize| {
+        let mut x = format!("repair = {repair}\n");
+        if i == 2 {
+            x.push_str("inject_loss = 1.0\ninject_loss_until = 1\n");
+        }
+        x
+    };
+    let (_fleet, addrs) = start_fleet(dir.path(), n, Zone::Convex, false, &extra);
+    let mut clients = Vec::new();
+    for a in &addrs {
+        clients.push(connect(a).await);
+    }
+    let mut ready = gather(&clients, "gm/lab/ready").await;
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < n {
+        let r: serde_json::Value = next(&mut ready).await;
+        seen.insert(r["node"].as_u64().unwrap());
+    }
+    let mut statuses = gather(&clients[2..], "gm/lab/status").await;
+    let mut last = Vec::new();
+    for (epoch, t0) in [(0u64, 20.0), (1, 25.0), (2, 25.0)] {
+        for (i, c) in clients.iter().enumerate() {
+            let t = if i == 0 { t0 } else { 20.0 };
+            let r = Reading {
+                epoch,
+                temperature: t,
+                humidity: 35.0,
+            };
+            c.publish("gm/lab/reading", json(&r)).await.unwrap();
+        }
+        // let every update of the epoch (and any repair) land
+        while let Ok(Some(b)) =
+            tokio::time::timeout(Duration::from_millis(400), statuses.recv()).await
+        {
+            let s: Status = serde_json::from_slice(&b).unwrap();
+            last = s.seqs;
+        }
+    }
+    last
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repair_recovers_a_lost_update_over_the_brokers() {
+    assert_eq!(
+        one_loss(false).await,
+        vec![2, 0, 1],
+        "without repair node 1's update stays lost"
+    );
+    assert_eq!(
+        one_loss(true).await,
+        vec![2, 1, 1],
+        "with repair it is pulled from node 0"
+    );
+}
+
+/// The coordinator protocol over the brokers: five nodes and a coordinator (six processes);
+/// the coordinator's alarms follow the variance across the threshold and back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coordinator_process_raises_the_alarms() {
+    let nodes = 5;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = |_| "protocol = \"coordinator\"\n".to_string();
+    let (_fleet, addrs) = start_fleet(dir.path(), nodes + 1, Zone::Convex, false, &extra);
+    let mut clients = Vec::new();
+    for a in &addrs {
+        clients.push(connect(a).await);
+    }
+    let mut ready = gather(&clients, "gm/lab/ready").await;
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < nodes + 1 {
+        let r: serde_json::Value = next(&mut ready).await;
+        seen.insert(r["node"].as_u64().unwrap());
+    }
+    let mut alarms = gather(&clients[nodes..], "gm/lab/alarm").await;
+    for (epoch, temps, side) in [
+        (0, [20.0, 20.0, 20.0, 20.0, 20.0], Side::Below),
+        (1, [18.0, 19.0, 20.0, 21.0, 22.5], Side::Above),
+        (2, [20.0, 20.1, 20.2, 20.0, 20.0], Side::Below),
+    ] {
+        for (c, t) in clients.iter().zip(temps) {
+            let r = Reading {
+                epoch,
+                temperature: t,
+                humidity: 35.0,
+            };
+            c.publish("gm/lab/reading", json(&r)).await.unwrap();
+        }
+        loop {
+            // (an alarm carries the epoch of the message that settled it, which may be the
+            // previous epoch's reply; the sides alternate, so the side is what counts)
+            let a: Alarm = next(&mut alarms).await;
+            assert_eq!(a.node, nodes, "the coordinator raises it");
+            if a.side == side {
+                break;
+            }
+        }
+    }
+}
