@@ -10,6 +10,11 @@ use fogline_broker::StorageMode;
 use fogline_node::{Config, Node};
 use tokio::sync::oneshot;
 
+// Certificates made with `openssl`, as fogline's own TLS tests make them.
+#[cfg(feature = "peers")]
+#[path = "../../fogline-net/tests/pki/mod.rs"]
+mod pki;
+
 struct TestServer {
     native: String,
     // Read only by the MQTT tests, which need the `peers` feature.
@@ -176,6 +181,74 @@ async fn mqtt_qos1_window() {
     publ.close().await.unwrap();
     let got = reader.await.unwrap();
     assert_eq!(got, (0..n).collect::<Vec<_>>());
+}
+
+/// The MQTT driver's TLS and login options (`fogline-bench security`) against fogline's
+/// TLS listener with a password file and an ACL: a cell delivers everything over TLS as the
+/// user the ACL grants the topic, and a wrong password is refused.
+#[cfg(feature = "peers")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mqtt_over_tls_with_a_login() {
+    use drivers::mqtt::{MqttDriver, MqttTls};
+    use fogline_auth::passwd::{PasswordFile, DEFAULT_ITERATIONS};
+    use fogline_bench::Driver;
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let p = pki::Pki::new(
+        &dir.path().join("pki"),
+        pki::Kind::Rsa,
+        "bench CA",
+        "unused",
+    );
+    let (acl, passwd) = (dir.path().join("acl"), dir.path().join("passwd"));
+    std::fs::write(&acl, "user bench\ntopic readwrite fbtest/#\n").unwrap();
+    let mut users = PasswordFile::new();
+    users.set("bench", b"pw", DEFAULT_ITERATIONS).unwrap();
+    users.save(&passwd).unwrap();
+    let mut cfg = Config::default();
+    cfg.native.listen = vec!["127.0.0.1:0".into()];
+    cfg.mqtt.listen = vec![];
+    cfg.mqtt.tls_listen = vec!["127.0.0.1:0".into()];
+    cfg.mqtt.tls.certfile = Some(p.server_cert.clone());
+    cfg.mqtt.tls.keyfile = Some(p.server_key.clone());
+    cfg.admin.listen = vec![];
+    cfg.auth.password_file = Some(passwd);
+    cfg.auth.acl_file = Some(acl);
+    cfg.auth.allow_anonymous = Some(false);
+    cfg.broker.storage = StorageMode::Memory;
+    cfg.broker.data_dir = dir.path().join("data");
+    let node = Node::start(cfg).await.unwrap();
+    let addr = node.address("mqtts").expect("a TLS listener");
+    let (stop, stopped) = oneshot::channel::<()>();
+    let served = tokio::spawn(node.run(async move {
+        let _ = stopped.await;
+    }));
+
+    let tls = MqttTls::new(&p.ca, "localhost", None).unwrap();
+    let d = MqttDriver::new("fogline-mqtts", &addr, Durability::Persistent)
+        .unwrap()
+        .with_tls(tls.clone());
+    let session = d.tls_session().await.unwrap().unwrap();
+    assert!(session.starts_with("TLSv1_3"), "{session}");
+    let d = Arc::new(d.with_login("bench", "pw"));
+    let r = tokio::time::timeout(
+        Duration::from_secs(60),
+        run_cell(d, &spec(1024, Rate::Max, 3000, 1), "fbtest/tls", None, 1),
+    )
+    .await
+    .expect("cell finished in time")
+    .unwrap();
+    assert_exact(System::FoglineMqtt, &r, 3000);
+
+    let wrong = MqttDriver::new("fogline-mqtts", &addr, Durability::Volatile)
+        .unwrap()
+        .with_tls(tls)
+        .with_login("bench", "not the password");
+    let refused = wrong.publisher("fbtest/tls").await.err().expect("refused");
+    assert!(refused.to_string().contains("refused"), "{refused}");
+    let _ = stop.send(());
+    served.await.unwrap().unwrap();
 }
 
 #[test]

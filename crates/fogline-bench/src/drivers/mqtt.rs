@@ -11,17 +11,28 @@
 //! a paced message still goes out alone and at once), and a subscriber reads whatever the
 //! socket holds and answers QoS 1 messages with PUBACKs written before it next waits. Every
 //! broker gets the same client.
+//!
+//! Options, so that the same code measures every broker either way: [`MqttDriver::with_tls`]
+//! speaks MQTT over TLS (rustls with the graviola provider, as fogline's listeners; the
+//! broker's certificate is checked against a CA file and a server name), and
+//! [`MqttDriver::with_login`] sends a user name and password in CONNECT.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
 use rumqttc::mqttbytes::v4::{
-    ConnAck, Connect, ConnectReturnCode, Packet, PubAck, Publish, Subscribe, SubscribeReasonCode,
+    ConnAck, Connect, ConnectReturnCode, Login, Packet, PubAck, Publish, Subscribe,
+    SubscribeReasonCode,
 };
 use rumqttc::mqttbytes::{Error as CodecError, QoS};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
 
 use crate::driver::{
     Driver, DriverError, DriverResult, Durability, Publisher, Received, Subscriber,
@@ -44,6 +55,63 @@ pub struct MqttDriver {
     name: &'static str,
     addr: String,
     qos: QoS,
+    tls: Option<MqttTls>,
+    login: Option<Login>,
+}
+
+/// How the driver speaks TLS: the CAs it trusts and the name it expects the broker's
+/// certificate to carry.
+#[derive(Clone)]
+pub struct MqttTls {
+    config: Arc<rustls::ClientConfig>,
+    server_name: ServerName<'static>,
+}
+
+impl MqttTls {
+    /// Trusts the CA certificates of the PEM file `cafile` and expects a broker certificate
+    /// for `server_name` (a DNS name or an IP address); no client certificate. Offers the
+    /// provider's cipher suites, or only `cipher_suite` (rustls' name, e.g.
+    /// `TLS13_AES_256_GCM_SHA384`): brokers choose differently from the same offer (rustls
+    /// follows the client's order, OpenSSL its own), and a comparison wants one suite.
+    ///
+    /// # Errors
+    /// When the file cannot be read or holds no certificate, the name is invalid, or the
+    /// provider has no such suite.
+    pub fn new(cafile: &Path, server_name: &str, cipher_suite: Option<&str>) -> DriverResult<Self> {
+        let bad = |e: &dyn std::fmt::Display| {
+            DriverError::connect("tls", format!("CA file {}: {e}", cafile.display()))
+        };
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_file_iter(cafile).map_err(|e| bad(&e))? {
+            roots.add(cert.map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
+        }
+        if roots.is_empty() {
+            return Err(bad(&"no certificate"));
+        }
+        let mut provider = rustls_graviola::default_provider();
+        if let Some(name) = cipher_suite {
+            provider
+                .cipher_suites
+                .retain(|s| format!("{:?}", s.suite()) == name);
+            if provider.cipher_suites.is_empty() {
+                return Err(DriverError::connect(
+                    "tls",
+                    format!("no cipher suite {name} in the provider"),
+                ));
+            }
+        }
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| DriverError::connect("tls", e))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let server_name = ServerName::try_from(server_name.to_string())
+            .map_err(|e| DriverError::connect("tls", format!("{server_name}: {e}")))?;
+        Ok(Self {
+            config: Arc::new(config),
+            server_name,
+        })
+    }
 }
 
 impl MqttDriver {
@@ -66,18 +134,67 @@ impl MqttDriver {
             name,
             addr: addr.to_string(),
             qos,
+            tls: None,
+            login: None,
+        })
+    }
+
+    /// Speaks MQTT over TLS.
+    pub fn with_tls(mut self, tls: MqttTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Logs in as `user` with `password` (once per connection, in CONNECT).
+    pub fn with_login(mut self, user: &str, password: &str) -> Self {
+        self.login = Some(Login::new(user, password));
+        self
+    }
+
+    /// The TLS version and cipher suite the broker negotiates with this driver, from a
+    /// handshake of its own (no MQTT is sent); `None` without TLS.
+    ///
+    /// # Errors
+    /// When the broker cannot be reached or the handshake fails.
+    pub async fn tls_session(&self) -> DriverResult<Option<String>> {
+        let Stream::Tls(mut s) = self.open().await? else {
+            return Ok(None);
+        };
+        let c = s.get_ref().1;
+        let unknown = || "unknown".to_string();
+        let session = format!(
+            "{}, {}",
+            c.protocol_version()
+                .map_or_else(unknown, |v| format!("{v:?}")),
+            c.negotiated_cipher_suite()
+                .map_or_else(unknown, |s| format!("{:?}", s.suite()))
+        );
+        let _ = s.shutdown().await;
+        Ok(Some(session))
+    }
+
+    /// A socket to the broker, past the TLS handshake when TLS is on.
+    async fn open(&self) -> DriverResult<Stream> {
+        let tcp = TcpStream::connect(&self.addr)
+            .await
+            .map_err(|e| DriverError::connect(self.name, e))?;
+        // Small packets and QoS 1 acks must not wait for Nagle's algorithm.
+        tcp.set_nodelay(true)
+            .map_err(|e| DriverError::connect(self.name, e))?;
+        Ok(match &self.tls {
+            None => Stream::Plain(tcp),
+            Some(tls) => Stream::Tls(Box::new(
+                tokio_rustls::TlsConnector::from(tls.config.clone())
+                    .connect(tls.server_name.clone(), tcp)
+                    .await
+                    .map_err(|e| DriverError::connect(self.name, format!("TLS: {e}")))?,
+            )),
         })
     }
 
     /// A connected MQTT session (clean session, so nothing of an earlier run comes back).
     async fn connect(&self, role: &str) -> DriverResult<Conn> {
-        let stream = TcpStream::connect(&self.addr)
-            .await
-            .map_err(|e| DriverError::connect(self.name, e))?;
-        // Small packets and QoS 1 acks must not wait for Nagle's algorithm.
-        stream
-            .set_nodelay(true)
-            .map_err(|e| DriverError::connect(self.name, e))?;
+        let stream = self.open().await?;
         let mut conn = Conn {
             name: self.name,
             stream,
@@ -91,6 +208,7 @@ impl MqttDriver {
         );
         let mut c = Connect::new(id);
         c.keep_alive = KEEP_ALIVE_SECS;
+        c.login = self.login.clone();
         conn.put(&Packet::Connect(c))?;
         conn.write_out().await?;
         match conn.next_packet().await? {
@@ -110,10 +228,44 @@ impl MqttDriver {
     }
 }
 
+/// A socket, with or without TLS. An enum rather than a boxed trait object: the plain path
+/// stays the direct calls it was before TLS.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    async fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.write_all(buf).await,
+            Stream::Tls(s) => {
+                s.write_all(buf).await?;
+                // rustls may still hold records that the socket did not take.
+                s.flush().await
+            }
+        }
+    }
+
+    async fn read_buf(&mut self, buf: &mut BytesMut) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read_buf(buf).await,
+            Stream::Tls(s) => s.read_buf(buf).await,
+        }
+    }
+
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.shutdown().await,
+            Stream::Tls(s) => s.shutdown().await,
+        }
+    }
+}
+
 /// One MQTT connection: a read buffer and a write buffer over a socket.
 struct Conn {
     name: &'static str,
-    stream: TcpStream,
+    stream: Stream,
     inbuf: BytesMut,
     out: BytesMut,
 }

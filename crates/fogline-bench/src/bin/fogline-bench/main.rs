@@ -4,15 +4,20 @@
 //! matcher with Hyperscan, aho-corasick and daachorse, `detect` scores the anomaly
 //! detectors on the Numenta Anomaly Benchmark, `store` compares the queryable store with
 //! SQLite and redb, `route` the broker's routing by data profile, `bridge` the Kafka bridge against Kafka's own producer, and `rules` (feature `peers`) measures SQL
-//! rules on a live MQTT stream against eKuiper.
+//! rules on a live MQTT stream against eKuiper; `security` (feature `peers`) what TLS and an
+//! ACL cost on the MQTT path, fogline over TLS against Mosquitto.
 
 mod bridge;
+#[cfg(feature = "peers")]
+mod child;
 mod detect;
 mod matching;
 mod route;
 #[cfg(feature = "peers")]
 mod rules;
 mod run;
+#[cfg(feature = "peers")]
+mod security;
 mod store;
 
 use clap::{Parser, Subcommand};
@@ -47,6 +52,10 @@ enum Command {
     /// and memory per rule, fogline and (with --ekuiper) eKuiper side by side.
     #[cfg(feature = "peers")]
     Rules(rules::RulesArgs),
+    /// MQTT over TLS, fogline against Mosquitto with the same certificates, and fogline's
+    /// plain MQTT path without and with an ACL of 100 rules: throughput and p50 (issue 35).
+    #[cfg(feature = "peers")]
+    Security(security::SecurityArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -67,6 +76,8 @@ fn main() -> anyhow::Result<()> {
         Command::Bridge(args) => bridge::run(args),
         #[cfg(feature = "peers")]
         Command::Rules(args) => rules::run(args),
+        #[cfg(feature = "peers")]
+        Command::Security(args) => security::run(args),
     }
 }
 

@@ -21,9 +21,8 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -35,6 +34,8 @@ use fogline_bench::pin::{self, Placement};
 use fogline_bench::procstat;
 use fogline_bench::Driver;
 use serde_json::{json, Value};
+
+use crate::child::{pinned, wait_listening, Proc};
 
 const TOPIC: &str = "bench/temp";
 const STREAM_SQL: &str = "CREATE STREAM demo (id STRING, temperature FLOAT) WITH (DATASOURCE=\"bench/temp\", FORMAT=\"json\")";
@@ -138,31 +139,6 @@ struct Env {
     placement: Option<Placement>,
 }
 
-/// A child process stopped (SIGTERM, then SIGKILL) by pid when dropped.
-struct Proc(Child);
-
-impl Proc {
-    fn pid(&self) -> u32 {
-        self.0.id()
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        // SAFETY: kill(2) on a child we spawned and have not reaped.
-        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A running engine: its process, its REST address and the MQTT address its source reads.
 struct Engine {
     kind: Kind,
@@ -171,30 +147,6 @@ struct Engine {
     // Dropped in order: the engine before its broker.
     proc: Proc,
     _broker: Option<Proc>,
-}
-
-fn pinned(cmd: &mut Command, core: Option<usize>) {
-    if let Some(core) = core {
-        // SAFETY: only the sched_setaffinity system call runs between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || pin::pin_current_thread(core));
-        }
-    }
-}
-
-fn wait_listening(addr: &str, proc: &mut Proc, what: &str, log: &Path) -> anyhow::Result<()> {
-    let t = Instant::now();
-    while TcpStream::connect(addr).is_err() {
-        if let Ok(Some(status)) = proc.0.try_wait() {
-            let log = std::fs::read_to_string(log).unwrap_or_default();
-            bail!("{what} exited with {status}: {log}");
-        }
-        if t.elapsed() > Duration::from_secs(30) {
-            bail!("{what} not listening on {addr} after 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(())
 }
 
 impl Engine {
