@@ -97,6 +97,9 @@ pub fn table_protocols() -> Vec<Protocol> {
         out.push(Protocol::Broadcast(z));
     }
     out.push(Protocol::Repair(Zone::Convex));
+    for z in [Zone::Ball, Zone::Convex] {
+        out.push(Protocol::Predict(z));
+    }
     for z in [Zone::Ball, Zone::Box, Zone::Convex] {
         out.push(Protocol::Coordinator(z));
     }
@@ -232,13 +235,15 @@ pub fn fig3_5(
 }
 
 /// The default protocols of Fig. 3.5: the baseline, the thesis' protocol, and the better zone
-/// under both protocols.
+/// under every protocol.
 pub fn fig_protocols() -> Vec<Protocol> {
     vec![
         Protocol::EveryReading,
         Protocol::Broadcast(Zone::Ball),
         Protocol::Broadcast(Zone::Convex),
         Protocol::Repair(Zone::Convex),
+        Protocol::Predict(Zone::Convex),
+        Protocol::PredictRepair(Zone::Convex),
         Protocol::Coordinator(Zone::Convex),
     ]
 }

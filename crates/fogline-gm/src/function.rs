@@ -185,6 +185,15 @@ impl Function {
         }
     }
 
+    /// The quantised (temperature, humidity) a local vector was lifted from (humidity 0 when
+    /// the function does not use it).
+    pub fn reading(&self, v: &[i64]) -> [i64; 2] {
+        match self.kind {
+            Kind::Covariance => [v[0], v[1]],
+            Kind::Average | Kind::Variance => [v[0], 0],
+        }
+    }
+
     /// Exactly which side `f(S / n)` is on, for an integer sum `S` of `n` local vectors:
     /// `2 f(S/n) n^2 = S'(2A)S + n (2b)'S`, compared with `2 T n^2`.
     pub fn side_of_sum(&self, sum: &[i128], n: usize) -> Side {

@@ -108,14 +108,25 @@ fn repair_shortens_out_of_sync_spells() {
         };
         sim::run(&f, &v, &cfg)
     };
-    let thesis = run(Protocol::Broadcast(Zone::Convex));
-    let repaired = run(Protocol::Repair(Zone::Convex));
-    assert!(
-        repaired.out_of_sync_mean_ms < thesis.out_of_sync_mean_ms,
-        "{repaired:?} {thesis:?}"
-    );
-    assert!(
-        repaired.wrong_epochs <= thesis.wrong_epochs,
-        "{repaired:?} {thesis:?}"
-    );
+    for (plain, with_repair) in [
+        (
+            Protocol::Broadcast(Zone::Convex),
+            Protocol::Repair(Zone::Convex),
+        ),
+        (
+            Protocol::Predict(Zone::Convex),
+            Protocol::PredictRepair(Zone::Convex),
+        ),
+    ] {
+        let thesis = run(plain);
+        let repaired = run(with_repair);
+        assert!(
+            repaired.out_of_sync_mean_ms < thesis.out_of_sync_mean_ms,
+            "{repaired:?} {thesis:?}"
+        );
+        assert!(
+            repaired.wrong_epochs <= thesis.wrong_epochs,
+            "{repaired:?} {thesis:?}"
+        );
+    }
 }

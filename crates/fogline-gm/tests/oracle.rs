@@ -13,6 +13,8 @@ fn protocols() -> Vec<Protocol> {
         out.push(Protocol::Broadcast(z));
         out.push(Protocol::Coordinator(z));
         out.push(Protocol::Repair(z));
+        out.push(Protocol::Predict(z));
+        out.push(Protocol::PredictRepair(z));
     }
     out
 }

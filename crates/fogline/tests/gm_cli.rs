@@ -28,7 +28,7 @@ fn table_3_2_reports_every_protocol_and_misses_nothing() {
     args.extend(SMALL);
     let rows: serde_json::Value = serde_json::from_str(&gm(&args)).expect("JSON");
     let rows = rows.as_array().unwrap();
-    assert_eq!(rows.len(), 2 * 10);
+    assert_eq!(rows.len(), 2 * 12);
     for row in rows {
         let r = &row["report"];
         let protocol = r["protocol"].as_str().unwrap();
@@ -47,7 +47,9 @@ fn table_3_2_reports_every_protocol_and_misses_nothing() {
 
     let text = gm(&[&["table3.2"], &SMALL[..]].concat());
     assert!(
-        text.contains("variance") && text.contains("coordinator/convex"),
+        text.contains("variance")
+            && text.contains("coordinator/convex")
+            && text.contains("predict/convex"),
         "{text}"
     );
 }

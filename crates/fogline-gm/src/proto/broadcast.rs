@@ -19,6 +19,10 @@
 //! node that has it (two unicasts): a loss is repaired by the end of the epoch of the next
 //! update from *anyone*, not only at the next update from the same origin.
 
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
 use super::{drift, Dest, Msg, NodeId, Out, Participant};
 use crate::function::{self, Function, Side};
 use crate::zone::Zone;
@@ -51,6 +55,63 @@ pub struct BroadcastNode {
     repair: bool,
     /// with repair: the highest sequence number heard of per origin, and who holds it
     heard_of: Vec<(u64, NodeId)>,
+    /// With prediction: every origin's trend (the epoch of its update and its slope), this
+    /// node's recent readings, and the epoch of its latest reading.
+    trends: Option<Vec<Trend>>,
+    recent: VecDeque<(u64, [i64; 2])>,
+    epoch: u64,
+}
+
+/// A velocity model (Giatrakos et al., prediction-based GM): an origin's readings are
+/// expected to go on along `slope` from the reading it sent at epoch `at`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trend {
+    /// the epoch of the update
+    pub at: u64,
+    /// quanta per [`SLOPE_EPOCHS`] epochs, per channel (temperature, humidity)
+    pub slope: [i64; 2],
+}
+
+/// The slope's fixed-point denominator: integer arithmetic keeps every node's prediction, and
+/// so every node's estimate, bit for bit the same.
+pub const SLOPE_EPOCHS: i64 = 1024;
+/// Readings a node fits its slope to (about 10 minutes of 31 s epochs).
+pub const TREND_WINDOW: usize = 20;
+/// How far a prediction runs before it stops moving (about 31 minutes): predictions of
+/// different slopes fan out with time, and past a turn of the weather a long one drags the
+/// estimate away from the truth, which costs a burst of updates to correct.
+pub const TREND_HORIZON: u64 = 60;
+
+impl Trend {
+    /// The reading predicted at `epoch` from `q`, sent at `self.at`.
+    pub fn predict(&self, q: [i64; 2], epoch: u64) -> [i64; 2] {
+        let dt = epoch.saturating_sub(self.at).min(TREND_HORIZON) as i64;
+        [
+            q[0] + (dt * self.slope[0]).div_euclid(SLOPE_EPOCHS),
+            q[1] + (dt * self.slope[1]).div_euclid(SLOPE_EPOCHS),
+        ]
+    }
+
+    /// The least-squares slope of `recent` readings, anchored at the latest.
+    fn fit(recent: &VecDeque<(u64, [i64; 2])>) -> Trend {
+        let at = recent.back().map_or(0, |r| r.0);
+        let n = recent.len() as f64;
+        if recent.len() < 2 {
+            return Trend { at, slope: [0, 0] };
+        }
+        let tm = recent.iter().map(|r| r.0 as f64).sum::<f64>() / n;
+        let stt: f64 = recent.iter().map(|r| (r.0 as f64 - tm).powi(2)).sum();
+        let mut slope = [0i64; 2];
+        for (c, s) in slope.iter_mut().enumerate() {
+            let qm = recent.iter().map(|r| r.1[c] as f64).sum::<f64>() / n;
+            let stq: f64 = recent
+                .iter()
+                .map(|r| (r.0 as f64 - tm) * (r.1[c] as f64 - qm))
+                .sum();
+            *s = (stq / stt * SLOPE_EPOCHS as f64).round() as i64;
+        }
+        Trend { at, slope }
+    }
 }
 
 impl BroadcastNode {
@@ -69,7 +130,16 @@ impl BroadcastNode {
             v: None,
             repair: false,
             heard_of: vec![(0, 0); n],
+            trends: None,
+            recent: VecDeque::new(),
+            epoch: 0,
         }
+    }
+
+    /// The same node, predicting every origin's readings along its trend.
+    pub fn with_prediction(mut self) -> BroadcastNode {
+        self.trends = Some(vec![Trend::default(); self.n]);
+        self
     }
 
     /// The same node, with repair.
@@ -84,6 +154,7 @@ impl BroadcastNode {
             seq: self.seqs[origin],
             vector: self.views[origin].clone()?,
             known: if known { self.seqs.clone() } else { Vec::new() },
+            trend: self.trends.as_ref().map(|t| t[origin]),
         })
     }
 
@@ -105,6 +176,9 @@ impl BroadcastNode {
     fn send(&mut self, out: &mut Vec<Out>) {
         let Some(v) = self.v.clone() else { return };
         let seq = self.seqs[self.id] + 1;
+        if let Some(trends) = &mut self.trends {
+            trends[self.id] = Trend::fit(&self.recent);
+        }
         self.store(self.id, seq, &v);
         if let Some(msg) = self.update(self.id, self.repair) {
             out.push(Out {
@@ -121,6 +195,7 @@ impl BroadcastNode {
             origin,
             seq,
             vector,
+            trend,
             ..
         } = msg
         else {
@@ -130,6 +205,7 @@ impl BroadcastNode {
             return false;
         }
         self.store(*origin, *seq, vector);
+        self.take_trend(*origin, trend);
         true
     }
 
@@ -146,9 +222,42 @@ impl BroadcastNode {
         &self.seqs
     }
 
-    /// The sum of the vectors this node holds, once it has sent its own.
+    /// The sum of the vectors this node holds (predicted to its latest epoch), once it has
+    /// sent its own.
     pub fn view_sum(&self) -> Option<Vec<i128>> {
-        self.views[self.id].is_some().then(|| self.sum.clone())
+        self.views[self.id].is_some().then(|| self.sum_now())
+    }
+
+    fn take_trend(&mut self, origin: NodeId, trend: &Option<Trend>) {
+        if let Some(trends) = &mut self.trends {
+            trends[origin] = trend.unwrap_or_default();
+        }
+    }
+
+    /// Origin `j`'s vector as this node expects it now: its last vector, or with prediction
+    /// the lift of its reading moved along its trend to this node's epoch.
+    fn view_now(&self, j: NodeId) -> Option<Vec<i64>> {
+        let v = self.views[j].as_ref()?;
+        Some(match &self.trends {
+            Some(t) => self.f.lift(t[j].predict(self.f.reading(v), self.epoch)),
+            None => v.clone(),
+        })
+    }
+
+    /// The sum the estimate is made of, now.
+    fn sum_now(&self) -> Vec<i128> {
+        if self.trends.is_none() {
+            return self.sum.clone();
+        }
+        let mut sum = vec![0i128; self.f.dim()];
+        for j in 0..self.n {
+            if let Some(v) = self.view_now(j) {
+                for (s, x) in sum.iter_mut().zip(&v) {
+                    *s += *x as i128;
+                }
+            }
+        }
+        sum
     }
 
     /// Whether the local zone is violated.
@@ -156,18 +265,26 @@ impl BroadcastNode {
         let Policy::Zone(zone) = self.policy else {
             return false;
         };
-        let (Some(v), Some(reference)) = (&self.v, &self.views[self.id]) else {
+        let (Some(v), Some(reference)) = (&self.v, self.view_now(self.id)) else {
             return false;
         };
-        let e = function::mean(&self.sum, self.n);
-        let u = drift(&e, v, reference, None);
-        !zone.is_safe(&self.f, &e, &u, self.f.side_of_sum(&self.sum, self.n))
+        let sum = self.sum_now();
+        let e = function::mean(&sum, self.n);
+        let u = drift(&e, v, &reference, None);
+        !zone.is_safe(&self.f, &e, &u, self.f.side_of_sum(&sum, self.n))
     }
 }
 
 impl Participant for BroadcastNode {
     fn on_reading(&mut self, epoch: u64, vector: &[i64], out: &mut Vec<Out>) {
         self.v = Some(vector.to_vec());
+        self.epoch = epoch;
+        if self.trends.is_some() {
+            if self.recent.len() == TREND_WINDOW {
+                self.recent.pop_front();
+            }
+            self.recent.push_back((epoch, self.f.reading(vector)));
+        }
         let first = self.views[self.id].is_none();
         let due = match self.policy {
             Policy::Always => true,
@@ -186,6 +303,7 @@ impl Participant for BroadcastNode {
                 seq,
                 vector,
                 known,
+                trend,
             } => {
                 for (j, &k) in known.iter().enumerate().take(self.n) {
                     if k > self.heard_of[j].0 {
@@ -196,6 +314,7 @@ impl Participant for BroadcastNode {
                     return;
                 }
                 self.store(*origin, *seq, vector);
+                self.take_trend(*origin, trend);
                 if self.violated() {
                     self.send(out);
                 }
@@ -240,10 +359,43 @@ impl Participant for BroadcastNode {
     fn belief(&self) -> Option<Side> {
         self.views[self.id]
             .is_some()
-            .then(|| self.f.side_of_sum(&self.sum, self.n))
+            .then(|| self.f.side_of_sum(&self.sum_now(), self.n))
     }
 
     fn estimate(&self) -> Option<Vec<i128>> {
-        (self.heard == self.n).then(|| self.sum.clone())
+        (self.heard == self.n).then(|| self.sum_now())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trend_fits_a_line_and_predicts_in_whole_quanta_up_to_its_horizon() {
+        // 2.5 quanta an epoch, plus a wobble the fit averages out
+        let recent: VecDeque<(u64, [i64; 2])> = (0..TREND_WINDOW as u64)
+            .map(|k| (100 + k, [(5 * k / 2) as i64 + (k % 2) as i64, -7]))
+            .collect();
+        let t = Trend::fit(&recent);
+        assert_eq!(t.at, 100 + TREND_WINDOW as u64 - 1);
+        assert!((t.slope[0] - 2560).abs() < 100, "{t:?}");
+        assert_eq!(t.slope[1], 0);
+        let t = Trend {
+            at: 10,
+            slope: [-1536, 512],
+        };
+        // -1.5 and +0.5 quanta an epoch, floored: the same on every node
+        assert_eq!(t.predict([0, 0], 10), [0, 0]);
+        assert_eq!(t.predict([0, 0], 11), [-2, 0]);
+        assert_eq!(t.predict([0, 0], 13), [-5, 1]);
+        assert_eq!(t.predict([0, 0], 5), [0, 0], "no prediction backwards");
+        let far = t.predict([0, 0], 10 + TREND_HORIZON);
+        assert_eq!(t.predict([0, 0], 10 + 10 * TREND_HORIZON), far);
+        // one reading: no slope
+        assert_eq!(
+            Trend::fit(&recent.iter().take(1).copied().collect()).slope,
+            [0, 0]
+        );
     }
 }

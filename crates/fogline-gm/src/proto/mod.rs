@@ -30,6 +30,9 @@ pub enum Msg {
         /// With repair: the sequence number the sender holds for every origin (a version
         /// vector), so that a receiver learns what it missed; empty otherwise.
         known: Vec<u64>,
+        /// With prediction: the origin's trend.
+        #[serde(default)]
+        trend: Option<broadcast::Trend>,
     },
     /// Broadcast protocol with repair, to a node whose version vector is ahead: send me
     /// the latest updates you hold from these origins.
@@ -151,6 +154,11 @@ pub enum Protocol {
     Repair(Zone),
     /// The coordinator with lazy sync, with the given zone.
     Coordinator(Zone),
+    /// The broadcast protocol with a velocity model: updates carry the origin's trend, and
+    /// every node predicts every origin's readings along it.
+    Predict(Zone),
+    /// Prediction and repair together.
+    PredictRepair(Zone),
     /// Every node broadcasts every reading (the thesis' baseline).
     EveryReading,
     /// Every node broadcasts its reading every `k` epochs.
@@ -163,6 +171,8 @@ impl Protocol {
         match self {
             Protocol::Broadcast(z) => format!("broadcast/{}", z.name()),
             Protocol::Repair(z) => format!("repair/{}", z.name()),
+            Protocol::Predict(z) => format!("predict/{}", z.name()),
+            Protocol::PredictRepair(z) => format!("predict+repair/{}", z.name()),
             Protocol::Coordinator(z) => format!("coordinator/{}", z.name()),
             Protocol::EveryReading => "every-reading".into(),
             Protocol::Periodic(k) => format!("periodic/{k}"),
@@ -175,6 +185,8 @@ impl Protocol {
         match head {
             "broadcast" => Zone::parse(tail).map(Protocol::Broadcast),
             "repair" => Zone::parse(tail).map(Protocol::Repair),
+            "predict" => Zone::parse(tail).map(Protocol::Predict),
+            "predict+repair" => Zone::parse(tail).map(Protocol::PredictRepair),
             "coordinator" => Zone::parse(tail).map(Protocol::Coordinator),
             "every-reading" if tail.is_empty() => Some(Protocol::EveryReading),
             "periodic" => tail.parse().ok().filter(|&k| k > 0).map(Protocol::Periodic),
@@ -200,6 +212,14 @@ impl Protocol {
                 Protocol::Repair(z) => {
                     Box::new(BroadcastNode::new(id, n, f.clone(), Policy::Zone(z)).with_repair())
                 }
+                Protocol::Predict(z) => Box::new(
+                    BroadcastNode::new(id, n, f.clone(), Policy::Zone(z)).with_prediction(),
+                ),
+                Protocol::PredictRepair(z) => Box::new(
+                    BroadcastNode::new(id, n, f.clone(), Policy::Zone(z))
+                        .with_prediction()
+                        .with_repair(),
+                ),
                 Protocol::EveryReading => {
                     Box::new(BroadcastNode::new(id, n, f.clone(), Policy::Always))
                 }

@@ -135,6 +135,9 @@ impl Monitor {
         if cfg.repair {
             node = node.with_repair();
         }
+        if cfg.predict {
+            node = node.with_prediction();
+        }
         Ok(Monitor {
             node,
             rng: crate::rng::Rng::new(cfg.id as u64),
@@ -273,6 +276,7 @@ impl Monitor {
                         seq,
                         vector,
                         known,
+                        trend,
                     },
                     _,
                 ) => {
@@ -285,6 +289,7 @@ impl Monitor {
                         seq,
                         vector,
                         known,
+                        trend,
                     };
                     p.push(("update", json(&u)));
                 }
@@ -336,6 +341,7 @@ fn msg(u: &Update) -> Msg {
         seq: u.seq,
         vector: u.vector.clone(),
         known: u.known.clone(),
+        trend: u.trend,
     }
 }
 

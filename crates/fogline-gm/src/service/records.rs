@@ -31,6 +31,9 @@ pub struct GmConfig {
     pub lockstep: bool,
     /// updates carry the sender's version vector, and a node behind pulls what it missed
     pub repair: bool,
+    /// updates carry the sender's trend, and every node predicts every origin's readings
+    /// along it (broadcast protocol)
+    pub predict: bool,
     /// drop this fraction of incoming updates (fault injection for experiments and tests)
     pub inject_loss: f64,
     /// only those sent in epochs below this one (default: all)
@@ -51,6 +54,7 @@ impl Default for GmConfig {
             peers: Vec::new(),
             lockstep: false,
             repair: false,
+            predict: false,
             inject_loss: 0.0,
             inject_loss_until: None,
         }
@@ -97,6 +101,9 @@ pub struct Update {
     /// with repair: the sender's sequence number for every origin
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known: Vec<u64>,
+    /// with prediction: the sender's trend
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trend: Option<crate::proto::broadcast::Trend>,
 }
 
 /// A pull record (repair): `from` asks `to` for the latest updates of `origins`.

@@ -59,6 +59,7 @@ fn lock_step_waits_for_its_reading_and_for_the_senders() {
         seq: 1,
         vector: vec![300, 90_000],
         known: vec![],
+        trend: None,
     });
     let out = m.on_update(&u).unwrap();
     let status = &of(&out, "status")[0];
@@ -205,4 +206,83 @@ fn the_coordinator_protocol_runs_on_envelopes() {
         ..GmConfig::default()
     })
     .is_err());
+}
+
+/// Prediction through the records: trends travel in the update records, so every monitor
+/// holds the same predicted estimate and decides as the oracle does at every epoch; and the
+/// monitors send the same updates as the simulator's `predict/convex` nodes.
+#[test]
+fn predicted_trends_travel_in_update_records() {
+    let n = 6;
+    let thesis = crate::Function::thesis(crate::Kind::Variance);
+    let vectors = crate::data::parametric::parametric(n, 22, 900, 3).vectors(&thesis);
+    // a threshold the variance of these six crosses: its median, in whole 0.01 C^2
+    let mut values = crate::oracle::values(&thesis, &vectors);
+    values.sort_by(f64::total_cmp);
+    let threshold = (values[values.len() / 2] * 100.0).round() / 100.0;
+    let f = crate::Function::new(crate::Kind::Variance, threshold, [20.0, 35.0], 0.01).unwrap();
+    let truth = crate::oracle::sides(&f, &vectors);
+    assert!(
+        truth.windows(2).any(|w| w[0] != w[1]),
+        "the threshold is crossed"
+    );
+    let mut monitors: Vec<Monitor> = (0..n)
+        .map(|id| {
+            Monitor::new(&GmConfig {
+                name: "lab".into(),
+                id,
+                nodes: n,
+                threshold: Some(threshold),
+                predict: true,
+                ..GmConfig::default()
+            })
+            .unwrap()
+        })
+        .collect();
+    let mut sim_nodes: Vec<BroadcastNode> = (0..n)
+        .map(|id| {
+            BroadcastNode::new(id, n, f.clone(), Policy::Zone(crate::Zone::Convex))
+                .with_prediction()
+        })
+        .collect();
+    let mut with_slope = 0;
+    for (epoch, ep) in vectors.iter().enumerate() {
+        // the records path and the state machines, side by side, delivering every update to
+        // every other node at once, in the order sent
+        let mut queue: std::collections::VecDeque<Vec<u8>> = Default::default();
+        let mut sim_queue: std::collections::VecDeque<crate::proto::Msg> = Default::default();
+        for id in 0..n {
+            let out = monitors[id]
+                .on_reading(&reading(epoch as u64, 20.0 + 0.01 * ep[id][0] as f64))
+                .unwrap();
+            queue.extend(out.into_iter().filter(|p| p.0 == "update").map(|p| p.1));
+            let mut o = Vec::new();
+            sim_nodes[id].on_reading(epoch as u64, &ep[id], &mut o);
+            sim_queue.extend(o.into_iter().map(|o| o.msg));
+        }
+        while let Some(u) = queue.pop_front() {
+            let rec: Update = serde_json::from_slice(&u).unwrap();
+            let sim_msg = sim_queue.pop_front().expect("the simulator sent as many");
+            assert_eq!(msg(&rec), sim_msg, "epoch {epoch}");
+            let trend = rec.trend.expect("an update carries its trend");
+            with_slope += usize::from(trend.slope != [0, 0]);
+            for id in (0..n).filter(|&id| id != rec.origin) {
+                let out = monitors[id].on_update(&u).unwrap();
+                queue.extend(out.into_iter().filter(|p| p.0 == "update").map(|p| p.1));
+                let mut o = Vec::new();
+                sim_nodes[id].on_message(rec.origin, &sim_msg, &mut o);
+                sim_queue.extend(o.into_iter().map(|o| o.msg));
+            }
+        }
+        assert!(sim_queue.is_empty(), "epoch {epoch}");
+        let sums: Vec<_> = monitors.iter().map(|m| m.node.view_sum()).collect();
+        assert!(
+            sums.iter().all(|s| *s == sums[0]),
+            "epoch {epoch}: {sums:?}"
+        );
+        for m in &monitors {
+            assert_eq!(m.node.belief(), Some(truth[epoch]), "epoch {epoch}");
+        }
+    }
+    assert!(with_slope > 0, "some trends are not flat");
 }

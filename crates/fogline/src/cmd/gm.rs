@@ -268,7 +268,7 @@ fn table_plot(rows: &[TableRow]) -> String {
 
 fn fig_text(points: &[FigPoint]) -> String {
     let mut s = format!(
-        "{:<20} {:>6} {:>9} {:>9} {:>12} {:>12} {:>9} {:>8} {:>9}\n",
+        "{:<22} {:>6} {:>9} {:>9} {:>12} {:>12} {:>9} {:>8} {:>9}\n",
         "protocol",
         "loss%",
         "measured%",
@@ -281,7 +281,7 @@ fn fig_text(points: &[FigPoint]) -> String {
     );
     for p in points {
         s.push_str(&format!(
-            "{:<20} {:>6.2} {:>9.2} {:>9.0} {:>10.0}ms {:>10.0}ms {:>9.1} {:>8.1} {:>9.1}\n",
+            "{:<22} {:>6.2} {:>9.2} {:>9.0} {:>10.0}ms {:>10.0}ms {:>9.1} {:>8.1} {:>9.1}\n",
             p.protocol,
             100.0 * p.loss,
             100.0 * p.measured_loss,
