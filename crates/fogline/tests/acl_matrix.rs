@@ -445,3 +445,76 @@ async fn sighup_puts_a_new_acl_in_force_for_live_connections() {
         other => panic!("{other:?}"),
     }
 }
+
+/// MQTT 3.1.1 has no reason codes: a refused filter gets the plain failure 0x80 in its SUBACK
+/// (next to the granted one of the same SUBSCRIBE), and a refused QoS 1 publish is
+/// acknowledged and dropped, as Mosquitto does.
+#[tokio::test]
+async fn mqtt_3_1_1_refusals_use_the_plain_codes() {
+    use rumqttc::{
+        AsyncClient, Event, EventLoop, MqttOptions, Packet, QoS, SubscribeFilter,
+        SubscribeReasonCode,
+    };
+    async fn next(ev: &mut EventLoop) -> Event {
+        tokio::time::timeout(Duration::from_secs(20), ev.poll())
+            .await
+            .expect("an event in time")
+            .expect("the connection works")
+    }
+    async fn connect(addr: &str, id: &str, user: (&str, &str)) -> (AsyncClient, EventLoop) {
+        let (host, port) = addr.rsplit_once(':').unwrap();
+        let mut o = MqttOptions::new(id, host, port.parse().unwrap());
+        o.set_credentials(user.0, user.1);
+        let (c, mut ev) = AsyncClient::new(o, 16);
+        while !matches!(next(&mut ev).await, Event::Incoming(Packet::ConnAck(_))) {}
+        (c, ev)
+    }
+    async fn suback(ev: &mut EventLoop) -> Vec<SubscribeReasonCode> {
+        loop {
+            if let Event::Incoming(Packet::SubAck(a)) = next(ev).await {
+                return a.return_codes;
+            }
+        }
+    }
+    async fn puback(c: &AsyncClient, ev: &mut EventLoop, topic: &str) {
+        c.publish(topic, QoS::AtLeastOnce, false, "x")
+            .await
+            .unwrap();
+        while !matches!(next(ev).await, Event::Incoming(Packet::PubAck(_))) {}
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path());
+    let (alice, mut a_ev) = connect(&s.mqtt, "alice-311", USERS[0]).await;
+    let (root, mut r_ev) = connect(&s.mqtt, "root-311", USERS[2]).await;
+
+    alice
+        .subscribe_many([
+            SubscribeFilter::new("site/a/#".into(), QoS::AtLeastOnce),
+            SubscribeFilter::new("site/#".into(), QoS::AtLeastOnce),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(
+        suback(&mut a_ev).await,
+        [
+            SubscribeReasonCode::Success(QoS::AtLeastOnce),
+            SubscribeReasonCode::Failure
+        ]
+    );
+
+    root.subscribe("site/b/#", QoS::AtLeastOnce).await.unwrap();
+    assert_eq!(
+        suback(&mut r_ev).await,
+        [SubscribeReasonCode::Success(QoS::AtLeastOnce)]
+    );
+    // alice may not write site/b: acknowledged, not delivered
+    puback(&alice, &mut a_ev, "site/b/refused").await;
+    puback(&root, &mut r_ev, "site/b/allowed").await;
+    loop {
+        if let Event::Incoming(Packet::Publish(p)) = next(&mut r_ev).await {
+            assert_eq!(p.topic, "site/b/allowed");
+            break;
+        }
+    }
+}
