@@ -79,6 +79,10 @@ pub struct SecurityArgs {
     /// Results folder.
     #[arg(long, default_value = "bench/results/security")]
     out: PathBuf,
+    /// fogline's storage: `mmap` (every record kept in its memory-mapped log, as deployed)
+    /// or `memory` (kept in memory only, as Mosquitto keeps QoS 0 messages).
+    #[arg(long, default_value = "mmap", value_parser = ["mmap", "memory"])]
+    fogline_storage: String,
     /// Only rewrite `--out`'s README.md from its results.json (no measuring).
     #[arg(long)]
     report: bool,
@@ -241,6 +245,7 @@ pub fn run(a: SecurityArgs) -> anyhow::Result<()> {
         acl_file,
         passwd_file,
         server_core: placement.map(|p| p.server_core),
+        storage: a.fogline_storage.clone(),
     };
     if let Some(p) = placement {
         pin::pin_current_thread(p.load_core).context("pinning the load")?;
@@ -261,6 +266,7 @@ pub fn run(a: SecurityArgs) -> anyhow::Result<()> {
         duration_s: a.duration.as_secs_f64(),
         rounds: a.rounds,
         acl_rules: acl::RULES,
+        fogline_storage: a.fogline_storage.clone(),
     };
     if a.parts.iter().any(|p| p == "tls") {
         meta.tls = tls_sessions(&rt, &env)?;
@@ -309,6 +315,7 @@ mod tests {
             fogline: None,
             mosquitto: "mosquitto".into(),
             out: PathBuf::new(),
+            fogline_storage: "mmap".into(),
             report: false,
             work_dir: None,
         };

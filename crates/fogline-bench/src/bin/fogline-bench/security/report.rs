@@ -31,6 +31,13 @@ pub(crate) struct Meta {
     pub(crate) duration_s: f64,
     pub(crate) rounds: u32,
     pub(crate) acl_rules: usize,
+    /// fogline's storage (`mmap` in results written before the option existed)
+    #[serde(default = "mmap")]
+    pub(crate) fogline_storage: String,
+}
+
+fn mmap() -> String {
+    "mmap".into()
 }
 
 pub(crate) fn loadavg() -> String {
@@ -227,12 +234,18 @@ pub(crate) fn readme(meta: &Meta, runs: &[Run]) -> String {
     s.push_str(&format!(
         "- TLS negotiated with the client: {}\n- {} rounds; in each, every set-up on a fresh broker, \
          the order within a part alternating; maximum-rate cells {} s, 1 kHz cells {} messages; \
-         one publisher, one subscriber; both brokers persistent (fogline `mmap`, Mosquitto \
-         `persistence true`)\n\n",
+         one publisher, one subscriber; {}\n\n",
         meta.tls.join("; "),
         meta.rounds,
         meta.duration_s,
         (meta.duration_s * 1000.0).round(),
+        if meta.fogline_storage == "memory" {
+            "fogline keeps records in memory only (`--storage memory`), as Mosquitto keeps \
+             QoS 0 messages; Mosquitto `persistence true`"
+        } else {
+            "both brokers persistent (fogline `mmap`: every record in its log; Mosquitto \
+             `persistence true`, which keeps QoS 1 state, not QoS 0 messages)"
+        },
     ));
     s.push_str(
         "Values: median over the rounds [min-max]. Ratios: taken within each round, then the \

@@ -58,6 +58,8 @@ pub(crate) struct Env {
     pub(crate) acl_file: PathBuf,
     pub(crate) passwd_file: PathBuf,
     pub(crate) server_core: Option<usize>,
+    /// fogline's `--storage`
+    pub(crate) storage: String,
 }
 
 /// A broker started for one set-up and round.
@@ -118,7 +120,14 @@ impl Server {
             cmd.arg("serve")
                 .arg("--config")
                 .arg(dir.join("fogline.toml"))
-                .args(["--listen", &native, "--mqtt", &mqtt, "--storage", "mmap"])
+                .args([
+                    "--listen",
+                    &native,
+                    "--mqtt",
+                    &mqtt,
+                    "--storage",
+                    &env.storage,
+                ])
                 // The admin API stays on, as deployed, on a port of its own.
                 .args(["--http", "127.0.0.1:0", "--data-dir"])
                 .arg(dir.join("data"));
