@@ -1,6 +1,7 @@
 //! Distributed geometric monitoring: 26 `fogline serve` processes on loopback, each running
 //! the `[gm]` monitor over its own broker's topics and reading its peers' updates from theirs,
-//! replay the variance of a generated lab in lock step. Every update (origin, sequence number,
+//! replay the variance of a generated lab in lock step (convex zone, ball, and convex zone with
+//! prediction). Every update (origin, sequence number,
 //! vector, round) and every node's decision at the end of every epoch must be the
 //! simulator's (`fogline_gm::sim::rounds`), and every decision the exact oracle's.
 
@@ -154,9 +155,10 @@ fn window(epochs: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     (ts, hs)
 }
 
-async fn replay(zone: Zone, epochs: usize) {
+async fn replay(zone: Zone, epochs: usize, predict: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let (_fleet, addrs) = start_fleet(dir.path(), N, zone, true, &|_| String::new());
+    let extra = |_| format!("predict = {predict}\n");
+    let (_fleet, addrs) = start_fleet(dir.path(), N, zone, true, &extra);
     let mut clients = Vec::new();
     for a in &addrs {
         clients.push(connect(a).await);
@@ -181,7 +183,7 @@ async fn replay(zone: Zone, epochs: usize) {
                 .collect()
         })
         .collect();
-    let expected = sim::rounds::run(&f, &vectors, Policy::Zone(zone));
+    let expected = sim::rounds::run_with(&f, &vectors, Policy::Zone(zone), predict);
     let truth = oracle::sides(&f, &vectors);
 
     let mut got_updates = Rounds::new();
@@ -246,8 +248,9 @@ async fn replay(zone: Zone, epochs: usize) {
         .map(Vec::len)
         .sum();
     eprintln!(
-        "{}: {epochs} epochs, {total} updates ({triggered} triggered), {} crossings",
+        "{}{}: {epochs} epochs, {total} updates ({triggered} triggered), {} crossings",
         zone.name(),
+        if predict { " predicting" } else { "" },
         oracle::crossings(&truth).len()
     );
     assert!(
@@ -263,8 +266,9 @@ async fn replay(zone: Zone, epochs: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_six_processes_decide_as_the_simulator_message_for_message() {
     // one fleet after the other: 26 processes at a time
-    replay(Zone::Convex, 60).await;
-    replay(Zone::Ball, 60).await;
+    replay(Zone::Convex, 60, false).await;
+    replay(Zone::Ball, 60, false).await;
+    replay(Zone::Convex, 60, true).await;
 }
 
 /// Without lock step the monitors act on each record as it comes; an alarm is a record on

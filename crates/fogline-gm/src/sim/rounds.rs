@@ -24,9 +24,26 @@ pub struct EpochRounds {
 
 /// Runs `policy` over `vectors[epoch][node]` in lock-step rounds.
 pub fn run(f: &Function, vectors: &[Vec<Vec<i64>>], policy: Policy) -> Vec<EpochRounds> {
+    run_with(f, vectors, policy, false)
+}
+
+/// As [`run`], with every node predicting along the trends (`predict/ZONE`) when `predict`.
+pub fn run_with(
+    f: &Function,
+    vectors: &[Vec<Vec<i64>>],
+    policy: Policy,
+    predict: bool,
+) -> Vec<EpochRounds> {
     let n = vectors.first().map_or(0, |e| e.len());
     let mut nodes: Vec<BroadcastNode> = (0..n)
-        .map(|id| BroadcastNode::new(id, n, f.clone(), policy))
+        .map(|id| {
+            let node = BroadcastNode::new(id, n, f.clone(), policy);
+            if predict {
+                node.with_prediction()
+            } else {
+                node
+            }
+        })
         .collect();
     let mut out = Vec::with_capacity(vectors.len());
     for (k, epoch) in vectors.iter().enumerate() {
@@ -86,8 +103,12 @@ mod tests {
         let f = Function::thesis(Kind::Variance);
         let v = parametric(8, 22, 1300, 2).vectors(&f);
         let sides = crate::oracle::sides(&f, &v);
-        for zone in [Zone::Ball, Zone::Convex] {
-            let log = run(&f, &v, Policy::Zone(zone));
+        for (zone, predict) in [
+            (Zone::Ball, false),
+            (Zone::Convex, false),
+            (Zone::Convex, true),
+        ] {
+            let log = run_with(&f, &v, Policy::Zone(zone), predict);
             for (k, e) in log.iter().enumerate() {
                 assert!(e.sides.iter().all(|&s| s == sides[k]), "{zone:?} epoch {k}");
             }
