@@ -82,6 +82,16 @@ fn resample(from: &[f64], into: &mut [f64], rng: &mut SplitMix) {
     }
 }
 
+/// Median, min and max of `v`; `None` for no values.
+pub fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut v = v.to_vec();
+    let med = median_in_place(&mut v);
+    Some((med, v[0], v[v.len() - 1]))
+}
+
 /// The median of `v` (sorted in place); 0 for no values.
 pub(crate) fn median_in_place(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);

@@ -68,50 +68,35 @@ STORED: T = (
         ("payload", "blob32"),
     ],
 )
-STREAM_INFO: T = (
-    "struct",
-    [
-        ("name", "str16"),
-        ("storage", "u8"),
-        ("subjects", ("list16", "str16")),
-        ("first_offset", "u64"),
-        ("next_offset", "u64"),
-        ("records", "u64"),
-        ("bytes", "u64"),
-        ("segments", "u32"),
-        ("consumers", "u32"),
-    ],
-)
-STREAM_SPEC: T = (
-    "struct",
-    [
-        ("name", "str16"),
-        ("storage", "u8"),
-        ("subjects", ("list16", "str16")),
-        ("retention_bytes", "u64"),
-        ("retention_age_ms", "u64"),
-        ("segment_bytes", "u64"),
-    ],
-)
+# The parts of PROTOCOL.md's stream structures: StreamInfo is head and counts, StreamSpec
+# head and limits, StreamDetail head, limits, flags, counts and the time span.
+_STREAM_HEAD = [
+    ("name", "str16"),
+    ("storage", "u8"),
+    ("subjects", ("list16", "str16")),
+]
+_STREAM_COUNTS = [
+    ("first_offset", "u64"),
+    ("next_offset", "u64"),
+    ("records", "u64"),
+    ("bytes", "u64"),
+    ("segments", "u32"),
+    ("consumers", "u32"),
+]
+_STREAM_LIMITS = [
+    ("retention_bytes", "u64"),
+    ("retention_age_ms", "u64"),
+    ("segment_bytes", "u64"),
+]
+STREAM_INFO: T = ("struct", _STREAM_HEAD + _STREAM_COUNTS)
+STREAM_SPEC: T = ("struct", _STREAM_HEAD + _STREAM_LIMITS)
 STREAM_DETAIL: T = (
     "struct",
-    [
-        ("name", "str16"),
-        ("storage", "u8"),
-        ("subjects", ("list16", "str16")),
-        ("retention_bytes", "u64"),
-        ("retention_age_ms", "u64"),
-        ("segment_bytes", "u64"),
-        ("flags", "u8"),
-        ("first_offset", "u64"),
-        ("next_offset", "u64"),
-        ("records", "u64"),
-        ("bytes", "u64"),
-        ("segments", "u32"),
-        ("consumers", "u32"),
-        ("first_timestamp", "u64"),
-        ("last_timestamp", "u64"),
-    ],
+    _STREAM_HEAD
+    + _STREAM_LIMITS
+    + [("flags", "u8")]
+    + _STREAM_COUNTS
+    + [("first_timestamp", "u64"), ("last_timestamp", "u64")],
 )
 CONSUMER_DETAIL: T = (
     "struct",

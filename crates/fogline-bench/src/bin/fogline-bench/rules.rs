@@ -666,18 +666,8 @@ fn write_results(
 }
 
 /// Median, min and max.
-fn spread(mut v: Vec<f64>) -> Option<(f64, f64, f64)> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let med = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    Some((med, v[0], v[n - 1]))
+fn spread(v: Vec<f64>) -> Option<(f64, f64, f64)> {
+    fogline_bench::interval::spread(&v)
 }
 
 fn fmt_spread(s: Option<(f64, f64, f64)>, digits: usize) -> String {

@@ -27,6 +27,8 @@
 //! `README.md` under `--out`.
 
 mod acl;
+// The CA and certificates fogline's own TLS tests make with `openssl` (RSA for Mosquitto).
+#[path = "../../../../fogline-net/tests/pki/mod.rs"]
 mod pki;
 mod report;
 mod server;
@@ -231,7 +233,12 @@ pub fn run(a: SecurityArgs) -> anyhow::Result<()> {
         std::env::temp_dir().join(format!("fogline-bench-security-{}", std::process::id()))
     });
     std::fs::create_dir_all(&work)?;
-    let certs = pki::make(&work.join("pki"))?;
+    let certs = pki::Pki::new(
+        &work.join("pki"),
+        pki::Kind::Rsa,
+        "fogline-bench CA",
+        "bench",
+    );
     let suite = (a.cipher_suite != "any").then_some(a.cipher_suite.as_str());
     let tls = MqttTls::new(&certs.ca, "localhost", suite)?;
     let (acl_file, passwd_file) = (work.join("acl"), work.join("passwd"));

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use fogline_bench::cell::{CellResult, Rate};
 use fogline_bench::harness::BuildId;
+use fogline_bench::interval::spread as stats;
 use fogline_bench::pin::Placement;
 
 use super::{Run, Setup};
@@ -51,22 +52,6 @@ pub(crate) fn write_json(out: &Path, meta: &Meta, runs: &[Run]) -> anyhow::Resul
     let v = serde_json::json!({ "scenario": "security", "meta": meta, "runs": runs });
     std::fs::write(out.join("results.json"), serde_json::to_string_pretty(&v)?)?;
     Ok(())
-}
-
-/// Median, min and max.
-fn stats(v: &[f64]) -> Option<(f64, f64, f64)> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let med = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
-    Some((med, v[0], v[n - 1]))
 }
 
 fn rate(x: f64) -> String {

@@ -10,7 +10,7 @@ use fogline_bench::driver::Durability;
 use fogline_bench::drivers::mqtt::{MqttDriver, MqttTls};
 use fogline_bench::peers::free_ports;
 
-use super::pki::Certificates;
+use super::pki::Pki;
 use crate::child::{pinned, wait_listening, Proc};
 
 /// One way of running a broker.
@@ -53,7 +53,7 @@ pub(crate) struct Env {
     pub(crate) fogline: PathBuf,
     pub(crate) mosquitto: PathBuf,
     pub(crate) work: PathBuf,
-    pub(crate) certs: Certificates,
+    pub(crate) certs: Pki,
     pub(crate) tls: MqttTls,
     pub(crate) acl_file: PathBuf,
     pub(crate) passwd_file: PathBuf,
@@ -90,8 +90,8 @@ impl Server {
                      allow_anonymous true\npersistence true\npersistence_location {}/\n\
                      autosave_interval 1\nset_tcp_nodelay true\nlog_dest stdout\nuser root\n",
                     c.ca.display(),
-                    c.cert.display(),
-                    c.key.display(),
+                    c.server_cert.display(),
+                    c.server_key.display(),
                     dir.display()
                 ),
             )?;
@@ -107,7 +107,7 @@ impl Server {
             let config = match setup {
                 Setup::FoglineTls => format!(
                     "[mqtt]\ntls_listen = [{tls:?}]\n\n[mqtt.tls]\ncafile = {:?}\ncertfile = {:?}\nkeyfile = {:?}\n",
-                    c.ca, c.cert, c.key
+                    c.ca, c.server_cert, c.server_key
                 ),
                 Setup::FoglineAcl => format!(
                     "[auth]\npassword_file = {:?}\nacl_file = {:?}\nallow_anonymous = false\n",
