@@ -118,6 +118,7 @@
 #![deny(missing_docs)]
 
 mod buf;
+mod cache;
 mod durability;
 mod error;
 mod format;

@@ -1,6 +1,7 @@
 //! The log: a list of segments, the last one active.
 
 use crate::buf::MapBuf;
+use crate::cache::CacheJob;
 use crate::format::{encoded_len, RECORD_HEADER};
 use crate::recovery::{open_dir, OpenParams, RecoveryReport};
 use crate::remover::Remover;
@@ -8,6 +9,7 @@ use crate::segment::{create_fitting, Backing, Limits, Segment, Spare, SyncJob};
 use crate::{LogError, LogOptions, Record, Storage};
 use serde::Serialize;
 use std::fmt;
+use std::fs::File;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A segmented, append-only record log. See the crate documentation for the format.
@@ -221,8 +223,9 @@ impl Log {
         let active = self.active();
         let base = active.next_offset();
         let reuse = active.count == 0;
+        let mut dirty = None;
         if !reuse {
-            active.seal()?;
+            dirty = active.seal()?;
         }
         // An empty active segment is replaced, not sealed (sealed segments are never empty):
         // its successor is created first (a new file renamed over it), so a failure leaves
@@ -251,9 +254,30 @@ impl Log {
         }
         self.segments.push(seg);
         if !reuse {
+            self.drop_behind(dirty);
             self.enforce_retention(now_micros());
         }
         Ok(())
+    }
+
+    /// After a roll: starts writing back the segment just sealed (`dirty`, its file), and
+    /// drops the pages of the one sealed the roll before, which has had a segment's time to
+    /// be written back (see [`cache`](crate::cache)).
+    fn drop_behind(&mut self, dirty: Option<File>) {
+        let older = match &self.segments[..] {
+            [.., older, _, _] => older.sealed_pages(),
+            _ => None,
+        };
+        if dirty.is_none() && older.is_none() {
+            return;
+        }
+        let remover = self.remover.get_or_insert_with(Remover::start);
+        if let Some(file) = dirty {
+            remover.cache(CacheJob::Writeback(file));
+        }
+        if let Some(pages) = older {
+            remover.cache(CacheJob::Drop(pages));
+        }
     }
 
     /// Makes everything appended so far readable; with `fsync` storage, first flushes it to
@@ -492,7 +516,8 @@ impl Log {
     }
 
     /// Returns once the files of every segment retention dropped are deleted (they go on
-    /// another thread; see [`enforce_retention`](Log::enforce_retention)).
+    /// another thread; see [`enforce_retention`](Log::enforce_retention)), and the page-cache
+    /// work of drop-behind queued so far is done.
     pub fn wait_for_removals(&self) {
         if let Some(r) = &self.remover {
             r.wait();

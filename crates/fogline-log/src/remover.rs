@@ -1,4 +1,5 @@
-//! Deletes the files of segments that retention dropped, on a thread of its own. Unlinking a
+//! The log's housekeeping thread: deletes the files of segments that retention dropped, and
+//! runs the page-cache work of drop-behind ([`CacheJob`]). Unlinking a
 //! segment whose pages are cached frees all of them: about a tenth of the server's time in a
 //! profile of seed004's 100 kB cell (`bench/results/checks-2026-11-23/pf.sh`), spent by
 //! whoever appends, which in the broker is the runtime thread every connection shares.
@@ -13,12 +14,13 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
+use crate::cache::CacheJob;
 use crate::segment::Segment;
 use crate::LogError;
 
 #[derive(Debug, Default)]
 struct Shared {
-    /// Segments queued and not yet removed, and the failures seen.
+    /// Jobs queued and not yet done, and the removals that failed.
     state: Mutex<(usize, Vec<LogError>)>,
     idle: Condvar,
 }
@@ -33,11 +35,19 @@ impl Shared {
     fn remove(&self, seg: Box<Segment>) {
         let result = seg.remove_files();
         drop(seg);
+        self.done(result.err());
+    }
+
+    fn cache(&self, job: CacheJob) {
+        job.run();
+        self.done(None);
+    }
+
+    /// Counts a job done.
+    fn done(&self, failure: Option<LogError>) {
         let mut st = self.state();
         st.0 -= 1;
-        if let Err(e) = result {
-            st.1.push(e);
-        }
+        st.1.extend(failure);
         if st.0 == 0 {
             self.idle.notify_all();
         }
@@ -45,9 +55,15 @@ impl Shared {
 }
 
 /// The removal thread of one log.
+/// What the thread does, in the order sent.
+enum Job {
+    Remove(Box<Segment>),
+    Cache(CacheJob),
+}
+
 #[derive(Debug, Default)]
 pub struct Remover {
-    tx: Option<Sender<Box<Segment>>>,
+    tx: Option<Sender<Job>>,
     thread: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
 }
@@ -55,12 +71,17 @@ pub struct Remover {
 impl Remover {
     /// Starts the thread (without one, [`Remover::remove`] works inline).
     pub fn start() -> Remover {
-        let (tx, rx) = channel::<Box<Segment>>();
+        let (tx, rx) = channel::<Job>();
         let shared = Arc::new(Shared::default());
         let worker = shared.clone();
         let thread = std::thread::Builder::new()
             .name("fogline-log-rm".into())
-            .spawn(move || rx.into_iter().for_each(|seg| worker.remove(seg)))
+            .spawn(move || {
+                rx.into_iter().for_each(|job| match job {
+                    Job::Remove(seg) => worker.remove(seg),
+                    Job::Cache(c) => worker.cache(c),
+                })
+            })
             .ok();
         Remover {
             tx: thread.as_ref().map(|_| tx),
@@ -75,15 +96,32 @@ impl Remover {
         let seg = Box::new(seg);
         match &self.tx {
             Some(tx) => {
-                if let Err(back) = tx.send(seg) {
-                    self.shared.remove(back.0);
+                if let Err(back) = tx.send(Job::Remove(seg)) {
+                    if let Job::Remove(seg) = back.0 {
+                        self.shared.remove(seg);
+                    }
                 }
             }
             None => self.shared.remove(seg),
         }
     }
 
-    /// Returns once every queued segment is removed (or failed).
+    /// Runs `job` on the thread if there is one, else now.
+    pub fn cache(&self, job: CacheJob) {
+        self.shared.state().0 += 1;
+        match &self.tx {
+            Some(tx) => {
+                if let Err(back) = tx.send(Job::Cache(job)) {
+                    if let Job::Cache(job) = back.0 {
+                        self.shared.cache(job);
+                    }
+                }
+            }
+            None => self.shared.cache(job),
+        }
+    }
+
+    /// Returns once every queued job is done (segments removed, or failed).
     pub fn wait(&self) {
         let mut st = self.shared.state();
         while st.0 > 0 {

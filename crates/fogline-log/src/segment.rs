@@ -7,6 +7,7 @@
 //! visible_pos` and its file is truncated to `write_pos`.
 
 use crate::buf::{MapBuf, View};
+use crate::cache::SealedPages;
 use crate::durability::{sync_dir, sync_file, sync_range};
 use crate::format::{check_record, encode, parse_header, resync, Damage, Header};
 use crate::index::{IndexFile, SparseIndex};
@@ -419,7 +420,8 @@ impl Segment {
     /// Commits, then makes the segment read-only: the file is cut to its data and its index is
     /// persisted, which is what lets the next open skip scanning it.
     /// A seal that failed can be tried again: the file is let go only once all of it worked.
-    pub fn seal(&mut self) -> Result<(), LogError> {
+    /// Returns the file when its pages are still dirty (`mmap` storage), for writeback.
+    pub fn seal(&mut self) -> Result<Option<File>, LogError> {
         self.commit()?;
         self.cap = self.write_pos;
         if let (Some(dir), Some(file)) = (self.backing.dir.clone(), self.backing.file.as_ref()) {
@@ -433,13 +435,33 @@ impl Segment {
             if self.count > 0 {
                 write_index(&dir, &self.index_file(), self.backing.fsync)?;
             }
-            self.backing.file = None;
+            let file = self.backing.file.take();
             if self.backing.fsync {
                 // Read only from now on: readahead helps again.
                 self.buf.advise_single_pages(false);
+            } else {
+                // Dirty: its writeback can start now (off this thread, see `cache`).
+                return Ok(file);
             }
         }
-        Ok(())
+        Ok(None)
+    }
+
+    /// Sealed and file-backed: the segment's mapping and file, for drop-behind (see
+    /// [`cache`](crate::cache)). The log drops them one segment after the seal, so the pages
+    /// freed are the ones the next segments' faults get back, still hot, instead of fresh
+    /// memory: a writer that fills the page cache spent 2-2.5x the CPU per byte of one that
+    /// drops behind, on the 2-core VM of `bench/results` (docs/ARCHITECTURE.md,
+    /// "Drop-behind").
+    pub fn sealed_pages(&self) -> Option<SealedPages> {
+        let dir = self.backing.dir.as_deref()?;
+        if self.backing.file.is_some() {
+            return None;
+        }
+        Some(SealedPages {
+            buf: self.buf.clone(),
+            path: log_path(dir, self.base),
+        })
     }
 
     /// The persisted form of this segment's index.

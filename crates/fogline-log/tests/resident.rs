@@ -59,3 +59,89 @@ fn a_reopened_segment_is_not_left_resident() {
     // What is read still reads.
     assert_eq!(log.read(99, 1, 1 << 20).unwrap()[0].payload.len(), 100);
 }
+
+/// Pages of the file at `path` in the page cache (`mincore` over a fresh mapping of it).
+fn cached_pages(path: &std::path::Path) -> usize {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).unwrap();
+    let len = file.metadata().unwrap().len() as usize;
+    let page = 4096;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: a read-only shared mapping of `len` bytes of a file this test holds open,
+    // unmapped before return; mincore writes one byte per page into `vec`, sized for it.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        assert_eq!(libc::mincore(p, len, vec.as_mut_ptr()), 0);
+        libc::munmap(p, len);
+    }
+    vec.iter().filter(|&&b| b & 1 == 1).count()
+}
+
+/// True for tmpfs, whose pages are the file's only copy and never dropped.
+fn on_tmpfs(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: statfs fills the zeroed struct it is given; `c` is a valid C string.
+    unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        assert_eq!(libc::statfs(c.as_ptr(), &mut st), 0);
+        st.f_type == 0x0102_1994
+    }
+}
+
+/// Drop-behind: once the segment after it is sealed too, a written-back segment's pages
+/// leave the page cache, and everything in it still reads, through `Bytes` taken before the
+/// drop as well as through new reads.
+#[test]
+fn sealed_segments_are_dropped_behind_and_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = LogOptions {
+        storage: Storage::Mmap,
+        dir: Some(dir.path().to_path_buf()),
+        segment_bytes: 1 << 20,
+        ..LogOptions::default()
+    };
+    let (mut log, _) = Log::open(opts).unwrap();
+    let payload = |i: u64| vec![(i % 251) as u8; 1000];
+    let mut i = 0u64;
+    let mut fill_segments = |log: &mut Log, n: usize| {
+        let start = log.stats().segments;
+        while log.stats().segments < start + n {
+            log.append(i + 1, b"t", b"", &payload(i)).unwrap();
+            log.commit().unwrap();
+            i += 1;
+        }
+    };
+    fill_segments(&mut log, 1);
+    let first = dir.path().join("00000000000000000000.log");
+    let held = log.read(0, 1, 1 << 20).unwrap().remove(0);
+    assert!(cached_pages(&first) > 200, "the sealed segment was cached");
+    // Its writeback is under way; wait for it so that the drop finds the pages clean.
+    log.wait_for_removals();
+    std::fs::File::open(&first).unwrap().sync_all().unwrap();
+    fill_segments(&mut log, 1);
+    log.wait_for_removals();
+    if on_tmpfs(dir.path()) {
+        eprintln!("tmpfs: its pages cannot be dropped; checking reads only");
+    } else {
+        let left = cached_pages(&first);
+        assert!(left < 8, "{left} pages of the first segment still cached");
+    }
+    assert_eq!(held.payload, payload(0));
+    let n = log.stats().records;
+    let mut from = 0;
+    while from < n {
+        for r in log.read(from, 500, 4 << 20).unwrap() {
+            assert_eq!(r.payload, payload(r.offset), "offset {}", r.offset);
+            from = r.offset + 1;
+        }
+    }
+}
