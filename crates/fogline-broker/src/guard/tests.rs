@@ -76,6 +76,40 @@ fn the_acl_decides_and_counts_what_it_refuses() {
 }
 
 #[test]
+fn a_remembered_publish_decision_is_counted_and_follows_reloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let acl = file(dir.path(), "acl", "user alice\ntopic write alice/#\n");
+    let guard = Arc::new(Guard::default());
+    guard
+        .configure(&AuthConfig {
+            acl_file: Some(acl),
+            ..AuthConfig::default()
+        })
+        .unwrap();
+    let alice = guard.client(Some("alice"), "c1");
+    for _ in 0..3 {
+        assert!(!alice.may_publish("bob/x"));
+    }
+    assert_eq!(
+        guard.stats().denied(Denied::Publish),
+        3,
+        "every refusal counts"
+    );
+    assert!(alice.may_publish("alice/x") && alice.may_publish("alice/x"));
+    assert!(
+        !alice.may_publish("carol/x"),
+        "a different topic is checked anew"
+    );
+
+    file(dir.path(), "acl", "user alice\ntopic write bob/#\n");
+    assert!(guard.reload().is_empty());
+    assert!(!alice.may_publish("alice/x"), "the reloaded rules decide");
+    assert!(alice.may_publish("bob/x"));
+    let copy = alice.clone();
+    assert!(copy.may_publish("bob/x") && !copy.may_publish("alice/x"));
+}
+
+#[test]
 fn a_password_file_refuses_anonymous_clients_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let mut f = fogline_auth::passwd::PasswordFile::new();
