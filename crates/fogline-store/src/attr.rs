@@ -2,37 +2,45 @@
 //! record slots that carry it, filed so that every predicate kind finds its values without
 //! scanning the others.
 //!
-//! - exact: a hash map from the value's text;
+//! - exact: a hash table of value ids, by the hash of their text; the texts themselves lie
+//!   one after the other in one string, so a new value costs no allocation of its own;
 //! - prefix and wildcard: an ordered map of the texts, range-scanned from the literal head;
-//! - suffix: an ordered map of the texts reversed (by characters), built by the attribute's
-//!   first suffix query and kept up from then on: few attributes are ever asked by suffix,
-//!   and filing each new value there too was a fifth of the cost of storing a record whose
-//!   key is new (a record id);
+//! - suffix: an ordered map of the texts reversed (by characters);
 //!   (both keyed by [`SortKey`], which keeps the text's first bytes inline);
 //! - range: an ordered set of the values that are numbers, by a total order on `f64`;
 //! - box and radius: an ordered set of the values that are points, by latitude; the latitude
 //!   band is scanned and each point checked with fogline-profile's own functions.
+//!
+//! Every structure but the exact one is built by the attribute's first query that needs it
+//! and kept up from then on. Most attributes are only ever asked for exact values, if at
+//! all (a record id, a sensor name), and filing each new value in all four cost more than
+//! the rest of storing a record whose key is new: the store benchmark's records carry two
+//! new values each (an id and a position). The first query of a kind on an attribute pays
+//! for the build, once: a sort of its distinct values.
 //!
 //! Whatever the structure returns is checked with the reference predicate where it is not
 //! exact by construction, so a value is found iff [`Predicate::holds`] says so.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::BuildHasher;
 use std::ops::{Bound, Deref};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
+
+use hashbrown::HashTable;
 
 use fogline_profile::{
     box_contains, parse_number, parse_point, wildcard_matches, GeoPoint, Predicate, EARTH_RADIUS_M,
 };
 
-use crate::FastMap;
-
 /// The value id of an attribute present without a value (`urgent`).
 pub(crate) const BARE: u32 = u32::MAX;
 
-/// A distinct value and the slots (ascending) of the records that carry it.
+/// A distinct value (its text's place in [`AttrIndex::texts`]) and the slots (ascending)
+/// of the records that carry it.
 pub(crate) struct Value {
-    pub text: Arc<str>,
+    start: usize,
+    len: u32,
     pub slots: Slots,
 }
 
@@ -132,8 +140,12 @@ impl<T: Deref<Target = str>> PartialEq for SortKey<T> {
 
 impl<T: Deref<Target = str>> Eq for SortKey<T> {}
 
-/// The suffix structure: each value's text reversed, to its value id.
-type Reversed = BTreeMap<SortKey<Box<str>>, u32>;
+/// The prefix and suffix structures: each value's text (reversed, for suffixes), to its id.
+type Sorted = BTreeMap<SortKey<Box<str>>, u32>;
+
+fn sorted_key(text: &str) -> SortKey<Box<str>> {
+    SortKey::new(Box::from(text))
+}
 
 fn reversed_key(text: &str) -> SortKey<Box<str>> {
     let mut rev = String::with_capacity(text.len());
@@ -151,11 +163,15 @@ pub(crate) struct AttrIndex {
     pub values: Vec<Value>,
     /// Slots of the records with this attribute, valued or bare.
     pub present: Vec<u32>,
-    exact: FastMap<Arc<str>, u32>,
-    sorted: BTreeMap<SortKey<Arc<str>>, u32>,
-    reversed: OnceLock<Reversed>,
-    numbers: BTreeSet<(u64, u32)>,
-    points: BTreeMap<(u64, u32), GeoPoint>,
+    /// Every value's text, one after the other, in id order.
+    texts: String,
+    /// Value ids, by the hash of their text.
+    exact: HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+    sorted: OnceLock<Sorted>,
+    reversed: OnceLock<Sorted>,
+    numbers: OnceLock<BTreeSet<(u64, u32)>>,
+    points: OnceLock<BTreeMap<(u64, u32), GeoPoint>>,
 }
 
 impl AttrIndex {
@@ -165,50 +181,104 @@ impl AttrIndex {
         let Some(text) = value else {
             return BARE;
         };
-        match self.exact.get(text) {
-            Some(&id) => {
+        let hash = self.hasher.hash_one(text);
+        let (values, texts) = (&self.values, &self.texts);
+        let found = self
+            .exact
+            .find(hash, |&id| text_of(values, texts, id) == text)
+            .copied();
+        match found {
+            Some(id) => {
                 self.values[id as usize].slots.push(slot);
                 id
             }
-            None => self.add_value(text, slot),
+            None => self.add_value(text, hash, slot),
         }
     }
 
-    fn add_value(&mut self, text: &str, slot: u32) -> u32 {
+    fn add_value(&mut self, text: &str, hash: u64, slot: u32) -> u32 {
         let id = u32::try_from(self.values.len()).expect("fewer values than slots");
-        let text: Arc<str> = Arc::from(text);
-        self.exact.insert(text.clone(), id);
-        self.sorted.insert(SortKey::new(text.clone()), id);
-        if let Some(reversed) = self.reversed.get_mut() {
-            reversed.insert(reversed_key(&text), id);
-        }
-        if let Some(n) = parse_number(&text) {
-            self.numbers.insert((num_key(n), id));
-        }
-        if let Some(p) = parse_point(&text) {
-            self.points.insert((num_key(p.lat), id), p);
-        }
+        let len = u32::try_from(text.len()).expect("a value shorter than 4 GiB");
         self.values.push(Value {
-            text,
+            start: self.texts.len(),
+            len,
             slots: Slots::One(slot),
         });
+        self.texts.push_str(text);
+        let AttrIndex {
+            values,
+            texts,
+            exact,
+            hasher,
+            ..
+        } = self;
+        exact.insert_unique(hash, id, |&id| hasher.hash_one(text_of(values, texts, id)));
+        if let Some(sorted) = self.sorted.get_mut() {
+            sorted.insert(sorted_key(text), id);
+        }
+        if let Some(reversed) = self.reversed.get_mut() {
+            reversed.insert(reversed_key(text), id);
+        }
+        if let Some(numbers) = self.numbers.get_mut() {
+            if let Some(n) = parse_number(text) {
+                numbers.insert((num_key(n), id));
+            }
+        }
+        if let Some(points) = self.points.get_mut() {
+            if let Some(p) = parse_point(text) {
+                points.insert((num_key(p.lat), id), p);
+            }
+        }
         id
     }
 
+    /// The text of value `id`.
+    pub fn text(&self, id: u32) -> &str {
+        text_of(&self.values, &self.texts, id)
+    }
+
+    /// Every value's `(text, id)`.
+    fn texts(&self) -> impl Iterator<Item = (&str, u32)> {
+        (0..self.values.len() as u32).map(|id| (self.text(id), id))
+    }
+
+    /// The prefix structure, built on first use.
+    fn sorted(&self) -> &Sorted {
+        self.sorted
+            .get_or_init(|| self.texts().map(|(t, id)| (sorted_key(t), id)).collect())
+    }
+
     /// The suffix structure, built on first use.
-    fn reversed(&self) -> &Reversed {
-        self.reversed.get_or_init(|| {
-            self.values
-                .iter()
-                .enumerate()
-                .map(|(id, v)| (reversed_key(&v.text), id as u32))
+    fn reversed(&self) -> &Sorted {
+        self.reversed
+            .get_or_init(|| self.texts().map(|(t, id)| (reversed_key(t), id)).collect())
+    }
+
+    /// The values that are numbers, built on first use.
+    fn numbers(&self) -> &BTreeSet<(u64, u32)> {
+        self.numbers.get_or_init(|| {
+            self.texts()
+                .filter_map(|(t, id)| Some((num_key(parse_number(t)?), id)))
+                .collect()
+        })
+    }
+
+    /// The values that are points, built on first use.
+    fn points(&self) -> &BTreeMap<(u64, u32), GeoPoint> {
+        self.points.get_or_init(|| {
+            self.texts()
+                .filter_map(|(t, id)| {
+                    let p = parse_point(t)?;
+                    Some(((num_key(p.lat), id), p))
+                })
                 .collect()
         })
     }
 
     /// The id of the value `text`, if any record carried it.
     pub fn exact(&self, text: &str) -> Option<u32> {
-        self.exact.get(text).copied()
+        let hash = self.hasher.hash_one(text);
+        self.exact.find(hash, |&id| self.text(id) == text).copied()
     }
 
     /// The ids of the values (not bare) for which `p` holds, in no particular order.
@@ -238,7 +308,7 @@ impl AttrIndex {
                 if low.is_nan() || high.is_nan() || num_key(low) > num_key(high) {
                     return Vec::new();
                 }
-                self.numbers
+                self.numbers()
                     .range((num_key(low), 0)..=(num_key(high), u32::MAX))
                     .map(|&(_, id)| id)
                     .collect()
@@ -271,8 +341,8 @@ impl AttrIndex {
 
     /// Values starting with `head`, in text order.
     fn with_prefix<'a>(&'a self, head: &'a str) -> impl Iterator<Item = (&'a str, u32)> + 'a {
-        let from = SortKey::new(Arc::<str>::from(head));
-        self.sorted
+        let from = sorted_key(head);
+        self.sorted()
             .range((Bound::Included(from), Bound::Unbounded))
             .take_while(move |(k, _)| k.text.starts_with(head))
             .map(|(k, &id)| (&*k.text, id))
@@ -286,41 +356,40 @@ impl AttrIndex {
         north: f64,
     ) -> Box<dyn Iterator<Item = (u32, GeoPoint)> + '_> {
         if south.is_nan() || north.is_nan() {
-            return Box::new(self.points.iter().map(|(&(_, id), &p)| (id, p)));
+            return Box::new(self.points().iter().map(|(&(_, id), &p)| (id, p)));
         }
         if south > north {
             return Box::new(std::iter::empty());
         }
         let range = (num_key(south), 0)..=(num_key(north), u32::MAX);
-        Box::new(self.points.range(range).map(|(&(_, id), &p)| (id, p)))
+        Box::new(self.points().range(range).map(|(&(_, id), &p)| (id, p)))
     }
 
-    /// Heap bytes held, estimated: capacities of the vectors, text and keys, and B-tree
+    /// Heap bytes held, estimated: capacities of the vectors, text and tables, and B-tree
     /// entries at 1.5 times their size (nodes are about two thirds full).
     pub fn heap_bytes(&self) -> usize {
-        let arc_header = 2 * std::mem::size_of::<usize>();
-        let values: usize = self
-            .values
-            .iter()
-            .map(|v| arc_header + v.text.len() + v.slots.heap_bytes())
-            .sum();
+        let slots: usize = self.values.iter().map(|v| v.slots.heap_bytes()).sum();
         let tree = |entry: usize, n: usize| n * entry * 3 / 2;
-        let reversed = self.reversed.get().map_or(0, |r| {
-            let texts: usize = self.values.iter().map(|v| v.text.len()).sum();
-            texts + tree(std::mem::size_of::<(SortKey<Box<str>>, u32)>(), r.len())
-        });
+        let keyed = |m: &OnceLock<Sorted>| {
+            m.get().map_or(0, |m| {
+                self.texts.len() + tree(std::mem::size_of::<(SortKey<Box<str>>, u32)>(), m.len())
+            })
+        };
         self.values.capacity() * std::mem::size_of::<Value>()
-            + values
+            + slots
+            + self.texts.capacity()
             + self.present.capacity() * 4
-            + self.exact.capacity() * (std::mem::size_of::<(Arc<str>, u32)>() + 1)
-            + tree(
-                std::mem::size_of::<(SortKey<Arc<str>>, u32)>(),
-                self.sorted.len(),
-            )
-            + reversed
-            + tree(16, self.numbers.len())
-            + tree(32, self.points.len())
+            + self.exact.capacity() * (std::mem::size_of::<u32>() + 1)
+            + keyed(&self.sorted)
+            + keyed(&self.reversed)
+            + self.numbers.get().map_or(0, |n| tree(16, n.len()))
+            + self.points.get().map_or(0, |p| tree(32, p.len()))
     }
+}
+
+fn text_of<'a>(values: &[Value], texts: &'a str, id: u32) -> &'a str {
+    let v = &values[id as usize];
+    &texts[v.start..v.start + v.len as usize]
 }
 
 /// The literal text a pattern starts with: up to its first unescaped `*` or `?`, escapes
@@ -354,7 +423,7 @@ mod tests {
         let mut v: Vec<String> = a
             .resolve(&p)
             .into_iter()
-            .map(|id| a.values[id as usize].text.to_string())
+            .map(|id| a.text(id).to_string())
             .collect();
         v.sort();
         v
@@ -369,6 +438,64 @@ mod tests {
             proptest::prop_assert_eq!(ka.cmp(&kb), a.as_str().cmp(b.as_str()));
             proptest::prop_assert_eq!(ka == kb, a == b);
         }
+    }
+
+    #[test]
+    fn structures_built_by_a_first_query_are_kept_up() {
+        let mut a = index(&["lidar", "7", "40,-74", "lidar"]);
+        let (lo, hi) = (
+            GeoPoint {
+                lat: 39.0,
+                lon: -75.0,
+            },
+            GeoPoint {
+                lat: 41.0,
+                lon: -73.0,
+            },
+        );
+        let boxed = |a: &AttrIndex| {
+            texts(
+                a,
+                Predicate::GeoBox {
+                    south_west: lo,
+                    north_east: hi,
+                },
+            )
+        };
+        let range = |a: &AttrIndex| {
+            texts(
+                a,
+                Predicate::Range {
+                    low: Some(5.0),
+                    high: Some(10.0),
+                },
+            )
+        };
+        assert!(a.sorted.get().is_none() && a.numbers.get().is_none());
+        assert_eq!(texts(&a, Predicate::Prefix("li".into())), ["lidar"]);
+        assert_eq!(texts(&a, Predicate::Suffix("dar".into())), ["lidar"]);
+        assert_eq!(range(&a), ["7"]);
+        assert_eq!(boxed(&a), ["40,-74"]);
+        assert!(a.sorted.get().is_some() && a.reversed.get().is_some());
+        assert!(a.numbers.get().is_some() && a.points.get().is_some());
+        for (slot, v) in ["lipid", "radar", "9", "40.5,-74.5", "lidar"]
+            .iter()
+            .enumerate()
+        {
+            a.insert(10 + slot as u32, Some(v));
+        }
+        assert_eq!(
+            texts(&a, Predicate::Prefix("li".into())),
+            ["lidar", "lipid"]
+        );
+        assert_eq!(
+            texts(&a, Predicate::Suffix("dar".into())),
+            ["lidar", "radar"]
+        );
+        assert_eq!(range(&a), ["7", "9"]);
+        assert_eq!(boxed(&a), ["40,-74", "40.5,-74.5"]);
+        assert_eq!(texts(&a, Predicate::Exact("lidar".into())), ["lidar"]);
+        assert_eq!(a.values[a.exact("lidar").unwrap() as usize].slots.len(), 3);
     }
 
     #[test]

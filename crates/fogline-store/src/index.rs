@@ -219,7 +219,7 @@ impl ProfileIndex {
             }
             let s = slot as usize;
             let pairs = old.rec.pairs(slot).iter().map(|&(a, v)| {
-                let value = (v != BARE).then(|| &*old.attrs[a as usize].values[v as usize].text);
+                let value = (v != BARE).then(|| old.attrs[a as usize].text(v));
                 (names[a as usize], value)
             });
             let topic = &old.topics[old.rec.topics[s] as usize];

@@ -137,8 +137,8 @@ impl ProfileIndex {
                 .value_of(slot, *attr)
                 .is_some_and(|v| ids.binary_search(&v).is_ok()),
             Check::Holds(attr, p) => rec.value_of(slot, *attr).is_some_and(|v| {
-                let values = &self.attrs[*attr as usize].values;
-                p.holds((v != BARE).then(|| &*values[v as usize].text))
+                let a = &self.attrs[*attr as usize];
+                p.holds((v != BARE).then(|| a.text(v)))
             }),
         })
     }
