@@ -11,7 +11,17 @@ pub fn attribute_char(c: char) -> bool {
 
 /// Whether `s` is a valid attribute name: non-empty, [`attribute_char`]s, not starting with `@`.
 pub fn valid_attribute(s: &str) -> bool {
-    !s.is_empty() && !s.starts_with('@') && s.chars().all(attribute_char)
+    if s.is_empty() || s.starts_with('@') {
+        return false;
+    }
+    if s.is_ascii() {
+        // The same test byte by byte (the store's indexer runs it on every header of every
+        // record): ASCII whitespace and controls are the bytes up to 0x20, and 0x7f.
+        return s
+            .bytes()
+            .all(|b| b > b' ' && b != 0x7f && !b"=~\"\\*?".contains(&b));
+    }
+    s.chars().all(attribute_char)
 }
 
 /// A number as profiles and interests write it: `[+-]digits[.digits][(e|E)[+-]digits]`,
@@ -207,4 +217,30 @@ fn term_end(src: &str, start: usize) -> usize {
         }
     }
     src.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// The byte-wise ASCII path agrees with the definition by characters.
+        #[test]
+        fn valid_attribute_is_its_definition(s in "[ -~\\t\\n\\x7f\\x00@=é京 ]{0,6}") {
+            let by_chars = !s.is_empty() && !s.starts_with('@') && s.chars().all(attribute_char);
+            proptest::prop_assert_eq!(valid_attribute(&s), by_chars);
+        }
+    }
+
+    #[test]
+    fn attribute_names() {
+        for ok in ["a", "sensor", "城", "a.b-c_d", "x@y"] {
+            assert!(valid_attribute(ok), "{ok}");
+        }
+        for bad in [
+            "", "@a", "a b", "a=b", "a~", "a\"", "a\\", "a*", "a?", "a\u{7f}", "a\t",
+        ] {
+            assert!(!valid_attribute(bad), "{bad:?}");
+        }
+    }
 }

@@ -165,8 +165,9 @@ pub(crate) struct AttrIndex {
     pub present: Vec<u32>,
     /// Every value's text, one after the other, in id order.
     texts: String,
-    /// Value ids, by the hash of their text.
-    exact: HashTable<u32>,
+    /// `(value id, the 32-bit hash of its text)`, by that hash ([`table_hash`]): growing
+    /// the table rehashes from the stored hashes, not from the texts.
+    exact: HashTable<(u32, u32)>,
     hasher: foldhash::fast::RandomState,
     sorted: OnceLock<Sorted>,
     reversed: OnceLock<Sorted>,
@@ -181,12 +182,14 @@ impl AttrIndex {
         let Some(text) = value else {
             return BARE;
         };
-        let hash = self.hasher.hash_one(text);
+        let hash = self.hash32(text);
         let (values, texts) = (&self.values, &self.texts);
         let found = self
             .exact
-            .find(hash, |&id| text_of(values, texts, id) == text)
-            .copied();
+            .find(table_hash(hash), |&(id, h)| {
+                h == hash && text_of(values, texts, id) == text
+            })
+            .map(|&(id, _)| id);
         match found {
             Some(id) => {
                 self.values[id as usize].slots.push(slot);
@@ -196,7 +199,11 @@ impl AttrIndex {
         }
     }
 
-    fn add_value(&mut self, text: &str, hash: u64, slot: u32) -> u32 {
+    fn hash32(&self, text: &str) -> u32 {
+        (self.hasher.hash_one(text) >> 32) as u32
+    }
+
+    fn add_value(&mut self, text: &str, hash: u32, slot: u32) -> u32 {
         let id = u32::try_from(self.values.len()).expect("fewer values than slots");
         let len = u32::try_from(text.len()).expect("a value shorter than 4 GiB");
         self.values.push(Value {
@@ -205,14 +212,8 @@ impl AttrIndex {
             slots: Slots::One(slot),
         });
         self.texts.push_str(text);
-        let AttrIndex {
-            values,
-            texts,
-            exact,
-            hasher,
-            ..
-        } = self;
-        exact.insert_unique(hash, id, |&id| hasher.hash_one(text_of(values, texts, id)));
+        self.exact
+            .insert_unique(table_hash(hash), (id, hash), |&(_, h)| table_hash(h));
         if let Some(sorted) = self.sorted.get_mut() {
             sorted.insert(sorted_key(text), id);
         }
@@ -277,8 +278,12 @@ impl AttrIndex {
 
     /// The id of the value `text`, if any record carried it.
     pub fn exact(&self, text: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(text);
-        self.exact.find(hash, |&id| self.text(id) == text).copied()
+        let hash = self.hash32(text);
+        self.exact
+            .find(table_hash(hash), |&(id, h)| {
+                h == hash && self.text(id) == text
+            })
+            .map(|&(id, _)| id)
     }
 
     /// The ids of the values (not bare) for which `p` holds, in no particular order.
@@ -379,12 +384,18 @@ impl AttrIndex {
             + slots
             + self.texts.capacity()
             + self.present.capacity() * 4
-            + self.exact.capacity() * (std::mem::size_of::<u32>() + 1)
+            + self.exact.capacity() * (std::mem::size_of::<(u32, u32)>() + 1)
             + keyed(&self.sorted)
             + keyed(&self.reversed)
             + self.numbers.get().map_or(0, |n| tree(16, n.len()))
             + self.points.get().map_or(0, |p| tree(32, p.len()))
     }
+}
+
+/// The table's 64-bit hash from a stored 32-bit one, its bits spread over the whole word
+/// (the table takes its bucket from the low bits and its tag from the high ones).
+fn table_hash(h: u32) -> u64 {
+    u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 fn text_of<'a>(values: &[Value], texts: &'a str, id: u32) -> &'a str {
