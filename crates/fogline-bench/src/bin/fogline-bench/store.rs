@@ -97,6 +97,8 @@ pub struct QueryRun {
     pub name: String,
     pub p50_us: f64,
     pub p99_us: f64,
+    /// The untimed first answer.
+    pub first_us: Option<f64>,
     pub reps: usize,
     pub hits: usize,
     pub answer: Answer,
@@ -184,7 +186,9 @@ fn time_query(
     ask: &Ask,
     a: &StoreArgs,
 ) -> anyhow::Result<QueryRun> {
+    let t = Instant::now();
     let answer = e.query(ask)?;
+    let first_us = t.elapsed().as_secs_f64() * 1e6;
     let mut samples = Vec::with_capacity(a.query_reps);
     let start = Instant::now();
     while samples.len() < a.query_reps && (samples.len() < 5 || start.elapsed() < a.query_time) {
@@ -198,6 +202,7 @@ fn time_query(
         name: name.to_string(),
         p50_us: quantile(&samples, 0.5),
         p99_us: quantile(&samples, 0.99),
+        first_us: Some(first_us),
         reps: samples.len(),
         hits: answer.0,
         answer,

@@ -241,9 +241,14 @@ fn class_tables(s: &mut String, t: &Tables<'_>, runs: &[Run]) -> anyhow::Result<
     }
     for (q, name) in query_names(runs).iter().enumerate() {
         writeln!(s, "\n### Query `{name}`: latency p50 / p99 (µs)\n")?;
+        writeln!(
+            s,
+            "First: the untimed first answer (fogline builds an attribute's prefix and suffix \
+             structures on their first query; SQLite and redb read their pages in).\n"
+        )?;
         write!(s, "| N | hits | same answer |")?;
         for e in &a.engines {
-            write!(s, " {e} p50 | {e} p99 |")?;
+            write!(s, " {e} p50 | {e} p99 | {e} first |")?;
         }
         for o in &others {
             write!(s, " {o} / fogline p50 |")?;
@@ -251,7 +256,7 @@ fn class_tables(s: &mut String, t: &Tables<'_>, runs: &[Run]) -> anyhow::Result<
         writeln!(
             s,
             "\n|{}",
-            " --- |".repeat(3 + 2 * a.engines.len() + others.len())
+            " --- |".repeat(3 + 3 * a.engines.len() + others.len())
         )?;
         for &n in sizes {
             let hits = t.each(n, &a.engines[0], |r| Some(r.queries[q].hits as f64));
@@ -264,9 +269,10 @@ fn class_tables(s: &mut String, t: &Tables<'_>, runs: &[Run]) -> anyhow::Result<
             for e in &a.engines {
                 write!(
                     s,
-                    " {} | {} |",
+                    " {} | {} | {} |",
                     spread(t.each(n, e, |r| Some(r.queries[q].p50_us)), 1),
-                    spread(t.each(n, e, |r| Some(r.queries[q].p99_us)), 1)
+                    spread(t.each(n, e, |r| Some(r.queries[q].p99_us)), 1),
+                    spread(t.each(n, e, |r| r.queries[q].first_us), 1)
                 )?;
             }
             for o in &others {
