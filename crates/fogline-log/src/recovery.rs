@@ -22,7 +22,7 @@ use crate::buf::MapBuf;
 use crate::durability::{sync_dir, sync_file};
 use crate::format::{check_record, encode_marker, Damage, RECORD_HEADER};
 use crate::index::IndexFile;
-use crate::scan::{scan, Scan};
+use crate::scan::{scan, scan_to, Scan};
 use crate::segment::{idx_path, log_path, preallocate, write_index, Backing, Recovered, Segment};
 use crate::LogError;
 use serde::Serialize;
@@ -285,6 +285,49 @@ fn note_lost(report: &mut RecoveryReport, file: &Path, s: &Scan) {
 
 /// Opens the last segment for appending: scans it fully, marks damaged stretches and zeroes
 /// everything after the data.
+/// One past the file's last byte that may not be zero, up to `cap`: the end of its last
+/// data region (`SEEK_DATA`, `SEEK_HOLE`); what lies past it is a hole, which reads as zeros.
+/// A preallocated segment is mostly unwritten extents, which ext4 and xfs report as holes
+/// unless the page cache holds data for them. Where the calls are missing or fail, `cap`.
+pub(crate) fn data_end(file: &File, cap: usize) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        let mut end = 0usize;
+        let mut pos: libc::off_t = 0;
+        // Bounded: a segment file has few extents, and each turn moves past one.
+        for _ in 0..4096 {
+            // SAFETY: plain system calls on a descriptor `file` keeps open.
+            let data = unsafe { libc::lseek(fd, pos, libc::SEEK_DATA) };
+            if data < 0 {
+                // ENXIO: no data at or past `pos`; anything else: not known, scan it all.
+                return if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO) {
+                    end.min(cap)
+                } else {
+                    cap
+                };
+            }
+            // SAFETY: as above.
+            let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+            let Ok(hole) = usize::try_from(hole) else {
+                return cap;
+            };
+            end = hole;
+            if hole >= cap {
+                return cap;
+            }
+            pos = hole as libc::off_t;
+        }
+        cap
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        cap
+    }
+}
+
 fn open_active(
     p: &OpenParams,
     base: u64,
@@ -312,8 +355,9 @@ fn open_active(
     )?;
     let buf = MapBuf::file_rw(&file).map_err(LogError::io("mmap", &path))?;
     let cap = cap as usize;
+    let zero_from = data_end(&file, cap);
     // SAFETY: the mapping is new and not shared yet; nothing else reads or writes it.
-    let mut s = scan(unsafe { buf.slice(0, cap) }, base, None);
+    let mut s = scan_to(unsafe { buf.slice(0, cap) }, base, None, zero_from);
     report.scanned += 1;
     note_lost(report, &path, &s);
     if let Some(damage) = s.damage.clone() {
@@ -347,7 +391,7 @@ fn open_active(
     }
     if !s.lost.is_empty() {
         // SAFETY: as above.
-        s = scan(unsafe { buf.slice(0, cap) }, base, None);
+        s = scan_to(unsafe { buf.slice(0, cap) }, base, None, zero_from);
     }
     // The scan read every page up to the end of the file; those past the data are zeros that
     // need not stay in this process's resident memory until appends reach them.

@@ -102,6 +102,16 @@ struct Pending {
 /// end stands for the offsets up to it); `None` for the active segment (a marker at the end
 /// stands for nothing yet, and is dropped with the tail).
 pub fn scan(buf: &[u8], base: u64, limit: Option<u64>) -> Scan {
+    scan_to(buf, base, limit, buf.len())
+}
+
+/// [`scan`], told that every byte of `buf` at or past `zero_from` is zero (a hole of the
+/// file, see `recovery::data_end`): the search for stray bytes past the data stops there,
+/// instead of reading the whole preallocated tail of an active segment.
+pub fn scan_to(buf: &[u8], base: u64, limit: Option<u64>, zero_from: usize) -> Scan {
+    let zero_from = zero_from.min(buf.len());
+    // The last non-zero byte of `buf[from..]`, relative to `from`.
+    let last_nonzero = |from: usize| buf[from..zero_from.max(from)].iter().rposition(|&b| b != 0);
     let cap = limit.unwrap_or(u64::MAX);
     let mut s = Scan {
         count: 0,
@@ -123,8 +133,7 @@ pub fn scan(buf: &[u8], base: u64, limit: Option<u64>) -> Scan {
     let mut dirty: Option<usize> = None;
     loop {
         let checked = if peek_len(buf, pos).is_none() {
-            let last = buf[pos..].iter().rposition(|&b| b != 0);
-            let Some(last) = last else {
+            let Some(last) = last_nonzero(pos) else {
                 dirty = Some(pos);
                 break;
             };
@@ -234,10 +243,7 @@ pub fn scan(buf: &[u8], base: u64, limit: Option<u64>) -> Scan {
     s.count = next - base;
     s.dirty_end = match dirty {
         Some(d) if s.end <= d => d,
-        _ => buf[s.end..]
-            .iter()
-            .rposition(|&b| b != 0)
-            .map_or(s.end, |i| s.end + i + 1),
+        _ => last_nonzero(s.end).map_or(s.end, |i| s.end + i + 1),
     };
     if s.damage.is_none() && s.dirty_end > s.end {
         s.damage = Some(Damage::TrailingGarbage);
@@ -404,5 +410,28 @@ mod tests {
             (starts[2], starts[4], 2, 4)
         );
         assert!(s.marked.is_empty());
+    }
+
+    proptest::proptest! {
+        /// Told where the zeros start, the scan finds what a full scan finds: records and
+        /// stray bytes (a torn tail, garbage after it) anywhere before that point.
+        #[test]
+        fn scan_to_a_known_zero_tail_is_the_full_scan(
+            n in 0u64..12,
+            garbage in proptest::collection::vec((0usize..1200, 1u8..=255), 0..4),
+            extra in 0usize..600,
+        ) {
+            let (mut v, _) = segment(n, 7, 1200);
+            for (at, b) in garbage {
+                v[at] = b;
+            }
+            let last = v.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            let full = scan(&v, 7, None);
+            let part = scan_to(&v, 7, None, (last + extra).min(v.len()));
+            proptest::prop_assert_eq!(
+                (full.count, full.end, full.dirty_end, format!("{:?}", full.damage)),
+                (part.count, part.end, part.dirty_end, format!("{:?}", part.damage))
+            );
+        }
     }
 }

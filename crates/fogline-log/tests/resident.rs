@@ -145,3 +145,40 @@ fn sealed_segments_are_dropped_behind_and_still_read() {
         }
     }
 }
+
+/// Reopening a log finds its records whatever was written where in the active segment's
+/// preallocated tail: a stray byte far past the data (beyond the written region the scan
+/// now stops at, were it a hole) is still found and dropped.
+#[test]
+fn a_reopen_finds_stray_bytes_anywhere_in_the_tail() {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let opts = LogOptions {
+        storage: Storage::Mmap,
+        dir: Some(dir.path().to_path_buf()),
+        segment_bytes: 16 << 20,
+        ..LogOptions::default()
+    };
+    let (mut log, _) = Log::open(opts.clone()).unwrap();
+    for i in 0..100u64 {
+        log.append(i + 1, b"t", b"", &[7u8; 100]).unwrap();
+    }
+    log.commit().unwrap();
+    drop(log);
+    let segment = dir.path().join("00000000000000000000.log");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&segment)
+        .unwrap();
+    file.write_all_at(&[0xAB; 3], (12 << 20) + 5).unwrap();
+    drop(file);
+    let (log, report) = Log::open(opts).unwrap();
+    assert!(!report.is_clean(), "the stray bytes were found");
+    assert_eq!(log.stats().records, 100);
+    let mut tail = [1u8; 3];
+    std::fs::File::open(&segment)
+        .unwrap()
+        .read_exact_at(&mut tail, (12 << 20) + 5)
+        .unwrap();
+    assert_eq!(tail, [0; 3], "and zeroed");
+}
