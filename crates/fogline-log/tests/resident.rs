@@ -32,12 +32,11 @@ fn resident_kib(file: &std::path::Path) -> u64 {
     total
 }
 
-#[test]
-fn a_reopened_segment_is_not_left_resident() {
-    let dir = tempfile::tempdir().unwrap();
+/// The options of a log in `dir` (16 MiB segments) holding 100 committed records, closed.
+fn closed_log_of_100(dir: &std::path::Path) -> LogOptions {
     let opts = LogOptions {
         storage: Storage::Mmap,
-        dir: Some(dir.path().to_path_buf()),
+        dir: Some(dir.to_path_buf()),
         segment_bytes: 16 << 20,
         ..LogOptions::default()
     };
@@ -46,7 +45,13 @@ fn a_reopened_segment_is_not_left_resident() {
         log.append(i + 1, b"t", b"", &[7u8; 100]).unwrap();
     }
     log.commit().unwrap();
-    drop(log);
+    opts
+}
+
+#[test]
+fn a_reopened_segment_is_not_left_resident() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = closed_log_of_100(dir.path());
     let (log, report) = Log::open(opts).unwrap();
     assert!(report.is_clean());
     assert_eq!(log.stats().records, 100);
@@ -153,18 +158,7 @@ fn sealed_segments_are_dropped_behind_and_still_read() {
 fn a_reopen_finds_stray_bytes_anywhere_in_the_tail() {
     use std::os::unix::fs::FileExt;
     let dir = tempfile::tempdir().unwrap();
-    let opts = LogOptions {
-        storage: Storage::Mmap,
-        dir: Some(dir.path().to_path_buf()),
-        segment_bytes: 16 << 20,
-        ..LogOptions::default()
-    };
-    let (mut log, _) = Log::open(opts.clone()).unwrap();
-    for i in 0..100u64 {
-        log.append(i + 1, b"t", b"", &[7u8; 100]).unwrap();
-    }
-    log.commit().unwrap();
-    drop(log);
+    let opts = closed_log_of_100(dir.path());
     let segment = dir.path().join("00000000000000000000.log");
     let file = std::fs::OpenOptions::new()
         .write(true)
