@@ -379,10 +379,7 @@ impl ClientGuard {
             }
         };
         drop(last);
-        if !allowed {
-            self.guard.deny(Denied::Publish, self, topic);
-        }
-        allowed
+        self.counted(Denied::Publish, topic, allowed)
     }
 
     /// Whether this client may subscribe to `filter`; a refusal is counted and logged.
@@ -461,7 +458,11 @@ impl ClientGuard {
     }
 
     fn checked(&self, kind: Denied, topic: &str, access: Access) -> bool {
-        let ok = self.allows(topic, access);
+        self.counted(kind, topic, self.allows(topic, access))
+    }
+
+    /// `ok`, a refusal counted and logged.
+    fn counted(&self, kind: Denied, topic: &str, ok: bool) -> bool {
         if !ok {
             self.guard.deny(kind, self, topic);
         }

@@ -283,8 +283,6 @@ fn note_lost(report: &mut RecoveryReport, file: &Path, s: &Scan) {
     }
 }
 
-/// Opens the last segment for appending: scans it fully, marks damaged stretches and zeroes
-/// everything after the data.
 /// One past the file's last byte that may not be zero, up to `cap`: the end of its last
 /// data region (`SEEK_DATA`, `SEEK_HOLE`); what lies past it is a hole, which reads as zeros.
 /// A preallocated segment is mostly unwritten extents, which ext4 and xfs report as holes
@@ -328,6 +326,8 @@ pub(crate) fn data_end(file: &File, cap: usize) -> usize {
     }
 }
 
+/// Opens the last segment for appending: scans it fully, marks damaged stretches and zeroes
+/// everything after the data.
 fn open_active(
     p: &OpenParams,
     base: u64,

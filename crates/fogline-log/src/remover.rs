@@ -30,21 +30,16 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Removes `seg`'s files and unmaps it (unless a reader still holds the mapping), then
-    /// counts it done.
-    fn remove(&self, seg: Box<Segment>) {
-        let result = seg.remove_files();
-        drop(seg);
-        self.done(result.err());
-    }
-
-    fn cache(&self, job: CacheJob) {
-        job.run();
-        self.done(None);
-    }
-
-    /// Counts a job done.
-    fn done(&self, failure: Option<LogError>) {
+    /// Does `job`, then counts it done: a removed segment's files go, and its mapping with
+    /// it (unless a reader still holds the mapping), before the count.
+    fn run(&self, job: Job) {
+        let failure = match job {
+            Job::Remove(seg) => seg.remove_files().err(),
+            Job::Cache(c) => {
+                c.run();
+                None
+            }
+        };
         let mut st = self.state();
         st.0 -= 1;
         st.1.extend(failure);
@@ -54,13 +49,13 @@ impl Shared {
     }
 }
 
-/// The removal thread of one log.
 /// What the thread does, in the order sent.
 enum Job {
     Remove(Box<Segment>),
     Cache(CacheJob),
 }
 
+/// The housekeeping thread of one log.
 #[derive(Debug, Default)]
 pub struct Remover {
     tx: Option<Sender<Job>>,
@@ -76,12 +71,7 @@ impl Remover {
         let worker = shared.clone();
         let thread = std::thread::Builder::new()
             .name("fogline-log-rm".into())
-            .spawn(move || {
-                rx.into_iter().for_each(|job| match job {
-                    Job::Remove(seg) => worker.remove(seg),
-                    Job::Cache(c) => worker.cache(c),
-                })
-            })
+            .spawn(move || rx.into_iter().for_each(|job| worker.run(job)))
             .ok();
         Remover {
             tx: thread.as_ref().map(|_| tx),
@@ -92,32 +82,23 @@ impl Remover {
 
     /// Removes `seg`'s files, on the thread if there is one.
     pub fn remove(&self, seg: Segment) {
-        self.shared.state().0 += 1;
-        let seg = Box::new(seg);
-        match &self.tx {
-            Some(tx) => {
-                if let Err(back) = tx.send(Job::Remove(seg)) {
-                    if let Job::Remove(seg) = back.0 {
-                        self.shared.remove(seg);
-                    }
-                }
-            }
-            None => self.shared.remove(seg),
-        }
+        self.submit(Job::Remove(Box::new(seg)));
     }
 
     /// Runs `job` on the thread if there is one, else now.
     pub fn cache(&self, job: CacheJob) {
+        self.submit(Job::Cache(job));
+    }
+
+    fn submit(&self, job: Job) {
         self.shared.state().0 += 1;
         match &self.tx {
             Some(tx) => {
-                if let Err(back) = tx.send(Job::Cache(job)) {
-                    if let Job::Cache(job) = back.0 {
-                        self.shared.cache(job);
-                    }
+                if let Err(back) = tx.send(job) {
+                    self.shared.run(back.0);
                 }
             }
-            None => self.shared.cache(job),
+            None => self.shared.run(job),
         }
     }
 

@@ -450,9 +450,7 @@ impl Segment {
     /// Sealed and file-backed: the segment's mapping and file, for drop-behind (see
     /// [`cache`](crate::cache)). The log drops them one segment after the seal, so the pages
     /// freed are the ones the next segments' faults get back, still hot, instead of fresh
-    /// memory: a writer that fills the page cache spent 2-2.5x the CPU per byte of one that
-    /// drops behind, on the 2-core VM of `bench/results` (docs/ARCHITECTURE.md,
-    /// "Drop-behind").
+    /// memory (docs/ARCHITECTURE.md, "Drop-behind").
     pub fn sealed_pages(&self) -> Option<SealedPages> {
         let dir = self.backing.dir.as_deref()?;
         if self.backing.file.is_some() {

@@ -15,11 +15,9 @@ pub fn valid_attribute(s: &str) -> bool {
         return false;
     }
     if s.is_ascii() {
-        // The same test byte by byte (the store's indexer runs it on every header of every
-        // record): ASCII whitespace and controls are the bytes up to 0x20, and 0x7f.
-        return s
-            .bytes()
-            .all(|b| b > b' ' && b != 0x7f && !b"=~\"\\*?".contains(&b));
+        // Byte by byte, without decoding (the store's indexer runs this on every header of
+        // every record).
+        return s.bytes().all(|b| attribute_char(char::from(b)));
     }
     s.chars().all(attribute_char)
 }

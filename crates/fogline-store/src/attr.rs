@@ -183,14 +183,7 @@ impl AttrIndex {
             return BARE;
         };
         let hash = self.hash32(text);
-        let (values, texts) = (&self.values, &self.texts);
-        let found = self
-            .exact
-            .find(table_hash(hash), |&(id, h)| {
-                h == hash && text_of(values, texts, id) == text
-            })
-            .map(|&(id, _)| id);
-        match found {
+        match self.find(text, hash) {
             Some(id) => {
                 self.values[id as usize].slots.push(slot);
                 id
@@ -201,6 +194,15 @@ impl AttrIndex {
 
     fn hash32(&self, text: &str) -> u32 {
         (self.hasher.hash_one(text) >> 32) as u32
+    }
+
+    /// The id of the value `text`, whose [`hash32`](Self::hash32) is `hash`.
+    fn find(&self, text: &str, hash: u32) -> Option<u32> {
+        self.exact
+            .find(table_hash(hash), |&(id, h)| {
+                h == hash && self.text(id) == text
+            })
+            .map(|&(id, _)| id)
     }
 
     fn add_value(&mut self, text: &str, hash: u32, slot: u32) -> u32 {
@@ -235,7 +237,8 @@ impl AttrIndex {
 
     /// The text of value `id`.
     pub fn text(&self, id: u32) -> &str {
-        text_of(&self.values, &self.texts, id)
+        let v = &self.values[id as usize];
+        &self.texts[v.start..v.start + v.len as usize]
     }
 
     /// Every value's `(text, id)`.
@@ -278,12 +281,7 @@ impl AttrIndex {
 
     /// The id of the value `text`, if any record carried it.
     pub fn exact(&self, text: &str) -> Option<u32> {
-        let hash = self.hash32(text);
-        self.exact
-            .find(table_hash(hash), |&(id, h)| {
-                h == hash && self.text(id) == text
-            })
-            .map(|&(id, _)| id)
+        self.find(text, self.hash32(text))
     }
 
     /// The ids of the values (not bare) for which `p` holds, in no particular order.
@@ -396,11 +394,6 @@ impl AttrIndex {
 /// (the table takes its bucket from the low bits and its tag from the high ones).
 fn table_hash(h: u32) -> u64 {
     u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-fn text_of<'a>(values: &[Value], texts: &'a str, id: u32) -> &'a str {
-    let v = &values[id as usize];
-    &texts[v.start..v.start + v.len as usize]
 }
 
 /// The literal text a pattern starts with: up to its first unescaped `*` or `?`, escapes

@@ -19,6 +19,7 @@
 //! so the rate is the engine's, not the publisher's; loss = 1 - read / published once the
 //! counter stops moving. Results: `results.json` (every run) and `summary.md` under `--out`.
 
+use fogline_bench::interval::spread;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -665,11 +666,6 @@ fn write_results(
     Ok(())
 }
 
-/// Median, min and max.
-fn spread(v: Vec<f64>) -> Option<(f64, f64, f64)> {
-    fogline_bench::interval::spread(&v)
-}
-
 fn fmt_spread(s: Option<(f64, f64, f64)>, digits: usize) -> String {
     match s {
         Some((m, lo, hi)) => format!("{m:.digits$} ({lo:.digits$}-{hi:.digits$})"),
@@ -758,14 +754,14 @@ fn summary(
                 if read.is_empty() {
                     continue;
                 }
-                let loss = get("loss").into_iter().map(|l| l * 100.0).collect();
+                let loss: Vec<f64> = get("loss").into_iter().map(|l| l * 100.0).collect();
                 s.push_str(&format!(
                     "| {part} | {} | {e} | {} | {} | {} | {} |\n",
                     rate_name(rate),
-                    fmt_spread(spread(get("offered_per_s")), 0),
-                    fmt_spread(spread(read), 0),
-                    fmt_spread(spread(loss), 2),
-                    fmt_spread(spread(get("server_cpu_percent")), 0),
+                    fmt_spread(spread(&get("offered_per_s")), 0),
+                    fmt_spread(spread(&read), 0),
+                    fmt_spread(spread(&loss), 2),
+                    fmt_spread(spread(&get("server_cpu_percent")), 0),
                 ));
             }
             let f = by_round(runs, "fogline", part, rate, "read_per_s");
@@ -775,7 +771,7 @@ fn summary(
                 s.push_str(&format!(
                     "| {part} | {} | **fogline / eKuiper** | | {} | | |\n",
                     rate_name(rate),
-                    fmt_spread(spread(r), 2)
+                    fmt_spread(spread(&r), 2)
                 ));
             }
         }
@@ -797,9 +793,9 @@ fn summary(
             continue;
         }
         let idle = spread(
-            mem.iter()
+            &mem.iter()
                 .filter_map(|r| r["idle_rss_kib"].as_f64())
-                .collect(),
+                .collect::<Vec<_>>(),
         );
         for &n in &args.rule_counts {
             let step = |k: &str| {
@@ -812,9 +808,9 @@ fn summary(
             s.push_str(&format!(
                 "| {e} | {} | {n} | {} | {} | {} |\n",
                 fmt_spread(idle, 0),
-                fmt_spread(spread(step("rss_kib")), 0),
-                fmt_spread(spread(step("per_rule_kib")), 1),
-                fmt_spread(spread(step("per_rule_anon_kib")), 1),
+                fmt_spread(spread(&step("rss_kib")), 0),
+                fmt_spread(spread(&step("per_rule_kib")), 1),
+                fmt_spread(spread(&step("per_rule_anon_kib")), 1),
             ));
         }
     }
@@ -832,7 +828,7 @@ fn summary(
         if !r.is_empty() {
             s.push_str(&format!(
                 "| **fogline / eKuiper** | | {n} | | {} | |\n",
-                fmt_spread(spread(r), 3)
+                fmt_spread(spread(&r), 3)
             ));
         }
     }
@@ -862,9 +858,9 @@ mod tests {
 
     #[test]
     fn spread_and_paired_ratios() {
-        assert_eq!(spread(vec![3.0, 1.0, 2.0]), Some((2.0, 1.0, 3.0)));
-        assert_eq!(spread(vec![4.0, 1.0]), Some((2.5, 1.0, 4.0)));
-        assert_eq!(spread(vec![]), None);
+        assert_eq!(spread(&[3.0, 1.0, 2.0]), Some((2.0, 1.0, 3.0)));
+        assert_eq!(spread(&[4.0, 1.0]), Some((2.5, 1.0, 4.0)));
+        assert_eq!(spread(&[]), None);
         let f = [(1, 10.0), (2, 20.0), (3, 30.0)];
         let k = [(1, 2.0), (3, 5.0)];
         assert_eq!(ratios(&f, &k, false), vec![5.0, 6.0]);
