@@ -1,5 +1,6 @@
-//! The page cache behind a file-backed log: writeback started when a segment is sealed, and
-//! its pages dropped once written (drop-behind, see [`Segment::sealed_pages`]).
+//! The page cache behind a file-backed log: writeback started when a segment is sealed (by
+//! [`SealFiles`]), and its pages dropped once written (drop-behind, see
+//! [`Segment::sealed_pages`]).
 //!
 //! A log written at hundreds of MB/s otherwise fills the page cache with pages nobody reads
 //! again soon, and every page the writer faults in is fresh memory; dropped pages come back
@@ -7,6 +8,7 @@
 //! refuses it, the pages stay cached as before.
 //!
 //! [`Segment::sealed_pages`]: crate::segment::Segment::sealed_pages
+//! [`SealFiles`]: crate::segment::SealFiles
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -14,27 +16,10 @@ use std::sync::Arc;
 
 use crate::buf::MapBuf;
 
-/// Work on the page cache, done on the log's housekeeping thread (see `remover`): each call
-/// takes milliseconds per 64 MiB segment (sync_file_range 6-8 ms, fadvise 3-5 ms, the
-/// madvise 1 ms, measured with `strace -T` on the broker), which inline would stall every
-/// connection of the runtime thread that rolled the segment.
-pub enum CacheJob {
-    /// Start writing back a just-sealed segment's file (closed afterwards).
-    Writeback(File),
-    /// Drop a sealed segment's pages.
-    Drop(SealedPages),
-}
-
-impl CacheJob {
-    pub fn run(self) {
-        match self {
-            CacheJob::Writeback(file) => start_writeback(&file),
-            CacheJob::Drop(pages) => pages.drop_cached(),
-        }
-    }
-}
-
-/// A sealed, file-backed segment's mapping and file.
+/// A sealed, file-backed segment's mapping and file, whose pages are dropped on the log's
+/// housekeeping thread (see `remover`): it takes milliseconds per 64 MiB segment (fadvise
+/// 3-5 ms, the madvise 1 ms, measured with `strace -T` on the broker), which inline would
+/// stall every connection of the runtime thread that rolled the segment.
 pub struct SealedPages {
     pub(crate) buf: Arc<MapBuf>,
     pub(crate) path: PathBuf,

@@ -1,7 +1,6 @@
 //! The log: a list of segments, the last one active.
 
 use crate::buf::MapBuf;
-use crate::cache::CacheJob;
 use crate::format::{encoded_len, RECORD_HEADER};
 use crate::recovery::{open_dir, OpenParams, RecoveryReport};
 use crate::remover::Remover;
@@ -9,7 +8,6 @@ use crate::segment::{create_fitting, Backing, Limits, Segment, Spare, SyncJob};
 use crate::{LogError, LogOptions, Record, Storage};
 use serde::Serialize;
 use std::fmt;
-use std::fs::File;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A segmented, append-only record log. See the crate documentation for the format.
@@ -223,9 +221,11 @@ impl Log {
         let active = self.active();
         let base = active.next_offset();
         let reuse = active.count == 0;
-        let mut dirty = None;
         if !reuse {
-            dirty = active.seal()?;
+            // The seal's file work runs beside the new segment's creation.
+            if let Some(files) = active.seal()? {
+                self.housekeeper().seal(files);
+            }
         }
         // An empty active segment is replaced, not sealed (sealed segments are never empty):
         // its successor is created first (a new file renamed over it), so a failure leaves
@@ -254,30 +254,25 @@ impl Log {
         }
         self.segments.push(seg);
         if !reuse {
-            self.drop_behind(dirty);
+            self.drop_behind();
             self.enforce_retention(now_micros());
         }
         Ok(())
     }
 
-    /// After a roll: starts writing back the segment just sealed (`dirty`, its file), and
-    /// drops the pages of the one sealed the roll before, which has had a segment's time to
-    /// be written back (see [`cache`](crate::cache)).
-    fn drop_behind(&mut self, dirty: Option<File>) {
-        let older = match &self.segments[..] {
-            [.., older, _, _] => older.sealed_pages(),
-            _ => None,
-        };
-        if dirty.is_none() && older.is_none() {
-            return;
+    /// After a roll: drops the pages of the segment sealed the roll before, which has had a
+    /// segment's time to be written back (see [`cache`](crate::cache)).
+    fn drop_behind(&mut self) {
+        if let [.., older, _, _] = &self.segments[..] {
+            if let Some(pages) = older.sealed_pages() {
+                self.housekeeper().drop_pages(pages);
+            }
         }
-        let remover = self.remover.get_or_insert_with(Remover::start);
-        if let Some(file) = dirty {
-            remover.cache(CacheJob::Writeback(file));
-        }
-        if let Some(pages) = older {
-            remover.cache(CacheJob::Drop(pages));
-        }
+    }
+
+    /// The log's housekeeping thread, started on first use.
+    fn housekeeper(&mut self) -> &Remover {
+        self.remover.get_or_insert_with(Remover::start)
     }
 
     /// Makes everything appended so far readable; with `fsync` storage, first flushes it to
@@ -475,7 +470,7 @@ impl Log {
         r.records_removed += seg.count - seg.lost;
         r.bytes_removed += seg.write_pos as u64;
         if seg.log_file().is_some() {
-            self.remover.get_or_insert_with(Remover::start).remove(seg);
+            self.housekeeper().remove(seg);
         } else if self.spare.is_none() {
             self.spare = seg.into_spare();
         }
@@ -515,17 +510,19 @@ impl Log {
         Ok(r)
     }
 
-    /// Returns once the files of every segment retention dropped are deleted (they go on
-    /// another thread; see [`enforce_retention`](Log::enforce_retention)), and the page-cache
-    /// work of drop-behind queued so far is done.
+    /// Returns once the log's housekeeping queued so far is done: the files of every segment
+    /// retention dropped are deleted (see [`enforce_retention`](Log::enforce_retention)),
+    /// every sealed segment's file is cut and its index written, and drop-behind's page-cache
+    /// work is done.
     pub fn wait_for_removals(&self) {
         if let Some(r) = &self.remover {
             r.wait();
         }
     }
 
-    /// Deletions of dropped segments' files that failed since the last call (the files stay,
-    /// and the next open finds those segments again).
+    /// Housekeeping that failed since the last call: deletions of dropped segments' files (the
+    /// files stay, and the next open finds those segments again) and seals' file work (the
+    /// next open scans that segment and finishes it; its records were committed before).
     pub fn take_removal_errors(&mut self) -> Vec<LogError> {
         self.remover
             .as_ref()

@@ -476,6 +476,11 @@ fn open_sealed(
     let s = scan_file(&file, &path, len, base, next_base)?;
     report.scanned += 1;
     let s = if s.lost.is_empty() && s.damage.is_none() && base + s.count == next_base {
+        if (s.end as u64) < len {
+            // Zeros after the data: a crash came before the seal cut the file (the seal's
+            // file work runs after the roll, see `Segment::seal`). Nothing is damaged.
+            cut_sealed(&path, s.end as u64)?;
+        }
         s
     } else {
         mark_sealed(&path, &s, base, next_base, report)?;
@@ -517,6 +522,16 @@ fn scan_file(
     } else {
         s
     })
+}
+
+/// Cuts a sealed segment's file to `len` and syncs it.
+fn cut_sealed(path: &Path, len: u64) -> Result<(), LogError> {
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(LogError::io("open", path))?;
+    file.set_len(len).map_err(LogError::io("truncate", path))?;
+    sync_file(&file, path)
 }
 
 /// Writes the markers a damaged sealed segment needs and cuts it after its data, then

@@ -1,10 +1,13 @@
-//! The log's housekeeping thread: deletes the files of segments that retention dropped, and
-//! runs the page-cache work of drop-behind ([`CacheJob`]). Unlinking a
+//! The log's housekeeping thread: finishes seals ([`SealFiles`]: cut, sync and index a
+//! sealed segment's file), deletes the files of segments that retention dropped, and drops
+//! sealed segments' pages ([`SealedPages`], drop-behind). Unlinking a
 //! segment whose pages are cached frees all of them: about a tenth of the server's time in a
 //! profile of seed004's 100 kB cell (`bench/results/checks-2026-11-23/pf.sh`), spent by
 //! whoever appends, which in the broker is the runtime thread every connection shares.
 //!
-//! Files go in the order `Segment::remove_files` keeps (index first). A failure is kept for
+//! Jobs run in the order sent, so a segment's seal is done before its pages are dropped or
+//! its files removed. Files go in the order `Segment::remove_files` keeps (index first). A
+//! failure (of a removal or of a seal's file work) is kept for
 //! [`Log::take_removal_errors`](crate::Log::take_removal_errors); the file then stays, and the
 //! next open finds the segment again (retention drops it once more). Without a thread (it
 //! could not be started, or it died) removal happens inline, reported the same way. Dropping
@@ -14,8 +17,8 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
-use crate::cache::CacheJob;
-use crate::segment::Segment;
+use crate::cache::SealedPages;
+use crate::segment::{SealFiles, Segment};
 use crate::LogError;
 
 #[derive(Debug, Default)]
@@ -34,9 +37,10 @@ impl Shared {
     /// it (unless a reader still holds the mapping), before the count.
     fn run(&self, job: Job) {
         let failure = match job {
+            Job::Seal(files) => files.run().err(),
             Job::Remove(seg) => seg.remove_files().err(),
-            Job::Cache(c) => {
-                c.run();
+            Job::Drop(pages) => {
+                pages.drop_cached();
                 None
             }
         };
@@ -51,8 +55,9 @@ impl Shared {
 
 /// What the thread does, in the order sent.
 enum Job {
+    Seal(Box<SealFiles>),
     Remove(Box<Segment>),
-    Cache(CacheJob),
+    Drop(SealedPages),
 }
 
 /// The housekeeping thread of one log.
@@ -85,9 +90,14 @@ impl Remover {
         self.submit(Job::Remove(Box::new(seg)));
     }
 
-    /// Runs `job` on the thread if there is one, else now.
-    pub fn cache(&self, job: CacheJob) {
-        self.submit(Job::Cache(job));
+    /// Finishes a seal's file work, on the thread if there is one.
+    pub fn seal(&self, files: SealFiles) {
+        self.submit(Job::Seal(Box::new(files)));
+    }
+
+    /// Drops a sealed segment's pages, on the thread if there is one.
+    pub fn drop_pages(&self, pages: SealedPages) {
+        self.submit(Job::Drop(pages));
     }
 
     fn submit(&self, job: Job) {

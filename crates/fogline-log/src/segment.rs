@@ -4,10 +4,10 @@
 //! (readers may hold `Bytes` into it); `[visible_pos, write_pos)` is appended but not yet
 //! committed; `[write_pos, cap)` is zero in a file segment (a reused memory mapping keeps stale
 //! bytes there, which no read reaches). A sealed segment has `cap == write_pos ==
-//! visible_pos` and its file is truncated to `write_pos`.
+//! visible_pos`; its file is cut to `write_pos` by the seal's [`SealFiles`], soon after.
 
 use crate::buf::{MapBuf, View};
-use crate::cache::SealedPages;
+use crate::cache::{start_writeback, SealedPages};
 use crate::durability::{sync_dir, sync_file, sync_range};
 use crate::format::{check_record, encode, parse_header, resync, Damage, Header};
 use crate::index::{IndexFile, SparseIndex};
@@ -131,6 +131,40 @@ impl Fence {
             *failed = Some(e.to_string());
         }
         result
+    }
+}
+
+/// The file work that finishes a seal ([`Segment::seal`]), run off the appending thread.
+pub struct SealFiles {
+    dir: PathBuf,
+    path: PathBuf,
+    file: File,
+    len: u64,
+    fsync: bool,
+    index: Option<IndexFile>,
+    fence: Arc<Fence>,
+}
+
+impl SealFiles {
+    /// Cuts the file to its data, syncs it (`fsync` storage), persists the index, and with
+    /// `mmap` storage starts the writeback of its dirty pages (see [`cache`](crate::cache)).
+    /// A failure costs only a scan on the next open: every record was committed before.
+    pub fn run(self) -> Result<(), LogError> {
+        let path = &self.path;
+        self.file
+            .set_len(self.len)
+            .map_err(LogError::io("truncate", path))?;
+        if self.fsync {
+            // The file shares the mapping's writeback-error cursor (see `Fence`).
+            self.fence.flush(path, || sync_file(&self.file, path))?;
+        }
+        if let Some(index) = &self.index {
+            write_index(&self.dir, index, self.fsync)?;
+        }
+        if !self.fsync {
+            start_writeback(&self.file);
+        }
+        Ok(())
     }
 }
 
@@ -417,34 +451,32 @@ impl Segment {
         }
     }
 
-    /// Commits, then makes the segment read-only: the file is cut to its data and its index is
-    /// persisted, which is what lets the next open skip scanning it.
-    /// A seal that failed can be tried again: the file is let go only once all of it worked.
-    /// Returns the file when its pages are still dirty (`mmap` storage), for writeback.
-    pub fn seal(&mut self) -> Result<Option<File>, LogError> {
+    /// Commits, then makes the segment read-only. What is left to do on its files (cut the
+    /// file to its data, persist the index, which is what lets the next open skip scanning
+    /// it) is returned for the log's housekeeping thread: inline, the `ftruncate` of a mapped
+    /// file (and with `fsync` storage two file syncs) stalled every connection of the thread
+    /// that rolled, by up to tens of milliseconds (`examples/roll_stall.rs`). A crash before it is done leaves a
+    /// segment that the next open scans and cuts ([`recovery`](crate::recovery)).
+    /// A seal whose commit failed can be tried again.
+    pub fn seal(&mut self) -> Result<Option<SealFiles>, LogError> {
         self.commit()?;
         self.cap = self.write_pos;
-        if let (Some(dir), Some(file)) = (self.backing.dir.clone(), self.backing.file.as_ref()) {
-            let path = log_path(&dir, self.base);
-            file.set_len(self.write_pos as u64)
-                .map_err(LogError::io("truncate", &path))?;
-            if self.backing.fsync {
-                // The file shares the mapping's writeback-error cursor (see `Fence`).
-                self.fence.flush(&path, || sync_file(file, &path))?;
-            }
-            if self.count > 0 {
-                write_index(&dir, &self.index_file(), self.backing.fsync)?;
-            }
-            let file = self.backing.file.take();
-            if self.backing.fsync {
-                // Read only from now on: readahead helps again.
-                self.buf.advise_single_pages(false);
-            } else {
-                // Dirty: its writeback can start now (off this thread, see `cache`).
-                return Ok(file);
-            }
+        let (Some(dir), Some(file)) = (self.backing.dir.clone(), self.backing.file.take()) else {
+            return Ok(None);
+        };
+        if self.backing.fsync {
+            // Read only from now on: readahead helps again.
+            self.buf.advise_single_pages(false);
         }
-        Ok(None)
+        Ok(Some(SealFiles {
+            path: log_path(&dir, self.base),
+            dir,
+            file,
+            len: self.write_pos as u64,
+            fsync: self.backing.fsync,
+            index: (self.count > 0).then(|| self.index_file()),
+            fence: self.fence.clone(),
+        }))
     }
 
     /// Sealed and file-backed: the segment's mapping and file, for drop-behind (see

@@ -360,7 +360,8 @@ fn a_failed_removal_is_reported_and_the_segment_comes_back() {
     }
     log.commit().unwrap();
     assert!(log.stats().segments > 2);
-    // The oldest segment's index becomes a directory with an entry: removing it fails.
+    log.wait_for_removals(); // the seals' indexes are written
+                             // The oldest segment's index becomes a directory with an entry: removing it fails.
     let idx = dir.path().join(format!("{:020}.idx", 0));
     std::fs::remove_file(&idx).unwrap();
     std::fs::create_dir(&idx).unwrap();

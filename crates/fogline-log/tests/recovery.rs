@@ -546,3 +546,41 @@ fn a_time_lookup_across_damage_finds_the_records_after_it() {
     assert_eq!(log.offset_for_time(ts_later), bases[2] + 1);
     assert_eq!(log.offset_for_time(rec(1).0), 1);
 }
+
+/// A crash between a roll and its seal's file work (done on the log's housekeeping thread)
+/// leaves a sealed segment at its full preallocated length, zeros after its data, and no
+/// index. Nothing is damaged: the next open cuts the file, writes the index, reports no
+/// repair, and every record is there; the open after that trusts the index.
+#[test]
+fn a_seal_cut_short_by_a_crash_is_finished_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let bases = many_segments(dir.path(), 100);
+    assert!(bases.len() >= 4);
+    let path = seg_file(dir.path(), bases[1]);
+    let data_len = fs::metadata(&path).unwrap().len();
+    fs::remove_file(dir.path().join(format!("{:020}.idx", bases[1]))).unwrap();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    let (log, report) = Log::open(file_opts(dir.path(), Storage::Mmap, 1000)).unwrap();
+    assert!(
+        report.repairs.is_empty() && report.gaps.is_empty(),
+        "{report}"
+    );
+    assert_eq!(report.indexes_rebuilt, 1, "{report}");
+    assert_eq!(
+        fs::metadata(&path).unwrap().len(),
+        data_len,
+        "cut to its data"
+    );
+    let (all, lost) = read_around_losses(&log);
+    assert_eq!((all.len(), lost.len()), (100, 0));
+    all.iter().for_each(|r| check(r, r.offset));
+    drop(log);
+    let (_, again) = Log::open(file_opts(dir.path(), Storage::Mmap, 1000)).unwrap();
+    assert!(again.is_clean(), "{again}");
+    assert_eq!(again.scanned, 1, "only the active segment: {again}");
+}

@@ -439,7 +439,7 @@ impl Stream {
     fn run_retention(&self, log: &mut Log, now_us: u64) {
         log.enforce_retention(now_us);
         for e in log.take_removal_errors() {
-            tracing::warn!(stream = %self.name, error = %e, "cannot delete a dropped segment's file; it is found again on the next start");
+            tracing::warn!(stream = %self.name, error = %e, "segment housekeeping failed: a file retention dropped is found again on the next start, a sealed segment without its cut or index is scanned then");
         }
     }
 
