@@ -7,6 +7,10 @@ use fogline_broker::link::{Link, LinkSubscription};
 use fogline_broker::{Broker, BrokerConfig, StorageMode, StreamConfig, SubscribeOptions};
 use fogline_rules::{RuleSpec, Rules, State};
 
+#[path = "../../fogline-net/tests/pki/mod.rs"]
+mod pki;
+use pki::{Kind, Pki};
+
 fn broker(dir: &std::path::Path) -> Broker {
     let config = BrokerConfig {
         storage: StorageMode::Mmap,
@@ -334,10 +338,45 @@ async fn a_failing_rule_is_restarted_then_left_failed() {
     rules.shut_down().await;
 }
 
+/// Reads one HTTP request from `s` (one per connection), answers `status` and closes; the
+/// request's body, or None when the connection ended first.
+async fn answer_one<S>(s: &mut S, status: &str) -> Option<String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 65536];
+    let mut got = 0;
+    loop {
+        let n = s.read(&mut buf[got..]).await.ok()?;
+        got += n;
+        let text = String::from_utf8_lossy(&buf[..got]).to_string();
+        if let Some(i) = text.find("\r\n\r\n") {
+            let len: usize = text
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")
+                        .map(|v| v.trim().parse().unwrap())
+                })
+                .unwrap_or(0);
+            if got >= i + 4 + len {
+                let resp =
+                    format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                s.write_all(resp.as_bytes()).await.ok()?;
+                let _ = s.shutdown().await;
+                return Some(text[i + 4..i + 4 + len].to_string());
+            }
+        }
+        if n == 0 {
+            return None;
+        }
+    }
+}
+
 /// A `rest` action posts each result; an answer of 503 is retried until it succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rest_action_retries_until_the_server_takes_it() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, mut bodies) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -353,32 +392,8 @@ async fn a_rest_action_retries_until_the_server_takes_it() {
                 "200 OK"
             };
             tokio::spawn(async move {
-                let mut buf = vec![0u8; 65536];
-                let mut got = 0;
-                // One request per connection: read until the body is complete.
-                loop {
-                    let n = s.read(&mut buf[got..]).await.unwrap();
-                    got += n;
-                    let text = String::from_utf8_lossy(&buf[..got]).to_string();
-                    if let Some(i) = text.find("\r\n\r\n") {
-                        let len: usize = text
-                            .lines()
-                            .find_map(|l| {
-                                l.to_ascii_lowercase()
-                                    .strip_prefix("content-length: ")
-                                    .map(|v| v.trim().parse().unwrap())
-                            })
-                            .unwrap_or(0);
-                        if got >= i + 4 + len {
-                            tx.send(text[i + 4..i + 4 + len].to_string()).unwrap();
-                            let resp = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-                            s.write_all(resp.as_bytes()).await.unwrap();
-                            return;
-                        }
-                    }
-                    if n == 0 {
-                        return;
-                    }
+                if let Some(body) = answer_one(&mut s, status).await {
+                    tx.send(body).unwrap();
                 }
             });
         }
@@ -420,6 +435,99 @@ async fn a_rest_action_retries_until_the_server_takes_it() {
     assert_eq!(
         (n(&s.exceptions), n(&s.records_out), n(&s.dropped)),
         (1, 1, 0)
+    );
+    rules.shut_down().await;
+}
+
+/// A `rest` action to an `https://` url verifies the server against `rootCaPath` and posts
+/// over TLS; a wrong CA fails the delivery, not the rule; TLS options without https, or
+/// https without a CA, fail the rule's creation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rest_action_posts_over_https_to_a_server_its_ca_signed() {
+    use fogline_net::tls::{TlsAcceptor, TlsConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let p = Pki::new(&dir.path().join("pki"), Kind::Ec, "Rest CA", "unused");
+    let other = Pki::new(&dir.path().join("other"), Kind::Ec, "Other CA", "unused");
+    let acceptor = TlsAcceptor::new(
+        TlsConfig {
+            certfile: Some(p.server_cert.clone()),
+            keyfile: Some(p.server_key.clone()),
+            ..TlsConfig::default()
+        },
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, mut bodies) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let acceptor = std::sync::Arc::new(acceptor);
+        loop {
+            let (s, _) = listener.accept().await.unwrap();
+            let (tx, acceptor) = (tx.clone(), acceptor.clone());
+            tokio::spawn(async move {
+                let Ok(mut s) = acceptor.accept(s).await else {
+                    return;
+                };
+                if let Some(body) = answer_one(&mut s, "200 OK").await {
+                    tx.send(body).unwrap();
+                }
+            });
+        }
+    });
+    let b = broker(dir.path());
+    sql_stream(&b, DEMO);
+    let rules = Rules::open(b.clone(), None, None, 100).unwrap();
+    let https = format!("https://localhost:{port}/hook");
+    let rest = |id: &str, url: &str, opts: serde_json::Value| {
+        let mut action = serde_json::json!({"url": url, "retryInterval": 10, "sendSingle": true});
+        let extra = opts.as_object().unwrap().clone();
+        action.as_object_mut().unwrap().extend(extra);
+        let actions = serde_json::json!([{ "rest": action }]);
+        rule(serde_json::json!({"id": id, "sql": "SELECT id FROM demo", "actions": actions}))
+    };
+    let no_ca = rules
+        .create(rest("no-ca", &https, serde_json::json!({})))
+        .unwrap_err();
+    assert!(no_ca.to_string().contains("rootCaPath"), "{no_ca}");
+    let http = format!("http://127.0.0.1:{port}/hook");
+    let plain = rules
+        .create(rest(
+            "plain",
+            &http,
+            serde_json::json!({"rootCaPath": p.ca}),
+        ))
+        .unwrap_err();
+    assert!(plain.to_string().contains("for an https:// url"), "{plain}");
+
+    let wrong = serde_json::json!({"rootCaPath": other.ca, "retryCount": 0});
+    rules.create(rest("wrong", &https, wrong)).unwrap();
+    let right = serde_json::json!({"rootCaPath": p.ca});
+    rules.create(rest("hook", &https, right)).unwrap();
+    publish(
+        &b.link("test"),
+        "sensors/a/temp",
+        serde_json::json!({"id": "a", "temperature": 1.0, "ts": 1}),
+    )
+    .await;
+    let got = tokio::time::timeout(Duration::from_secs(10), bodies.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, r#"{"id":"a"}"#);
+    let (_, stats) = rules.status("wrong").unwrap();
+    let s = stats.sinks.lock()[0].1.clone();
+    let n = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while n(&s.exceptions) < 1 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!((n(&s.exceptions), n(&s.records_out)), (1, 0));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), bodies.recv())
+            .await
+            .is_err(),
+        "nothing reached the server through a client that trusts another CA"
     );
     rules.shut_down().await;
 }

@@ -1,7 +1,8 @@
 //! TLS on the real `fogline serve` with real clients: Mosquitto's command-line clients
 //! against the MQTT TLS listener (`--cafile`, `--cert/--key`), curl against the admin API
 //! over HTTPS, with certificates made by `openssl` (RSA as Mosquitto users have them, and
-//! EC); refusals of a wrong CA and of a missing client certificate; SIGHUP reload.
+//! EC); fogline's own admin commands over HTTPS (`--admin https://… --admin-cafile`);
+//! refusals of a wrong CA and of a missing client certificate; SIGHUP reload.
 
 #[path = "../../fogline-net/tests/pki/mod.rs"]
 mod pki;
@@ -101,6 +102,29 @@ fn read_retained(addr: &str, tls: &[&str], topic: &str) -> Output {
     mosquitto("mosquitto_sub", addr, &args)
 }
 
+/// `fogline rule ls` against the admin API at `url` with `args`.
+fn rule_ls(url: &str, args: &[&Path]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fogline"));
+    cmd.args(["rule", "ls", "--admin", url]);
+    for (flag, path) in ["--admin-cafile", "--admin-cert", "--admin-key"]
+        .iter()
+        .zip(args)
+    {
+        cmd.arg(flag).arg(path);
+    }
+    cmd.env_remove("FOGLINE_ADMIN").output().unwrap()
+}
+
+/// The HTTPS admin address as `https://localhost:PORT` (the test certificate's name).
+fn admin_url(s: &support::Served) -> String {
+    let https = banner_address(s, "admin API (HTTPS)");
+    format!("https://localhost:{}", https.rsplit_once(':').unwrap().1)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).trim().to_string()
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
@@ -149,6 +173,21 @@ fn mosquitto_clients_with_rsa_certificates_and_a_wrong_ca() {
         .expect("curl is installed");
     assert!(curl.status.success(), "{curl:?}");
     assert!(stdout(&curl).contains("fogline_"), "{}", stdout(&curl));
+
+    // fogline's own admin commands over HTTPS: the right CA; another CA; no CA.
+    let url = admin_url(&s);
+    let ok = rule_ls(&url, &[&p.ca]);
+    assert!(ok.status.success(), "{ok:?}");
+    assert!(stdout(&ok).starts_with("id"), "{ok:?}");
+    let wrong = rule_ls(&url, &[&other.ca]);
+    assert!(!wrong.status.success(), "{wrong:?}");
+    assert!(
+        stderr(&wrong).contains("not signed by a CA of the CA file"),
+        "{wrong:?}"
+    );
+    let none = rule_ls(&url, &[]);
+    assert!(!none.status.success(), "{none:?}");
+    assert!(stderr(&none).contains("--admin-cafile"), "{none:?}");
 }
 
 #[test]
@@ -181,6 +220,17 @@ fn a_required_client_certificate_is_checked() {
 
     let got = read_retained(&addr, &with_cert, "t/ec");
     assert_eq!(stdout(&got), "with a certificate", "{got:?}");
+
+    // The admin listener requires a certificate too: fogline's commands present one.
+    let url = admin_url(&s);
+    let ok = rule_ls(&url, &[&p.ca, &p.client_cert, &p.client_key]);
+    assert!(ok.status.success(), "{ok:?}");
+    let none = rule_ls(&url, &[&p.ca]);
+    assert!(!none.status.success(), "{none:?}");
+    assert!(
+        stderr(&none).contains("requires a client certificate"),
+        "{none:?}"
+    );
 }
 
 #[test]

@@ -5,8 +5,9 @@
 //!   is ignored): `topic`, a template that may use result fields (`alerts/{id}`, or
 //!   eKuiper's `alerts/{{.id}}`); `priority`.
 //! - `log`: each result as an INFO line. `nop`: nothing (benchmarks).
-//! - `rest`: an HTTP POST (or `method`) of the JSON to `url` (`http://` only until the
-//!   transport layer has TLS), `headers`, `timeout` in milliseconds.
+//! - `rest`: an HTTP POST (or `method`) of the JSON to `url`, `headers`, `timeout` in
+//!   milliseconds; an `https://` url takes `rootCaPath` (required), `certificationPath` and
+//!   `privateKeyPath`.
 //!
 //! Common properties (eKuiper's names): `sendSingle` (each row its own message; default
 //! false: a result's rows as one JSON array), `omitIfEmpty`, `bufferLength` (results
@@ -175,6 +176,9 @@ impl Props<'_> {
             "headers",
             "timeout",
             "bodyType",
+            "rootCaPath",
+            "certificationPath",
+            "privateKeyPath",
             "server",
             "qos",
             "retained",

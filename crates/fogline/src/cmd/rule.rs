@@ -2,18 +2,31 @@
 //! add|ls|rm`: a running node's rules and pattern sets, over its admin API (the same
 //! routes and JSON as eKuiper's REST API).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
 use clap::{Args, Subcommand};
+use fogline_net::tls::{ClientTls, TlsConnector};
 use fogline_rules::sink::{Connection, Url};
 
 /// The admin API to talk to.
 #[derive(Args, Debug, Clone)]
 pub struct Admin {
-    /// The node's admin API (host:port).
+    /// The node's admin API: host:port, or a URL (`https://host:port` for an `[admin]
+    /// tls_listen` address, which needs --admin-cafile).
     #[arg(long, default_value = "127.0.0.1:7767", env = "FOGLINE_ADMIN")]
     pub admin: String,
+    /// PEM file of the CA that signed the admin listener's certificate; implies https.
+    #[arg(long, env = "FOGLINE_ADMIN_CAFILE")]
+    pub admin_cafile: Option<PathBuf>,
+    /// PEM file of this client's certificate, for an admin listener with
+    /// `require_certificate`.
+    #[arg(long, env = "FOGLINE_ADMIN_CERT", requires = "admin_key")]
+    pub admin_cert: Option<PathBuf>,
+    /// PEM file of that certificate's private key.
+    #[arg(long, env = "FOGLINE_ADMIN_KEY", requires = "admin_cert")]
+    pub admin_key: Option<PathBuf>,
     /// Print the JSON answers as they are.
     #[arg(long)]
     pub json: bool,
@@ -42,6 +55,48 @@ impl Admin {
             (None, None) => return None,
         };
         Some(("authorization".to_owned(), value))
+    }
+
+    /// The URL of `path` on the admin API: `--admin` as given when it is a URL, else
+    /// `http://` (`https://` with a CA file) and the address.
+    pub fn url(&self, path: &str) -> anyhow::Result<Url> {
+        let base = self.admin.trim_end_matches('/');
+        let url = if base.contains("://") {
+            format!("{base}{path}")
+        } else if self.admin_cafile.is_some() {
+            format!("https://{base}{path}")
+        } else {
+            format!("http://{base}{path}")
+        };
+        Ok(Url::parse(&url)?)
+    }
+
+    /// A connection to the admin API, with the TLS settings an `https://` URL needs.
+    pub fn connection(&self, url: Url) -> anyhow::Result<Connection> {
+        let tls = match (&self.admin_cafile, url.tls) {
+            (Some(cafile), true) => {
+                let settings = ClientTls {
+                    cafile: cafile.clone(),
+                    certfile: self.admin_cert.clone(),
+                    keyfile: self.admin_key.clone(),
+                    server_name: None,
+                };
+                Some(TlsConnector::new(&settings, url.host())?)
+            }
+            (None, true) => anyhow::bail!(
+                "{} is an https URL: give --admin-cafile FILE, the CA that signed the admin \
+                 listener's certificate",
+                self.admin
+            ),
+            (_, false) if self.admin_cafile.is_some() => {
+                anyhow::bail!(
+                    "--admin-cafile is for an https admin API, not {}",
+                    self.admin
+                )
+            }
+            (_, false) => None,
+        };
+        Ok(Connection::with_tls(url, tls))
     }
 }
 
@@ -151,10 +206,11 @@ pub async fn call(
     path: &str,
     body: Option<Vec<u8>>,
 ) -> anyhow::Result<serde_json::Value> {
-    let url = format!("http://{}{path}", admin.admin);
+    let url = admin.url(path)?;
     let body = body.map(Bytes::from).unwrap_or_default();
     let headers: Vec<(String, String)> = admin.authorization().into_iter().collect();
-    let resp = Connection::new(Url::parse(&url)?)
+    let resp = admin
+        .connection(url)?
         .send(method, &headers, body, TIMEOUT)
         .await
         .map_err(|e| anyhow::anyhow!("admin API at {}: {e}", admin.admin))?;
