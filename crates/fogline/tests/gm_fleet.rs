@@ -16,6 +16,10 @@ use fogline_gm::service::{Alarm, Reading, Status, Tick, Update};
 use fogline_gm::{oracle, sim, Function, Kind, Side, Zone};
 use tokio::sync::mpsc;
 
+#[path = "../../fogline-net/tests/pki/mod.rs"]
+mod pki;
+use pki::Pki;
+
 const N: usize = 26;
 
 /// Updates by (epoch, round): (origin, sequence number, vector).
@@ -41,6 +45,12 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+fn free_addrs(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| format!("127.0.0.1:{}", free_port()))
+        .collect()
+}
+
 /// `n` processes; with the coordinator protocol (`extra`) the last one is the coordinator.
 fn start_fleet(
     dir: &std::path::Path,
@@ -49,10 +59,23 @@ fn start_fleet(
     lockstep: bool,
     extra: &dyn Fn(usize) -> String,
 ) -> (Fleet, Vec<String>) {
-    let addrs: Vec<String> = (0..n)
-        .map(|_| format!("127.0.0.1:{}", free_port()))
-        .collect();
-    let peers = addrs
+    let addrs = free_addrs(n);
+    let fleet = spawn_fleet(dir, &addrs, &addrs, zone, lockstep, extra);
+    (fleet, addrs)
+}
+
+/// A process per address of `addrs` (`--listen`), whose monitors reach each other at
+/// `peers`; `extra(i)` ends node i's configuration (more `[gm]` keys, then other sections).
+fn spawn_fleet(
+    dir: &std::path::Path,
+    addrs: &[String],
+    peers: &[String],
+    zone: Zone,
+    lockstep: bool,
+    extra: &dyn Fn(usize) -> String,
+) -> Fleet {
+    let n = peers.len();
+    let peers = peers
         .iter()
         .map(|a| format!("\"{a}\""))
         .collect::<Vec<_>>()
@@ -84,12 +107,16 @@ fn start_fleet(
             .expect("fogline serve starts");
         fleet.0.push(child);
     }
-    (fleet, addrs)
+    fleet
 }
 
 async fn connect(addr: &str) -> Client {
+    connect_with(addr, ClientOptions::default()).await
+}
+
+async fn connect_with(addr: &str, opts: ClientOptions) -> Client {
     for _ in 0..300 {
-        if let Ok(c) = Client::connect(addr, ClientOptions::default()).await {
+        if let Ok(c) = Client::connect(addr, opts.clone()).await {
             return c;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -275,21 +302,27 @@ async fn twenty_six_processes_decide_as_the_simulator_message_for_message() {
 /// every node's own broker, which rules and bridges can take from there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn free_running_monitors_raise_alarms_as_records() {
-    let n = 3;
     let dir = tempfile::tempdir().unwrap();
-    let (_fleet, addrs) = start_fleet(dir.path(), n, Zone::Convex, false, &|_| String::new());
+    let (_fleet, addrs) = start_fleet(dir.path(), 3, Zone::Convex, false, &|_| String::new());
     let mut clients = Vec::new();
     for a in &addrs {
         clients.push(connect(a).await);
     }
-    let mut ready = gather(&clients, "gm/lab/ready").await;
+    variance_crosses_and_returns(&clients).await;
+}
+
+/// Once every monitor of `clients`' nodes says it is ready: readings of variance 0, then
+/// 8/3 C^2 (above 2), then 0 again, and every node's latest alarm of each epoch must say
+/// the true side.
+async fn variance_crosses_and_returns(clients: &[Client]) {
+    let n = clients.len();
+    let mut ready = gather(clients, "gm/lab/ready").await;
     let mut seen = std::collections::HashSet::new();
     while seen.len() < n {
         let r: serde_json::Value = next(&mut ready).await;
         seen.insert(r["node"].as_u64().unwrap());
     }
-    let mut alarms = gather(&clients, "gm/lab/alarm").await;
-    // variance 0, then 8/3 C^2 (above 2), then 0 again
+    let mut alarms = gather(clients, "gm/lab/alarm").await;
     for (epoch, temps, side) in [
         (0, [20.0, 20.0, 20.0], Side::Below),
         (1, [18.0, 20.0, 22.0], Side::Above),
@@ -303,7 +336,6 @@ async fn free_running_monitors_raise_alarms_as_records() {
             };
             c.publish("gm/lab/reading", json(&r)).await.unwrap();
         }
-        // every node's latest alarm of the epoch comes to say the true side
         let mut latest = std::collections::HashMap::new();
         while !(latest.len() == n && latest.values().all(|&s| s == side)) {
             let a: Alarm = next(&mut alarms).await;
@@ -311,6 +343,77 @@ async fn free_running_monitors_raise_alarms_as_records() {
                 latest.insert(a.node, a.side);
             }
         }
+    }
+}
+
+/// Brokers that want a login (`[auth]`, no anonymous clients) and peers that are TLS
+/// listeners requiring a client certificate: with `[gm]` username, password, cafile,
+/// certfile and keyfile the monitors reach each other and decide; a monitor with a wrong
+/// password says in its log that its peers refuse it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitors_log_in_to_their_peers_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Pki::new(&dir.path().join("pki"), pki::Kind::Ec, "GM CA", "gm");
+    let passwd = dir.path().join("passwd");
+    let made = Command::new(env!("CARGO_BIN_EXE_fogline"))
+        .args(["passwd", "-c", "-b"])
+        .arg(&passwd)
+        .args(["gm", "s3cret"])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let (addrs, tls) = (free_addrs(3), free_addrs(3));
+    let config = |i: usize, password: &str| {
+        format!(
+            "username = \"gm\"\npassword = \"{password}\"\ncafile = {ca:?}\ncertfile = {cc:?}\n\
+             keyfile = {ck:?}\n[native]\ntls_listen = [\"{}\"]\n[native.tls]\ncafile = {ca:?}\n\
+             certfile = {sc:?}\nkeyfile = {sk:?}\nrequire_certificate = true\n[auth]\n\
+             password_file = {passwd:?}\nallow_anonymous = false\n",
+            tls[i],
+            ca = p.ca,
+            cc = p.client_cert,
+            ck = p.client_key,
+            sc = p.server_cert,
+            sk = p.server_key,
+        )
+    };
+    let fleet_dir = dir.path().join("fleet");
+    std::fs::create_dir(&fleet_dir).unwrap();
+    let _fleet = spawn_fleet(&fleet_dir, &addrs, &tls, Zone::Convex, false, &|i| {
+        config(i, "s3cret")
+    });
+    let login = ClientOptions {
+        username: Some("gm".into()),
+        password: Some("s3cret".into()),
+        ..ClientOptions::default()
+    };
+    let mut clients = Vec::new();
+    for a in &addrs {
+        clients.push(connect_with(a, login.clone()).await);
+    }
+    variance_crosses_and_returns(&clients).await;
+
+    // Node 0 again, in a process of its own, with a wrong password.
+    let wrong_dir = dir.path().join("wrong");
+    std::fs::create_dir(&wrong_dir).unwrap();
+    let (own, own_tls) = (free_addrs(1), free_addrs(1));
+    let mut peers = tls.clone();
+    peers[0] = own_tls[0].clone();
+    let config_wrong = |_| config(0, "wrong").replace(&tls[0], &own_tls[0]);
+    let _wrong = spawn_fleet(&wrong_dir, &own, &peers, Zone::Convex, false, &config_wrong);
+    let log = wrong_dir.join("node0.log");
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("gm peer refuses this node") {
+            assert!(text.contains("BadCredentials"), "{text}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no refusal logged: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

@@ -38,6 +38,17 @@ pub struct GmConfig {
     pub inject_loss: f64,
     /// only those sent in epochs below this one (default: all)
     pub inject_loss_until: Option<u64>,
+    /// the user this node logs in as on its peers (their `[auth]`), and its password
+    pub username: Option<String>,
+    /// (needs `username`)
+    pub password: Option<String>,
+    /// PEM file of the CA the peers' certificates chain to: `peers` are TLS addresses
+    /// (`[native] tls_listen`)
+    pub cafile: Option<std::path::PathBuf>,
+    /// this node's client certificate and key, for peers that require one (need `cafile`)
+    pub certfile: Option<std::path::PathBuf>,
+    /// (with `certfile`)
+    pub keyfile: Option<std::path::PathBuf>,
 }
 
 impl Default for GmConfig {
@@ -57,6 +68,11 @@ impl Default for GmConfig {
             predict: false,
             inject_loss: 0.0,
             inject_loss_until: None,
+            username: None,
+            password: None,
+            cafile: None,
+            certfile: None,
+            keyfile: None,
         }
     }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fogline_broker::SubscribeOptions;
-use fogline_client::{Client, ClientOptions};
+use fogline_client::{Client, ClientError, ClientOptions, ClientTls};
 use fogline_gm::service::{GmConfig, Service};
 use tokio::sync::{mpsc, watch};
 
@@ -49,6 +49,7 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         )
         .into());
     }
+    let opts = peer_options(&gm).map_err(|e| format!("[gm]: {e}"))?;
     let link = ctx.broker.link("gm");
     let topic = |kind: &str| format!("gm/{}/{kind}", gm.name);
     let readings = link.subscribe(&topic("reading"), SubscribeOptions::default())?;
@@ -59,6 +60,7 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         if j != gm.id {
             tokio::spawn(follow(
                 addr.clone(),
+                opts.clone(),
                 gm.name.clone(),
                 tx.clone(),
                 subscribed.clone(),
@@ -89,6 +91,34 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
     }))
 }
 
+/// How this node connects to its peers: its login and TLS settings, checked (the files
+/// loaded) now, so that a wrong setting stops the node instead of a retry loop.
+fn peer_options(gm: &GmConfig) -> Result<ClientOptions, String> {
+    if gm.password.is_some() && gm.username.is_none() {
+        return Err("password needs username".into());
+    }
+    let tls = match (&gm.cafile, &gm.certfile, &gm.keyfile) {
+        (None, None, None) => None,
+        (None, _, _) => return Err("certfile and keyfile need cafile".into()),
+        (Some(cafile), certfile, keyfile) => Some(ClientTls {
+            cafile: cafile.clone(),
+            certfile: certfile.clone(),
+            keyfile: keyfile.clone(),
+            server_name: None,
+        }),
+    };
+    if let Some(settings) = &tls {
+        fogline_net::tls::TlsConnector::new(settings, "localhost").map_err(|e| e.to_string())?;
+    }
+    Ok(ClientOptions {
+        client_name: "gm-peer".into(),
+        tls,
+        username: gm.username.clone(),
+        password: gm.password.clone(),
+        ..ClientOptions::default()
+    })
+}
+
 /// A record from a peer: an update, a pull (repair) or a coordinator-protocol message.
 struct FromPeer {
     kind: &'static str,
@@ -102,15 +132,13 @@ const PEER_KINDS: [&str; 3] = ["update", "pull", "msg"];
 /// connecting until it can.
 async fn follow(
     addr: String,
+    opts: ClientOptions,
     name: String,
     tx: mpsc::Sender<FromPeer>,
     subscribed: Arc<AtomicUsize>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let opts = ClientOptions {
-        client_name: "gm-peer".into(),
-        ..ClientOptions::default()
-    };
+    let mut said = String::new();
     let (client, mut updates, mut pulls, mut msgs) = loop {
         let attempt = async {
             let c = Client::connect(&addr, opts.clone()).await?;
@@ -122,6 +150,14 @@ async fn follow(
         };
         match attempt.await {
             Ok(x) => break x,
+            // A peer still starting is expected; a refusal (login, TLS) is said once.
+            Err(e @ (ClientError::Tls(_) | ClientError::Server { .. })) => {
+                let text = e.to_string();
+                if text != said {
+                    tracing::warn!(peer = %addr, error = %text, "gm peer refuses this node");
+                    said = text;
+                }
+            }
             Err(e) => tracing::debug!(peer = %addr, error = %e, "gm peer not reachable yet"),
         }
         tokio::select! {
@@ -194,5 +230,36 @@ async fn run(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_settings_that_cannot_work_stop_the_node() {
+        let gm = |f: &dyn Fn(&mut GmConfig)| {
+            let mut g = GmConfig::default();
+            f(&mut g);
+            peer_options(&g)
+        };
+        let plain = gm(&|_| {}).unwrap();
+        assert!(plain.tls.is_none() && plain.username.is_none());
+        let e = gm(&|g| g.password = Some("p".into())).unwrap_err();
+        assert!(e.contains("password needs username"), "{e}");
+        let e = gm(&|g| g.certfile = Some("c.crt".into())).unwrap_err();
+        assert!(e.contains("need cafile"), "{e}");
+        let e = gm(&|g| g.cafile = Some("/nonexistent/ca.crt".into())).unwrap_err();
+        assert!(e.contains("/nonexistent/ca.crt"), "{e}");
+        let login = gm(&|g| {
+            g.username = Some("gm".into());
+            g.password = Some("p".into());
+        })
+        .unwrap();
+        assert_eq!(
+            (login.username.as_deref(), login.password.as_deref()),
+            (Some("gm"), Some("p"))
+        );
     }
 }
