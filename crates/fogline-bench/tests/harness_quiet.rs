@@ -50,19 +50,24 @@ async fn a_run_disturbed_by_other_work_is_measured_again() {
     let report = harness::run(&scenario, &opts).await;
     busy.wait().unwrap();
     assert_eq!(report.results.len(), 1, "{:?}", report.skipped);
+    assert_eq!(report.results[0].delivery.lost, 0);
     let noise = report.results[0].noise.expect("noise is recorded");
-    assert!(noise.redone >= 1, "{noise:?}");
-    // Whether the kept run was quiet depends on the rest of the machine too: judge it only
-    // when the machine is as quiet as at the start (other work came and stayed otherwise).
+    // The test tells its own disturbance from the rest of the machine's work by the limit
+    // set above the work measured at the start: judge it only when the rest of the machine
+    // is as busy now as then (other work that came, or went, during the run moves the
+    // measure by as much as the disturbance).
     let after = {
         let w = quiet::Watch::start(None).unwrap();
         tokio::time::sleep(Duration::from_secs(2)).await;
         w.finish().unwrap().other_cpu_percent
     };
-    if after < limit {
-        assert!(noise.other_cpu_percent < limit, "{noise:?}");
-    } else {
-        eprintln!("not judged: other work rose to {after:.0} % of a core during the test");
+    if (after - background).abs() > 20.0 {
+        eprintln!(
+            "not judged: other work went from {background:.0} to {after:.0} % of a core \
+             during the test ({noise:?})"
+        );
+        return;
     }
-    assert_eq!(report.results[0].delivery.lost, 0);
+    assert!(noise.redone >= 1, "{noise:?}");
+    assert!(noise.other_cpu_percent < limit, "{noise:?}");
 }
