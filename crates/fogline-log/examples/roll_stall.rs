@@ -32,12 +32,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let (mut log, _) = Log::open(opts)?;
         let (mut rolled, mut other) = (Vec::new(), 0u128);
+        let (start, mut bytes) = (Instant::now(), 0usize);
         while rolled.len() < rolls {
             let segments = log.stats().segments;
             let t = Instant::now();
             log.append(0, b"roll", b"", &payload)?;
             let us = t.elapsed().as_micros();
             log.commit()?;
+            bytes += PAYLOAD;
             if log.stats().segments != segments {
                 rolled.push(us);
             } else {
@@ -47,9 +49,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut sorted = rolled.clone();
         sorted.sort_unstable();
         println!(
-            "{storage}: rolling appends (us) {rolled:?}; median {}, max {}; worst other append {other}",
+            "{storage}: rolling appends (us) {rolled:?}; median {}, max {}; worst other append \
+             {other}; {:.0} MB/s",
             sorted[sorted.len() / 2],
-            sorted[sorted.len() - 1]
+            sorted[sorted.len() - 1],
+            bytes as f64 / start.elapsed().as_secs_f64() / 1e6
         );
     }
     Ok(())

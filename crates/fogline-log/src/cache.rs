@@ -37,19 +37,27 @@ impl SealedPages {
     }
 }
 
-/// Starts writing `file`'s dirty pages back without waiting for them
-/// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`), so they are clean, and can be dropped, by the
-/// time the next segment is sealed. Not a durability point: nothing waits or checks.
-pub fn start_writeback(file: &File) {
+/// Starts writing `len` bytes of `file`'s dirty pages from `offset` back (`len` 0: to the
+/// end) without waiting for them (`sync_file_range(SYNC_FILE_RANGE_WRITE)`), so they are
+/// clean, and can be dropped, by the time the next segment is sealed. Not a durability
+/// point: nothing waits or checks.
+pub fn start_writeback(file: &File, offset: usize, len: usize) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (
+            libc::off64_t::try_from(offset),
+            libc::off64_t::try_from(len),
+        ) else {
+            return;
+        };
         // SAFETY: a plain system call on a descriptor `file` keeps open; no memory is passed.
-        let _ =
-            unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+        let _ = unsafe {
+            libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
+        };
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = file;
+    let _ = (file, offset, len);
 }
 
 /// Asks the kernel to drop the cached pages of the file at `path` that are clean and not
