@@ -72,7 +72,8 @@
 //! the segment is created or opened, as the first fault into the file's unwritten tail
 //! zero-fills a whole readahead window): one call instead of 256 page faults, which took about 10% (file) and 20% (memory) of a server's CPU time for 100 kB
 //! records.
-//! When a record does not fit, the segment is sealed: its file is cut to its data length and
+//! When a record does not fit, the segment is sealed: it is committed at once, then (on the
+//! log's housekeeping thread) its file is cut to its data length and
 //! its sparse index is written to `BASE.idx` (format in the `index` module: summary, entries
 //! of `(offset - base, position, timestamp)` every 4 KiB of records, CRC). A record larger than
 //! `segment_bytes` gets a segment sized for it.
@@ -90,8 +91,10 @@
 //!    bytes past the write position; reads stop there). Recovery re-establishes this by
 //!    zeroing an invalid tail to the end of the file, so bytes that survived a crash out of
 //!    order can never be read as records after new appends.
-//! 4. A sealed segment's file length equals its data length, and a valid `BASE.idx` describes
-//!    exactly that data.
+//! 4. Once its seal is finished, a sealed segment's file length equals its data length, and a
+//!    valid `BASE.idx` describes exactly that data; before (the work runs after the roll, or
+//!    a crash came first), the file has zeros after its data and no index, which the next
+//!    open finishes quietly and `verify` reports as `Unfinished`.
 //! 5. Bytes of committed records are never written again while mapped; readers receive
 //!    `Bytes` that keep the mapping alive, even after retention deletes the file.
 //!

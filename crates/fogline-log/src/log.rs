@@ -217,14 +217,22 @@ impl Log {
     /// Starts a new active segment with room for a `size`-byte record.
     #[cold]
     fn roll(&mut self, size: usize) -> Result<(), LogError> {
+        self.roll_with(size, false)
+    }
+
+    /// [`roll`](Log::roll); `seal_now`: the old segment's file work is done before the new
+    /// segment is created (a purge: its unused tail is given back to the disk first).
+    fn roll_with(&mut self, size: usize, seal_now: bool) -> Result<(), LogError> {
         let cap = self.segment_bytes.max(size);
         let active = self.active();
         let base = active.next_offset();
         let reuse = active.count == 0;
         if !reuse {
             // The seal's file work runs beside the new segment's creation.
-            if let Some(files) = active.seal()? {
-                self.housekeeper().seal(files);
+            match active.seal()? {
+                Some(files) if seal_now => files.run()?,
+                Some(files) => self.housekeeper().seal(files),
+                None => {}
             }
         }
         // An empty active segment is replaced, not sealed (sealed segments are never empty):
@@ -495,7 +503,7 @@ impl Log {
     /// segment's files could not be deleted (they come back on the next open).
     pub fn purge(&mut self) -> Result<RetentionReport, LogError> {
         if self.active().count > 0 {
-            self.roll(0)?;
+            self.roll_with(0, true)?;
         }
         let mut r = RetentionReport::default();
         while self.segments.len() > 1 {

@@ -11,7 +11,9 @@
 //! Damage with nothing valid after it ends the data: a sealed segment's tail becomes a marker
 //! for the offsets up to the next segment; the active segment's tail (a write torn by a
 //! crash, as a rule) is zeroed to the end of the file, so stale bytes can never be misread
-//! as records later, and its offsets are given out again. Every repair is reported.
+//! as records later, and its offsets are given out again. Every repair is reported. (A sealed
+//! segment with zeros after intact data and no index is a seal a crash cut short, not
+//! damage: it is cut and indexed without a report.)
 //!
 //! With `fsync` storage, opening syncs the active segment and the directory whatever it
 //! found: after a `kill -9` the page cache may hold records that were appended but never

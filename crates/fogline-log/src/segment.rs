@@ -145,7 +145,6 @@ pub struct SealFiles {
     len: u64,
     fsync: bool,
     index: Option<IndexFile>,
-    fence: Arc<Fence>,
 }
 
 impl SealFiles {
@@ -158,8 +157,10 @@ impl SealFiles {
             .set_len(self.len)
             .map_err(LogError::io("truncate", path))?;
         if self.fsync {
-            // The file shares the mapping's writeback-error cursor (see `Fence`).
-            self.fence.flush(path, || sync_file(&self.file, path))?;
+            // Outside the segment's fence: every record was flushed through it by the
+            // seal's commit, so a failure here puts no acknowledged record in doubt and
+            // must not mark the segment's flushes failed (which stops the stream).
+            sync_file(&self.file, path)?;
         }
         if let Some(index) = &self.index {
             write_index(&self.dir, index, self.fsync)?;
@@ -501,7 +502,6 @@ impl Segment {
             len: self.write_pos as u64,
             fsync: self.backing.fsync,
             index: (self.count > 0).then(|| self.index_file()),
-            fence: self.fence.clone(),
         }))
     }
 

@@ -100,6 +100,10 @@ pub enum IndexStatus {
     NotExpected,
     /// A sealed segment without one (open will scan and rebuild it).
     Missing,
+    /// A seal the log has not finished (it runs after the roll, on the log's housekeeping
+    /// thread, or a crash came first): no index, and zeros after intact data. Not a
+    /// problem: the log, or the next open, cuts the file and writes the index.
+    Unfinished,
     /// Present but unreadable, or it disagrees with the records.
     Invalid(String),
     /// Present on the active segment (open deletes it).
@@ -111,9 +115,12 @@ impl SegmentReport {
     pub fn is_ok(&self) -> bool {
         self.damage.is_none()
             && self.lost.is_empty()
-            && self.padding_bytes == 0
+            && (self.padding_bytes == 0 || self.index == IndexStatus::Unfinished)
             && (self.active || self.next_offset > self.base_offset)
-            && matches!(self.index, IndexStatus::Ok | IndexStatus::NotExpected)
+            && matches!(
+                self.index,
+                IndexStatus::Ok | IndexStatus::NotExpected | IndexStatus::Unfinished
+            )
     }
 }
 
@@ -229,8 +236,11 @@ fn check_segment(dir: &Path, base: u64, next_base: Option<u64>) -> Result<Segmen
     let idx = idx_path(dir, base);
     let index = match fs::read(&idx) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let intact = s.damage.is_none() && s.lost.is_empty();
             if active {
                 IndexStatus::NotExpected
+            } else if intact && Some(base + s.count) == next_base && s.end < data.len() {
+                IndexStatus::Unfinished
             } else {
                 IndexStatus::Missing
             }
@@ -357,6 +367,10 @@ impl fmt::Display for SegmentReport {
         match &self.index {
             IndexStatus::Ok | IndexStatus::NotExpected => {}
             IndexStatus::Missing => write!(f, "; index missing")?,
+            IndexStatus::Unfinished => write!(
+                f,
+                "; seal not finished (zeros after the data, no index yet)"
+            )?,
             IndexStatus::Unexpected => write!(f, "; stale index on the active segment")?,
             IndexStatus::Invalid(r) => write!(f, "; index invalid: {r}")?,
         }

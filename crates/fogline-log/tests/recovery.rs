@@ -565,6 +565,12 @@ fn a_seal_cut_short_by_a_crash_is_finished_on_open() {
         .unwrap()
         .set_len(4096)
         .unwrap();
+    let v = verify(dir.path(), false).unwrap();
+    assert!(v.is_ok(), "an unfinished seal is not a problem: {v}");
+    assert_eq!(
+        v.streams[0].segments[1].index,
+        fogline_log::IndexStatus::Unfinished
+    );
     let (log, report) = Log::open(file_opts(dir.path(), Storage::Mmap, 1000)).unwrap();
     assert!(
         report.repairs.is_empty() && report.gaps.is_empty(),

@@ -421,6 +421,9 @@ impl Stream {
         if let Some(p) = self.positions.get() {
             p.retire();
         }
+        // The log's housekeeping (a seal's index, a removal) writes into its directory by
+        // path: done before the directory goes, so none lands in a stream made again.
+        self.log.lock().wait_for_removals();
     }
 
     /// True once the stream was deleted.

@@ -61,8 +61,14 @@ impl Admin {
     /// `http://` (`https://` with a CA file) and the address.
     pub fn url(&self, path: &str) -> anyhow::Result<Url> {
         let base = self.admin.trim_end_matches('/');
-        let url = if base.contains("://") {
-            format!("{base}{path}")
+        let url = if let Some((scheme, rest)) = base.split_once("://") {
+            if rest.contains('/') {
+                anyhow::bail!(
+                    "--admin {}: give the node's address, without a path",
+                    self.admin
+                );
+            }
+            format!("{}://{rest}{path}", scheme.to_ascii_lowercase())
         } else if self.admin_cafile.is_some() {
             format!("https://{base}{path}")
         } else {
@@ -88,9 +94,10 @@ impl Admin {
                  listener's certificate",
                 self.admin
             ),
-            (_, false) if self.admin_cafile.is_some() => {
+            (_, false) if self.admin_cafile.is_some() || self.admin_cert.is_some() => {
                 anyhow::bail!(
-                    "--admin-cafile is for an https admin API, not {}",
+                    "--admin-cafile and --admin-cert (or FOGLINE_ADMIN_CAFILE, \
+                     FOGLINE_ADMIN_CERT) are for an https admin API, not {}",
                     self.admin
                 )
             }
@@ -213,7 +220,8 @@ pub async fn call(
         .connection(url)?
         .send(method, &headers, body, TIMEOUT)
         .await
-        .map_err(|e| anyhow::anyhow!("admin API at {}: {e}", admin.admin))?;
+        // (the error names the address)
+        .map_err(|e| anyhow::anyhow!("admin API: {e}"))?;
     let v: serde_json::Value = serde_json::from_slice(&resp.body).unwrap_or_else(|_| {
         serde_json::Value::String(String::from_utf8_lossy(&resp.body).into_owned())
     });
@@ -356,4 +364,47 @@ pub fn run_pattern(cmd: PatternCommand) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn admin(addr: &str, cafile: Option<&str>) -> Admin {
+        Admin {
+            admin: addr.into(),
+            json: false,
+            token: None,
+            admin_user: None,
+            admin_password: None,
+            admin_cafile: cafile.map(PathBuf::from),
+            admin_cert: None,
+            admin_key: None,
+        }
+    }
+
+    #[test]
+    fn the_admin_address_becomes_a_url() {
+        let url = |a: &Admin| a.url("/api/v1/rules").map(|u| (u.tls, u.authority, u.path));
+        let rules = "/api/v1/rules".to_string();
+        assert_eq!(
+            url(&admin("127.0.0.1:7767", None)).unwrap(),
+            (false, "127.0.0.1:7767".into(), rules.clone())
+        );
+        assert_eq!(
+            url(&admin("node:7443", Some("ca.crt"))).unwrap(),
+            (true, "node:7443".into(), rules.clone())
+        );
+        assert_eq!(
+            url(&admin("HTTPS://node:7443/", None)).unwrap(),
+            (true, "node:7443".into(), rules.clone())
+        );
+        assert!(url(&admin("https://node:7443/api/v1", None)).is_err());
+        let plain = admin("http://node:7767", Some("ca.crt"));
+        let e = plain.connection(plain.url("/").unwrap()).err().unwrap();
+        assert!(e.to_string().contains("FOGLINE_ADMIN_CAFILE"), "{e}");
+        let tls = admin("https://node:7443", None);
+        let e = tls.connection(tls.url("/").unwrap()).err().unwrap();
+        assert!(e.to_string().contains("--admin-cafile"), "{e}");
+    }
 }

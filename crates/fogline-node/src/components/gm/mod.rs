@@ -129,7 +129,8 @@ struct FromPeer {
 const PEER_KINDS: [&str; 3] = ["update", "pull", "msg"];
 
 /// Reads the updates, pulls and messages of monitor `name` on the peer at `addr` into `tx`,
-/// connecting until it can.
+/// connecting until it can, and again when the client ends (it reconnects by itself after
+/// a lost connection, but gives up when the peer refuses its login then).
 async fn follow(
     addr: String,
     opts: ClientOptions,
@@ -138,49 +139,66 @@ async fn follow(
     subscribed: Arc<AtomicUsize>,
     mut stop: watch::Receiver<bool>,
 ) {
+    const FIRST: Duration = Duration::from_millis(100);
     let mut said = String::new();
-    let (client, mut updates, mut pulls, mut msgs) = loop {
+    let mut pause = FIRST;
+    loop {
         let attempt = async {
             let c = Client::connect(&addr, opts.clone()).await?;
             let [u, p, m] = PEER_KINDS.map(|k| format!("gm/{name}/{k}"));
             let u = c.subscribe(&u, Default::default()).await?;
             let p = c.subscribe(&p, Default::default()).await?;
             let m = c.subscribe(&m, Default::default()).await?;
-            Ok::<_, fogline_client::ClientError>((c, u, p, m))
+            Ok::<_, ClientError>((c, u, p, m))
         };
-        match attempt.await {
-            Ok(x) => break x,
-            // A peer still starting is expected; a refusal (login, TLS) is said once.
-            Err(e @ (ClientError::Tls(_) | ClientError::Server { .. })) => {
-                let text = e.to_string();
-                if text != said {
-                    tracing::warn!(peer = %addr, error = %text, "gm peer refuses this node");
-                    said = text;
+        let (client, mut updates, mut pulls, mut msgs) = match attempt.await {
+            Ok(x) => x,
+            Err(e) => {
+                if matches!(e, ClientError::Tls(_) | ClientError::Server { .. }) {
+                    // A refusal (login, TLS) is said once, and asked again ever less often:
+                    // each try costs the peer a handshake and a password hash.
+                    let text = e.to_string();
+                    if text != said {
+                        tracing::warn!(peer = %addr, error = %text, "gm peer refuses this node");
+                        said = text;
+                    }
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                } else {
+                    // A peer still starting is expected.
+                    tracing::debug!(peer = %addr, error = %e, "gm peer not reachable yet");
+                    pause = FIRST;
                 }
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = stop.changed() => return,
+                }
+                continue;
             }
-            Err(e) => tracing::debug!(peer = %addr, error = %e, "gm peer not reachable yet"),
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
-            _ = stop.changed() => return,
-        }
-    };
-    subscribed.fetch_add(1, Ordering::SeqCst);
-    loop {
-        let (m, kind) = tokio::select! {
-            m = updates.recv() => (m, PEER_KINDS[0]),
-            m = pulls.recv() => (m, PEER_KINDS[1]),
-            m = msgs.recv() => (m, PEER_KINDS[2]),
-            _ = stop.changed() => break,
         };
-        let Some(m) = m else { break };
-        let payload = m.payload;
-        if tx.send(FromPeer { kind, payload }).await.is_err() {
-            break;
+        said.clear();
+        pause = FIRST;
+        subscribed.fetch_add(1, Ordering::SeqCst);
+        let lost = loop {
+            let (m, kind) = tokio::select! {
+                m = updates.recv() => (m, PEER_KINDS[0]),
+                m = pulls.recv() => (m, PEER_KINDS[1]),
+                m = msgs.recv() => (m, PEER_KINDS[2]),
+                _ = stop.changed() => break false,
+            };
+            let Some(m) = m else { break true };
+            let payload = m.payload;
+            if tx.send(FromPeer { kind, payload }).await.is_err() {
+                break false;
+            }
+        };
+        subscribed.fetch_sub(1, Ordering::SeqCst);
+        drop((updates, pulls, msgs));
+        let _ = client.close().await;
+        if !lost {
+            return;
         }
+        tracing::warn!(peer = %addr, "lost the gm peer's updates; connecting again");
     }
-    drop((updates, pulls, msgs));
-    let _ = client.close().await;
 }
 
 #[allow(clippy::too_many_arguments)]
