@@ -38,11 +38,28 @@ impl Drop for Fleet {
     }
 }
 
+/// A port free now, below the kernel's ephemeral range (32768 up by default): a port the
+/// kernel handed out and took back can go to any outgoing connection before the node that
+/// was to listen on it starts (a fleet makes hundreds), which then fails with "address in
+/// use". The tests of this file, which run at once, take ports in turn from a random start,
+/// so no two of them are handed the same one.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let _ = NEXT.compare_exchange(
+        0,
+        fastrand::u16(20_000..26_000),
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+    for _ in 0..1000 {
+        let port = NEXT.fetch_add(1, Ordering::SeqCst);
+        assert!(port < 32_768, "ran out of ports below the ephemeral range");
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port");
 }
 
 fn free_addrs(n: usize) -> Vec<String> {
