@@ -166,6 +166,22 @@ async fn next<T: serde::de::DeserializeOwned>(rx: &mut mpsc::UnboundedReceiver<V
     serde_json::from_slice(&bytes).expect("JSON")
 }
 
+/// Waits until `n` monitors said they are ready. Bounded as a whole, not per message: the
+/// ready ones say it again every 500 ms, so a node that never comes would otherwise be
+/// waited for forever.
+async fn await_ready(ready: &mut mpsc::UnboundedReceiver<Vec<u8>>, n: usize) {
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {seen:?} of {n} monitors ready"
+        );
+        let r: serde_json::Value = next(ready).await;
+        seen.insert(r["node"].as_u64().unwrap());
+    }
+}
+
 fn json<T: serde::Serialize>(x: &T) -> Vec<u8> {
     serde_json::to_vec(x).unwrap()
 }
@@ -210,11 +226,7 @@ async fn replay(zone: Zone, epochs: usize, predict: bool) {
     let mut ready = gather(&clients, "gm/lab/ready").await;
     let mut statuses = gather(&clients, "gm/lab/status").await;
     let mut updates = gather(&clients, "gm/lab/update").await;
-    let mut seen = std::collections::HashSet::new();
-    while seen.len() < N {
-        let r: serde_json::Value = next(&mut ready).await;
-        seen.insert(r["node"].as_u64().unwrap());
-    }
+    await_ready(&mut ready, N).await;
 
     let (temps, hums) = window(epochs);
     let f = Function::thesis(Kind::Variance);
@@ -334,11 +346,7 @@ async fn free_running_monitors_raise_alarms_as_records() {
 async fn variance_crosses_and_returns(clients: &[Client]) {
     let n = clients.len();
     let mut ready = gather(clients, "gm/lab/ready").await;
-    let mut seen = std::collections::HashSet::new();
-    while seen.len() < n {
-        let r: serde_json::Value = next(&mut ready).await;
-        seen.insert(r["node"].as_u64().unwrap());
-    }
+    await_ready(&mut ready, n).await;
     let mut alarms = gather(clients, "gm/lab/alarm").await;
     for (epoch, temps, side) in [
         (0, [20.0, 20.0, 20.0], Side::Below),
@@ -453,11 +461,7 @@ async fn one_loss(repair: bool) -> Vec<u64> {
         clients.push(connect(a).await);
     }
     let mut ready = gather(&clients, "gm/lab/ready").await;
-    let mut seen = std::collections::HashSet::new();
-    while seen.len() < n {
-        let r: serde_json::Value = next(&mut ready).await;
-        seen.insert(r["node"].as_u64().unwrap());
-    }
+    await_ready(&mut ready, n).await;
     let mut statuses = gather(&clients[2..], "gm/lab/status").await;
     let mut last = Vec::new();
     for (epoch, t0) in [(0u64, 20.0), (1, 25.0), (2, 25.0)] {
@@ -508,11 +512,7 @@ async fn a_coordinator_process_raises_the_alarms() {
         clients.push(connect(a).await);
     }
     let mut ready = gather(&clients, "gm/lab/ready").await;
-    let mut seen = std::collections::HashSet::new();
-    while seen.len() < nodes + 1 {
-        let r: serde_json::Value = next(&mut ready).await;
-        seen.insert(r["node"].as_u64().unwrap());
-    }
+    await_ready(&mut ready, nodes + 1).await;
     let mut alarms = gather(&clients[nodes..], "gm/lab/alarm").await;
     for (epoch, temps, side) in [
         (0, [20.0, 20.0, 20.0, 20.0, 20.0], Side::Below),
