@@ -477,11 +477,12 @@ fn open_sealed(
     }
     let s = scan_file(&file, &path, len, base, next_base)?;
     report.scanned += 1;
-    let s = if s.lost.is_empty() && s.damage.is_none() && base + s.count == next_base {
+    let s = if s.is_whole(base, next_base) {
         if (s.end as u64) < len {
             // Zeros after the data: a crash came before the seal cut the file (the seal's
-            // file work runs after the roll, see `Segment::seal`). Nothing is damaged.
-            cut_sealed(&path, s.end as u64)?;
+            // file work runs after the roll, see `Segment::seal`). Nothing is damaged, so
+            // the cut reports no repair.
+            mark_sealed(&path, &s, base, next_base, report)?;
         }
         s
     } else {
@@ -526,18 +527,8 @@ fn scan_file(
     })
 }
 
-/// Cuts a sealed segment's file to `len` and syncs it.
-fn cut_sealed(path: &Path, len: u64) -> Result<(), LogError> {
-    let file = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(LogError::io("open", path))?;
-    file.set_len(len).map_err(LogError::io("truncate", path))?;
-    sync_file(&file, path)
-}
-
 /// Writes the markers a damaged sealed segment needs and cuts it after its data, then
-/// syncs it.
+/// syncs it; a repair is reported only for damage or missing offsets.
 fn mark_sealed(
     path: &Path,
     s: &Scan,

@@ -84,6 +84,12 @@ impl Scan {
     pub fn lost_offsets(&self) -> u64 {
         self.lost.iter().map(|l| l.end - l.first).sum()
     }
+
+    /// A sealed segment's scan (from `base`) that needs no repair: nothing damaged or lost,
+    /// and every offset up to the next segment's `next_base` there.
+    pub fn is_whole(&self, base: u64, next_base: u64) -> bool {
+        self.lost.is_empty() && self.damage.is_none() && base + self.count == next_base
+    }
 }
 
 /// A marker whose span ends at the next record, and the scan's state before it (to take it

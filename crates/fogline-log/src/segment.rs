@@ -96,8 +96,9 @@ pub struct Segment {
     written_back: usize,
 }
 
-/// Serialises a segment's flushes (a [`SyncJob`] run elsewhere, the msync and fsync of its
-/// commit and seal) and remembers a failed one. The mapping and the segment's file share
+/// Serialises a segment's flushes (a [`SyncJob`] run elsewhere, the msync of a commit,
+/// including the one a seal starts with; not the seal's later fsync, see [`SealFiles`]) and
+/// remembers a failed one. The mapping and the segment's file share
 /// one writeback-error cursor, and Linux reports a failed writeback once, to whichever
 /// flush checks first, then counts those pages clean: a flush that ran beside or after the
 /// failed one would succeed, and make records visible (and acknowledged) whose write had

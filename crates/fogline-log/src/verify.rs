@@ -235,16 +235,11 @@ fn check_segment(dir: &Path, base: u64, next_base: Option<u64>) -> Result<Segmen
     let active = next_base.is_none();
     let idx = idx_path(dir, base);
     let index = match fs::read(&idx) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let intact = s.damage.is_none() && s.lost.is_empty();
-            if active {
-                IndexStatus::NotExpected
-            } else if intact && Some(base + s.count) == next_base && s.end < data.len() {
-                IndexStatus::Unfinished
-            } else {
-                IndexStatus::Missing
-            }
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match next_base {
+            None => IndexStatus::NotExpected,
+            Some(next) if s.is_whole(base, next) && s.end < data.len() => IndexStatus::Unfinished,
+            Some(_) => IndexStatus::Missing,
+        },
         Err(e) => return Err(LogError::io("read", &idx)(e)),
         Ok(_) if active => IndexStatus::Unexpected,
         Ok(bytes) => match IndexFile::decode(&bytes) {

@@ -2,6 +2,9 @@
 //! check that the bytes past the data are zero, then gives the pages past the data back
 //! (they stay in the page cache, not in the process's resident memory).
 
+mod common;
+
+use common::file_opts;
 use fogline_log::{Log, LogOptions, Storage};
 
 /// Resident KiB of the mappings of `file` in this process (`/proc/self/smaps`).
@@ -34,12 +37,7 @@ fn resident_kib(file: &std::path::Path) -> u64 {
 
 /// The options of a log in `dir` (16 MiB segments) holding 100 committed records, closed.
 fn closed_log_of_100(dir: &std::path::Path) -> LogOptions {
-    let opts = LogOptions {
-        storage: Storage::Mmap,
-        dir: Some(dir.to_path_buf()),
-        segment_bytes: 16 << 20,
-        ..LogOptions::default()
-    };
+    let opts = file_opts(dir, Storage::Mmap, 16 << 20);
     let (mut log, _) = Log::open(opts.clone()).unwrap();
     for i in 0..100u64 {
         log.append(i + 1, b"t", b"", &[7u8; 100]).unwrap();
@@ -108,12 +106,7 @@ fn on_tmpfs(path: &std::path::Path) -> bool {
 #[test]
 fn sealed_segments_are_dropped_behind_and_still_read() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = LogOptions {
-        storage: Storage::Mmap,
-        dir: Some(dir.path().to_path_buf()),
-        segment_bytes: 1 << 20,
-        ..LogOptions::default()
-    };
+    let opts = file_opts(dir.path(), Storage::Mmap, 1 << 20);
     let (mut log, _) = Log::open(opts).unwrap();
     let payload = |i: u64| vec![(i % 251) as u8; 1000];
     let mut i = 0u64;
@@ -225,12 +218,7 @@ fn the_active_segment_is_written_back_as_it_fills() {
         eprintln!("tmpfs: nothing is written back");
         return;
     }
-    let opts = LogOptions {
-        storage: Storage::Mmap,
-        dir: Some(dir.path().to_path_buf()),
-        segment_bytes: 64 << 20,
-        ..LogOptions::default()
-    };
+    let opts = file_opts(dir.path(), Storage::Mmap, 64 << 20);
     let (mut log, _) = Log::open(opts).unwrap();
     let payload = vec![5u8; 1000];
     let mut bytes = 0;

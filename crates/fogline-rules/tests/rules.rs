@@ -338,6 +338,14 @@ async fn a_failing_rule_is_restarted_then_left_failed() {
     rules.shut_down().await;
 }
 
+/// The next request body the test server took, within 10 s.
+async fn next_body(bodies: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> String {
+    tokio::time::timeout(Duration::from_secs(10), bodies.recv())
+        .await
+        .expect("a request within 10 s")
+        .expect("the server runs")
+}
+
 /// Reads one HTTP request from `s` (one per connection), answers `status` and closes; the
 /// request's body, or None when the connection ended first.
 async fn answer_one<S>(s: &mut S, status: &str) -> Option<String>
@@ -415,14 +423,8 @@ async fn a_rest_action_retries_until_the_server_takes_it() {
         serde_json::json!({"id": "a", "temperature": 1.0, "ts": 1}),
     )
     .await;
-    let first = tokio::time::timeout(Duration::from_secs(10), bodies.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    let second = tokio::time::timeout(Duration::from_secs(10), bodies.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let first = next_body(&mut bodies).await;
+    let second = next_body(&mut bodies).await;
     assert_eq!(first, r#"{"id":"a"}"#);
     assert_eq!(second, first, "retried after the 503");
     let (_, stats) = rules.status("hook").unwrap();
@@ -510,10 +512,7 @@ async fn a_rest_action_posts_over_https_to_a_server_its_ca_signed() {
         serde_json::json!({"id": "a", "temperature": 1.0, "ts": 1}),
     )
     .await;
-    let got = tokio::time::timeout(Duration::from_secs(10), bodies.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let got = next_body(&mut bodies).await;
     assert_eq!(got, r#"{"id":"a"}"#);
     let (_, stats) = rules.status("wrong").unwrap();
     let s = stats.sinks.lock()[0].1.clone();
