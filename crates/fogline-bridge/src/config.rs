@@ -2,6 +2,7 @@
 //! `[[bridge.kafka_in]]` tables, one per set of Kafka topics consumed into fogline.
 //! `[[bridge.mqtt]]` tables, one per connection to another MQTT broker.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use bytesize::ByteSize;
@@ -235,6 +236,18 @@ pub struct MqttConfig {
     /// Password on the remote broker (needs `remote_username`).
     #[serde(default)]
     pub remote_password: Option<String>,
+    /// PEM file of the CAs the remote broker's certificate must chain to; set, the bridge
+    /// speaks MQTT over TLS, and the certificate must be valid for the host of `address` (a
+    /// DNS name, or an IP address among its IP SANs). Mosquitto's `bridge_cafile`.
+    #[serde(default)]
+    pub bridge_cafile: Option<PathBuf>,
+    /// PEM file of the bridge's client certificate (then its intermediates), for a remote
+    /// that requires one (`bridge_certfile`; needs `bridge_keyfile`).
+    #[serde(default)]
+    pub bridge_certfile: Option<PathBuf>,
+    /// PEM file of that certificate's private key (`bridge_keyfile`).
+    #[serde(default)]
+    pub bridge_keyfile: Option<PathBuf>,
     /// `false`: a persistent session on the remote broker (it keeps the subscriptions and
     /// queues QoS 1 messages for the bridge while it is away).
     #[serde(default)]
@@ -276,6 +289,9 @@ impl MqttConfig {
             remote_clientid: None,
             remote_username: None,
             remote_password: None,
+            bridge_cafile: None,
+            bridge_certfile: None,
+            bridge_keyfile: None,
             cleansession: false,
             keepalive: default_keepalive(),
             stream,
@@ -286,7 +302,12 @@ impl MqttConfig {
         }
     }
 
-    /// Its remote host and port.
+    /// Whether the bridge speaks TLS to the remote broker.
+    pub fn tls(&self) -> bool {
+        self.bridge_cafile.is_some()
+    }
+
+    /// Its remote host and port (by default 1883, or 8883 with TLS).
     ///
     /// # Errors
     /// An address that is not `host` or `host:port`.
@@ -298,7 +319,7 @@ impl MqttConfig {
             Some((h, p)) if !h.contains(':') || h.ends_with(']') => {
                 (h, p.parse::<u16>().map_err(|_| bad())?)
             }
-            _ => (a, 1883),
+            _ => (a, if self.tls() { 8883 } else { 1883 }),
         };
         let host = host.trim_start_matches('[').trim_end_matches(']');
         if host.is_empty() || port == 0 {
@@ -322,6 +343,12 @@ impl MqttConfig {
         }
         if self.remote_password.is_some() && self.remote_username.is_none() {
             return Err("remote_password needs remote_username".into());
+        }
+        if self.bridge_certfile.is_some() != self.bridge_keyfile.is_some() {
+            return Err("bridge_certfile and bridge_keyfile go together".into());
+        }
+        if self.bridge_certfile.is_some() && !self.tls() {
+            return Err("a client certificate needs TLS: set bridge_cafile".into());
         }
         if self.remote_clientid.as_deref() == Some("") {
             return Err("remote_clientid is empty".into());
@@ -560,6 +587,22 @@ mod tests {
             },
             "keepalive",
         );
+        refused(
+            MqttConfig {
+                bridge_cafile: Some("ca.crt".into()),
+                bridge_certfile: Some("bridge.crt".into()),
+                ..ok.clone()
+            },
+            "go together",
+        );
+        refused(
+            MqttConfig {
+                bridge_certfile: Some("bridge.crt".into()),
+                bridge_keyfile: Some("bridge.key".into()),
+                ..ok.clone()
+            },
+            "bridge_cafile",
+        );
         let addr = |a: &str| {
             MqttConfig {
                 address: a.into(),
@@ -569,6 +612,12 @@ mod tests {
             .unwrap()
         };
         assert_eq!(addr("broker"), ("broker".into(), 1883));
+        let tls = MqttConfig {
+            address: "broker".into(),
+            bridge_cafile: Some("ca.crt".into()),
+            ..ok.clone()
+        };
+        assert_eq!(tls.host_port().unwrap(), ("broker".into(), 8883));
         assert_eq!(addr("[::1]:1884"), ("::1".into(), 1884));
         assert_eq!(addr("::1"), ("::1".into(), 1883));
         c.kafka.push(KafkaOutConfig {

@@ -1,13 +1,17 @@
 //! The MQTT bridge against a real Mosquitto, started and stopped here: records published
 //! while Mosquitto is down all reach it after it comes back, across a kill -9 of fogline
 //! in the middle of forwarding (duplicates counted, none lost); messages published on
-//! Mosquitto come into the stream, also those queued while fogline was killed; and `both`
-//! sends nothing back where it came from.
+//! Mosquitto come into the stream, also those queued while fogline was killed; `both`
+//! sends nothing back where it came from; and a bridge reaches a TLS listener that requires
+//! a client certificate, while bridges with the wrong CA or no certificate say why they
+//! cannot.
 //!
 //! Needs `mosquitto` (`bench/peers/install.sh mosquitto`). Without it the tests are
 //! skipped, unless `FOGLINE_TEST_MOSQUITTO=1` (set by `scripts/test.sh`) makes that a
 //! failure.
 
+#[path = "../../fogline-net/tests/pki/mod.rs"]
+mod pki;
 mod support;
 
 use std::collections::HashMap;
@@ -54,6 +58,8 @@ struct Mosquitto {
     bin: PathBuf,
     dir: PathBuf,
     port: u16,
+    /// A second listener, TLS with the certificates of `with_tls`.
+    tls_port: Option<u16>,
     child: Option<Child>,
 }
 
@@ -79,8 +85,27 @@ impl Mosquitto {
             bin,
             dir,
             port,
+            tls_port: None,
             child: None,
         }
+    }
+
+    /// Adds a TLS listener with `p`'s server certificate that requires a client
+    /// certificate signed by `p`'s CA.
+    fn with_tls(mut self, p: &pki::Pki) -> Self {
+        let port = free_port();
+        let conf = self.dir.join("mosquitto.conf");
+        let mut text = std::fs::read_to_string(&conf).unwrap();
+        text += &format!(
+            "listener {port} 127.0.0.1\ncafile {}\ncertfile {}\nkeyfile {}\n\
+             require_certificate true\n",
+            p.ca.display(),
+            p.server_cert.display(),
+            p.server_key.display()
+        );
+        std::fs::write(conf, text).unwrap();
+        self.tls_port = Some(port);
+        self
     }
 
     fn start(&mut self) {
@@ -474,4 +499,106 @@ async fn both_sends_nothing_back_where_it_came_from() {
     assert_eq!(payloads, [&b"L"[..], &b"R"[..]]);
     let s = bridge_status(&server, "up").await;
     assert_eq!(s["records"], 2, "{s}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bridge_reaches_a_tls_listener_with_its_client_certificate() {
+    let Some(bin) = need_mosquitto() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let p = pki::Pki::new(
+        &dir.path().join("pki"),
+        pki::Kind::Rsa,
+        "bridge CA",
+        "bridge",
+    );
+    let other = pki::Pki::new(&dir.path().join("other"), pki::Kind::Ec, "other CA", "x");
+    let mut mosquitto = Mosquitto::new(bin, dir.path()).with_tls(&p);
+    mosquitto.start();
+    let tls_port = mosquitto.tls_port.unwrap();
+    let checker = Checker::start(mosquitto.port, "checker");
+    checker.subscribe("tls/#").await;
+    let bridge = |name: &str, ca: &Path, cert: Option<&pki::Pki>| {
+        let mut b = format!(
+            "[[bridge.mqtt]]\nname = \"{name}\"\naddress = \"127.0.0.1:{tls_port}\"\n\
+             stream = \"default\"\ntopics = [\"tls/# both 1\"]\nretry_max = \"1s\"\n\
+             bridge_cafile = {ca:?}\n"
+        );
+        if let Some(c) = cert {
+            b += &format!(
+                "bridge_certfile = {:?}\nbridge_keyfile = {:?}\n",
+                c.client_cert, c.client_key
+            );
+        }
+        b
+    };
+    let config = [
+        bridge("secure", &p.ca, Some(&p)),
+        bridge("wrong-ca", &other.ca, Some(&p)),
+        bridge("no-cert", &p.ca, None),
+    ]
+    .concat();
+    let server = serve(dir.path(), &config);
+    wait_status(&server, "secure", "the TLS bridge connected", |s| {
+        s["state"] == "running"
+    })
+    .await;
+
+    // Out: a record published here reaches Mosquitto's subscriber.
+    let client = Client::connect(&server.native, ClientOptions::default())
+        .await
+        .unwrap();
+    client
+        .publish_acked(&PublishRecord::new("tls/out", "sealed"))
+        .await
+        .unwrap();
+    wait_for("the record at Mosquitto", || {
+        checker.got().contains(&("tls/out".into(), "sealed".into()))
+    })
+    .await;
+    // In: a message published on Mosquitto comes into the stream through the TLS bridge.
+    let mut o = rumqttc::MqttOptions::new("remote-publisher", "127.0.0.1", mosquitto.port);
+    o.set_keep_alive(Duration::from_secs(10));
+    let (publisher, mut el) = rumqttc::AsyncClient::new(o, 10);
+    let _poll = tokio::spawn(async move { while el.poll().await.is_ok() {} });
+    publisher
+        .publish("tls/in", rumqttc::QoS::AtLeastOnce, false, "inbound")
+        .await
+        .unwrap();
+    let records = stream_records(&server, "tls/in", 1, WAIT).await;
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(&records[0].payload[..], b"inbound");
+    assert_eq!(
+        header(&records[0], "fogline-bridge").as_deref(),
+        Some("secure")
+    );
+
+    // The others never connect, and say why.
+    let error_has = |what: &'static str| {
+        move |s: &Value| s["last_error"].as_str().is_some_and(|e| e.contains(what))
+    };
+    wait_status(
+        &server,
+        "wrong-ca",
+        "the wrong CA's error",
+        error_has("not signed by a CA of the CA file"),
+    )
+    .await;
+    wait_status(
+        &server,
+        "no-cert",
+        "the missing certificate's error",
+        error_has("requires a client certificate"),
+    )
+    .await;
+    for name in ["wrong-ca", "no-cert"] {
+        let s = bridge_status(&server, name).await;
+        assert_ne!(s["state"], "running", "{s}");
+    }
+    let status = bridge_status(&server, "secure").await;
+    assert!(
+        status["target"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("mqtts ")),
+        "{status}"
+    );
 }

@@ -20,10 +20,11 @@ use rumqttc::v5::mqttbytes::v5::{
 };
 use rumqttc::v5::mqttbytes::QoS;
 use rumqttc::v5::{AsyncClient, Event, EventLoop, Incoming, MqttOptions};
-use rumqttc::Outgoing;
+use rumqttc::{Outgoing, Transport};
 use tokio::sync::{mpsc, watch};
 
 use super::convert::{came_from, headers_in, properties_out};
+use super::tls::{Session, TlsRelay};
 use super::topic::Topics;
 use super::window::{Sent, Window};
 use crate::config::MqttConfig;
@@ -61,6 +62,8 @@ pub struct MqttBridge {
     mark: u64,
     /// Past the newest record handed to a client by this process.
     sent_until: u64,
+    /// With `bridge_cafile`: TLS to the remote, run by the bridge (see `tls`).
+    tls: Option<TlsRelay>,
 }
 
 /// Why a session ended.
@@ -127,7 +130,8 @@ impl MqttBridge {
     /// from its files in `dir` (none: a node that keeps no files starts as configured).
     ///
     /// # Errors
-    /// Its stream does not exist, or its files cannot be read.
+    /// Its stream does not exist, its files cannot be read, or its TLS files cannot be
+    /// loaded.
     pub fn new(
         name: &str,
         cfg: MqttConfig,
@@ -136,7 +140,8 @@ impl MqttBridge {
         dir: Option<PathBuf>,
     ) -> Result<Self, String> {
         let topics = Topics::parse(&cfg.topics).map_err(|e| format!("bridge {name:?}: {e}"))?;
-        let status = BridgeStatus::new(name, Kind::Mqtt, format!("mqtt {}", cfg.address));
+        let scheme = if cfg.tls() { "mqtts" } else { "mqtt" };
+        let status = BridgeStatus::new(name, Kind::Mqtt, format!("{scheme} {}", cfg.address));
         let file = |ext: &str| dir.as_ref().map(|d| d.join(format!("{name}.{ext}")));
         let mut position = Position::new(file("pos"));
         let sent_mark = Position::new(file("sent"));
@@ -153,6 +158,12 @@ impl MqttBridge {
                 .map_err(ctx)?;
             mark = sent_mark.load(stream_name).map_err(ctx)?.unwrap_or(cursor);
         }
+        let tls = cfg
+            .bridge_cafile
+            .as_deref()
+            .map(|cafile| TlsRelay::new(&cfg, cafile))
+            .transpose()
+            .map_err(|e| format!("bridge {name:?}: TLS: {e}"))?;
         let client_id = cfg
             .remote_clientid
             .clone()
@@ -168,6 +179,7 @@ impl MqttBridge {
             resend_below: mark.max(cursor),
             mark: mark.max(cursor),
             sent_until: 0,
+            tls,
             cfg,
         })
     }
@@ -224,9 +236,21 @@ impl MqttBridge {
         }
     }
 
-    fn options(&self) -> Result<MqttOptions, String> {
+    /// The client's options; with TLS, to reach the remote through `relay`.
+    fn options(&self, relay: Option<&Session>) -> Result<MqttOptions, String> {
         let (host, port) = self.cfg.host_port()?;
-        let mut o = MqttOptions::new(self.client_id.clone(), host, port);
+        let mut o = match relay {
+            None => MqttOptions::new(self.client_id.clone(), host, port),
+            Some(r) => {
+                let mut o = MqttOptions::new(
+                    self.client_id.clone(),
+                    r.path().to_string_lossy().into_owned(),
+                    0,
+                );
+                o.set_transport(Transport::Unix);
+                o
+            }
+        };
         o.set_keep_alive(self.cfg.keepalive)
             .set_clean_start(self.cfg.cleansession)
             .set_manual_acks(true)
@@ -252,7 +276,12 @@ impl MqttBridge {
     /// One connection's worth of carrying.
     async fn session(&mut self, stop: &mut watch::Receiver<bool>) -> End {
         self.status.set_state(State::Connecting);
-        let options = match self.options() {
+        // Lives as long as the session: its relay ends with it.
+        let relay = match self.tls.as_ref().map(TlsRelay::session).transpose() {
+            Ok(r) => r,
+            Err(e) => return End::Failed(e),
+        };
+        let options = match self.options(relay.as_ref()) {
             Ok(o) => o,
             Err(e) => return End::Failed(e),
         };
@@ -308,7 +337,11 @@ impl MqttBridge {
             tokio::select! {
                 ev = events.recv() => match ev.inspect(|_| { queued.fetch_sub(1, Relaxed); }) {
                     None => return End::Failed("the MQTT client stopped".into()),
-                    Some(Err(e)) => return End::Failed(format!("{}: {e}", self.cfg.address)),
+                    Some(Err(e)) => {
+                        // The client saw its socket close: the relay knows why.
+                        let why = relay.as_ref().and_then(Session::failure).unwrap_or(e);
+                        return End::Failed(format!("{}: {why}", self.cfg.address));
+                    }
                     Some(Ok(ev)) => {
                         if let Err(e) = self.on_event(ev, &client, &mut window, &mut connected).await {
                             return End::Failed(e);

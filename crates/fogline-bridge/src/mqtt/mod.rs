@@ -16,6 +16,7 @@
 
 pub mod bridge;
 pub mod convert;
+pub mod tls;
 pub mod topic;
 pub mod window;
 
