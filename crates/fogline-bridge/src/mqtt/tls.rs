@@ -3,17 +3,18 @@
 //! The MQTT client's own TLS would compile the `ring` crate (C) into the edge binary, which
 //! builds without a C toolchain (docs/SECURITY.md). So the bridge runs TLS itself, with
 //! fogline-net's connector (the graviola provider, as every fogline listener), and the client
-//! speaks plain MQTT over a Unix socket to a relay: for each session a socket in a directory
-//! only this user may enter, removed as soon as the client's one connection is accepted (no
-//! other process can use the bridge's certificate through it), then a TCP connection to the
-//! remote, the handshake, and bytes copied both ways until either side ends.
+//! speaks plain MQTT over a Unix socket to a relay: for each session a socket in a new
+//! temporary directory only this user may enter, removed as soon as the client's one
+//! connection is accepted (no other process can use the bridge's certificate through it),
+//! then a TCP connection to the remote, the handshake, and bytes copied both ways until
+//! either side ends. A directory per session, not one for the bridge's life: a long-lived
+//! one could be swept from /tmp by its cleaner while the bridge runs.
 //!
 //! A failed handshake (or a TLS alert after it) closes the client's socket; its reason is
 //! kept for the bridge's status ([`Session::failure`]), since the client only sees the
 //! connection end.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use fogline_net::tls::{explain, ClientTls, TlsConnector};
@@ -26,8 +27,6 @@ use crate::config::MqttConfig;
 pub struct TlsRelay {
     connector: TlsConnector,
     remote: (String, u16),
-    dir: tempfile::TempDir,
-    sessions: AtomicU64,
 }
 
 /// The relay of one session: the socket the client connects to, and the relay's task
@@ -36,6 +35,8 @@ pub struct Session {
     path: PathBuf,
     failure: Arc<Mutex<Option<String>>>,
     task: tokio::task::JoinHandle<()>,
+    /// Removed with the session (after the task ends).
+    _dir: tempfile::TempDir,
 }
 
 impl TlsRelay {
@@ -43,7 +44,7 @@ impl TlsRelay {
     ///
     /// # Errors
     /// A file cannot be read or holds no usable certificate or key; the host is not a
-    /// name TLS can check; the private directory cannot be made.
+    /// name TLS can check.
     pub fn new(cfg: &MqttConfig, cafile: &Path) -> Result<TlsRelay, String> {
         let remote = cfg.host_port()?;
         let settings = ClientTls {
@@ -53,26 +54,20 @@ impl TlsRelay {
             server_name: None,
         };
         let connector = TlsConnector::new(&settings, &remote.0).map_err(|e| e.to_string())?;
-        // Made 0700: only this user may reach the sockets in it.
-        let dir = tempfile::Builder::new()
-            .prefix("fogline-bridge-")
-            .tempdir()
-            .map_err(|e| format!("a directory for the TLS relay: {e}"))?;
-        Ok(TlsRelay {
-            connector,
-            remote,
-            dir,
-            sessions: AtomicU64::new(0),
-        })
+        Ok(TlsRelay { connector, remote })
     }
 
     /// Starts the relay of a new session; the client connects to [`Session::path`].
     ///
     /// # Errors
-    /// The socket cannot be made.
+    /// The directory or the socket cannot be made.
     pub fn session(&self) -> Result<Session, String> {
-        let n = self.sessions.fetch_add(1, Relaxed);
-        let path = self.dir.path().join(format!("s{n}.sock"));
+        // Made 0700: only this user may reach the socket in it.
+        let dir = tempfile::Builder::new()
+            .prefix("fogline-bridge-")
+            .tempdir()
+            .map_err(|e| format!("a directory for the TLS relay: {e}"))?;
+        let path = dir.path().join("s.sock");
         let listener =
             UnixListener::bind(&path).map_err(|e| format!("the TLS relay's socket: {e}"))?;
         let failure = Arc::new(Mutex::new(None));
@@ -87,6 +82,7 @@ impl TlsRelay {
             path,
             failure,
             task,
+            _dir: dir,
         })
     }
 }
@@ -106,7 +102,6 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.task.abort();
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 
