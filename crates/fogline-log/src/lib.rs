@@ -65,7 +65,9 @@
 //!
 //! The active (last) segment is preallocated to `segment_bytes` (`set_len` plus
 //! `posix_fallocate`, so a full disk fails the roll with an error instead of raising SIGBUS on
-//! a write through the mapping) and written through the mapping; the first zero `len` (or
+//! a write through the mapping; the next segment's file is made ahead on the housekeeping
+//! thread once the active one is three quarters full, `prepare`) and written through the
+//! mapping; the first zero `len` (or
 //! fewer than four bytes left) ends the data. The writer faults pages in ahead of itself
 //! (`MADV_POPULATE_WRITE`), 1 MiB at a time once the segment holds 1 MiB (from 16 KiB, so the
 //! first record of a fresh segment does not wait for 256 pages; that first step is taken when
@@ -128,6 +130,7 @@ mod format;
 mod index;
 mod log;
 mod options;
+mod prepare;
 mod recovery;
 mod remover;
 mod scan;

@@ -2,9 +2,10 @@
 
 use crate::buf::MapBuf;
 use crate::format::{encoded_len, RECORD_HEADER};
+use crate::prepare::NextSegment;
 use crate::recovery::{open_dir, OpenParams, RecoveryReport};
 use crate::remover::Remover;
-use crate::segment::{create_fitting, Backing, Limits, Segment, Spare, SyncJob};
+use crate::segment::{create_fitting, install, Backing, Limits, Segment, Spare, SyncJob};
 use crate::{LogError, LogOptions, Record, Storage};
 use serde::Serialize;
 use std::fmt;
@@ -33,8 +34,21 @@ pub struct Log {
     floor: Option<u64>,
     /// Bytes the last retention pass kept only because of `floor`.
     held_bytes: u64,
+    /// File storage: the next segment's file, made ahead (see `prepare`).
+    next: Option<NextSegment>,
     #[cfg(test)]
     reused: u64,
+    #[cfg(test)]
+    prepared_used: u64,
+}
+
+impl Drop for Log {
+    /// Removes the next segment's file made ahead, if any (an open would remove it).
+    fn drop(&mut self) {
+        if let Some(next) = self.next.take() {
+            next.discard();
+        }
+    }
 }
 
 /// Counters describing a log.
@@ -142,8 +156,11 @@ impl Log {
             spare: None,
             floor: None,
             held_bytes: 0,
+            next: None,
             #[cfg(test)]
             reused: 0,
+            #[cfg(test)]
+            prepared_used: 0,
         };
         Ok((log, report))
     }
@@ -254,7 +271,11 @@ impl Log {
                 }
             },
             (storage, Some(dir)) => {
-                create_fitting(dir, base, cap, size, *storage == Storage::Fsync)?
+                let (dir, fsync) = (dir.clone(), *storage == Storage::Fsync);
+                match self.take_prepared(cap) {
+                    Some((path, file, buf)) => install(&dir, base, &path, file, buf, cap, fsync)?,
+                    None => create_fitting(&dir, base, cap, size, fsync)?,
+                }
             }
         };
         if reuse {
@@ -289,7 +310,38 @@ impl Log {
     /// # Errors
     /// `Io` when the flush fails; the records then stay invisible.
     pub fn commit(&mut self) -> Result<(), LogError> {
-        self.active().commit()
+        self.active().commit()?;
+        self.prepare_ahead();
+        Ok(())
+    }
+
+    /// The next segment's file made ahead, if there is one of at least `cap` bytes (see
+    /// `prepare`); its path, the file and its mapping.
+    fn take_prepared(&mut self, cap: usize) -> Option<(std::path::PathBuf, std::fs::File, MapBuf)> {
+        let next = self.next.take()?;
+        let path = next.path().to_path_buf();
+        let (file, buf) = next.take(cap)?;
+        #[cfg(test)]
+        {
+            self.prepared_used += 1;
+        }
+        Some((path, file, buf))
+    }
+
+    /// File storage: once the active segment is three quarters full, has the housekeeping
+    /// thread make the next segment's file (see `prepare`). Runs with every commit.
+    fn prepare_ahead(&mut self) {
+        let seg = &self.segments[self.segments.len() - 1];
+        if self.next.is_some() || seg.write_pos < seg.cap() - seg.cap() / 4 {
+            return;
+        }
+        let (Some(dir), false) = (&self.opts.dir, self.opts.storage == Storage::Memory) else {
+            return;
+        };
+        let (next, job) =
+            NextSegment::start(dir, self.segment_bytes, self.opts.storage == Storage::Fsync);
+        self.next = Some(next);
+        self.housekeeper().prepare(job);
     }
 
     /// With `fsync` storage, the flush that makes everything appended so far durable, to run
@@ -303,6 +355,7 @@ impl Log {
     /// Makes the records a successful [`SyncJob`] flushed visible.
     pub fn finish_sync(&mut self, job: &SyncJob) {
         self.active().finish_sync(job);
+        self.prepare_ahead();
     }
 
     /// Committed records from offset `from` (raised to `first_offset()`), at most `max_records`
@@ -605,6 +658,89 @@ mod tests {
             }
         }
         assert!(log.reused > 10, "segments reused {} times", log.reused);
+    }
+
+    /// With file storage the next segment's file is made ahead once the active one is three
+    /// quarters full, and the rolls take it: every record reads back, after a reopen too,
+    /// and no prepared file is left behind.
+    #[test]
+    fn rolls_take_the_segment_made_ahead() {
+        for storage in [Storage::Mmap, Storage::Fsync] {
+            let dir = tempfile::tempdir().unwrap();
+            let opts = LogOptions {
+                storage,
+                dir: Some(dir.path().to_path_buf()),
+                segment_bytes: 64 << 10,
+                ..LogOptions::default()
+            };
+            let next = dir.path().join(crate::prepare::NEXT_FILE);
+            let (mut log, _) = Log::open(opts.clone()).unwrap();
+            let payload = |i: u64| vec![i as u8; 900];
+            let mut made_ahead = false;
+            for i in 0..400u64 {
+                log.append(i, b"t", b"", &payload(i)).unwrap();
+                log.commit().unwrap();
+                if log.next.is_some() {
+                    log.wait_for_removals();
+                    made_ahead |= next.exists();
+                }
+            }
+            assert!(made_ahead, "{storage}: no file was made ahead");
+            let segments = log.stats().segments;
+            assert!(segments >= 5, "{storage}: {segments} segments");
+            // Every roll but the first few (before a commit reached three quarters) used one.
+            assert_eq!(log.prepared_used as usize, segments - 1, "{storage}");
+            let check = |log: &Log| {
+                let got = log.read(0, usize::MAX, usize::MAX).unwrap();
+                assert_eq!(got.len(), 400, "{storage}");
+                for r in got {
+                    assert_eq!(&r.payload[..], &payload(r.offset)[..], "{storage}");
+                }
+            };
+            check(&log);
+            drop(log);
+            assert!(
+                !next.exists(),
+                "{storage}: the file made ahead was left behind"
+            );
+            let (log, report) = Log::open(opts).unwrap();
+            assert!(report.is_clean(), "{storage}: {report}");
+            check(&log);
+        }
+    }
+
+    /// A record larger than the file made ahead rolls to a file of its own; the one made
+    /// ahead is removed, and the log goes on.
+    #[test]
+    fn a_record_larger_than_the_file_made_ahead_gets_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = LogOptions {
+            storage: Storage::Mmap,
+            dir: Some(dir.path().to_path_buf()),
+            segment_bytes: 64 << 10,
+            ..LogOptions::default()
+        };
+        let next = dir.path().join(crate::prepare::NEXT_FILE);
+        let (mut log, _) = Log::open(opts).unwrap();
+        for i in 0..55u64 {
+            log.append(i, b"t", b"", &[1u8; 1000]).unwrap();
+            log.commit().unwrap();
+        }
+        assert!(log.next.is_some());
+        log.wait_for_removals();
+        assert!(next.exists());
+        let big = vec![2u8; 100 << 10];
+        let off = log.append(55, b"t", b"", &big).unwrap();
+        log.commit().unwrap();
+        assert_eq!(log.prepared_used, 0);
+        assert!(!next.exists());
+        assert_eq!(
+            &log.read(off, 1, usize::MAX).unwrap()[0].payload[..],
+            &big[..]
+        );
+        log.append(56, b"t", b"", b"after").unwrap();
+        log.commit().unwrap();
+        assert_eq!(log.read(0, usize::MAX, usize::MAX).unwrap().len(), 57);
     }
 
     /// A purge drops every record, keeps the offsets going, and leaves the log usable.

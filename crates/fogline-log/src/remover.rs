@@ -1,6 +1,7 @@
 //! The log's housekeeping thread: finishes seals ([`SealFiles`]: cut, sync and index a
-//! sealed segment's file), deletes the files of segments that retention dropped, and drops
-//! sealed segments' pages ([`SealedPages`], drop-behind). Unlinking a
+//! sealed segment's file), deletes the files of segments that retention dropped, drops
+//! sealed segments' pages ([`SealedPages`], drop-behind), and makes the next segment's file
+//! ([`PrepareJob`]). Unlinking a
 //! segment whose pages are cached frees all of them: about a tenth of the server's time in a
 //! profile of seed004's 100 kB cell (`bench/results/checks-2026-11-23/pf.sh`), spent by
 //! whoever appends, which in the broker is the runtime thread every connection shares.
@@ -18,6 +19,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
 use crate::cache::SealedPages;
+use crate::prepare::PrepareJob;
 use crate::segment::{SealFiles, Segment};
 use crate::LogError;
 
@@ -43,6 +45,11 @@ impl Shared {
                 pages.drop_cached();
                 None
             }
+            // Its outcome goes to the roll, which creates the file itself after a failure.
+            Job::Prepare(job) => {
+                job.run();
+                None
+            }
         };
         let mut st = self.state();
         st.0 -= 1;
@@ -58,6 +65,7 @@ enum Job {
     Seal(Box<SealFiles>),
     Remove(Box<Segment>),
     Drop(SealedPages),
+    Prepare(PrepareJob),
 }
 
 /// The housekeeping thread of one log.
@@ -98,6 +106,11 @@ impl Remover {
     /// Drops a sealed segment's pages, on the thread if there is one.
     pub fn drop_pages(&self, pages: SealedPages) {
         self.submit(Job::Drop(pages));
+    }
+
+    /// Makes the next segment's file, on the thread if there is one.
+    pub fn prepare(&self, job: PrepareJob) {
+        self.submit(Job::Prepare(job));
     }
 
     fn submit(&self, job: Job) {

@@ -242,7 +242,7 @@ impl Spare {
 const POPULATE_STEP: usize = 1 << 20;
 /// The first step of a segment: the step doubles with the data up to [`POPULATE_STEP`], so
 /// the first record of a fresh segment waits for 4 pages, not 256.
-const POPULATE_FIRST: usize = 16 << 10;
+pub const POPULATE_FIRST: usize = 16 << 10;
 
 /// `mmap` storage: the active segment's writeback is started every this many bytes written
 /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which does not wait for it). Left to the
@@ -341,6 +341,11 @@ impl Segment {
     /// One past the last appended offset.
     pub fn next_offset(&self) -> u64 {
         self.base + self.count
+    }
+
+    /// Bytes it may hold.
+    pub fn cap(&self) -> usize {
+        self.cap
     }
 
     /// Whether `size` more bytes fit.
@@ -775,7 +780,7 @@ pub fn preallocate(file: &File, len: u64) -> std::io::Result<()> {
 }
 
 /// A new file at `path` with `cap` bytes reserved (and synced, for `fsync`).
-fn prepare_file(path: &Path, cap: usize, fsync: bool) -> Result<File, LogError> {
+pub fn prepare_file(path: &Path, cap: usize, fsync: bool) -> Result<File, LogError> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -819,21 +824,37 @@ pub fn create_fitting(
 /// Creates `BASE.log` for a new active segment of `cap` bytes. The file is prepared and
 /// mapped as `BASE.log.tmp` and renamed into place last, so a failure (a full disk, no
 /// memory for the mapping) leaves any segment already at `BASE.log` untouched: the log
-/// replaces an empty active segment this way. Once renamed, the new segment is returned
-/// even if the directory's fsync fails (the old file has no name any more): its first
-/// flush syncs the directory again, so nothing of it counts as durable before that.
+/// replaces an empty active segment this way.
 pub fn create_file(dir: &Path, base: u64, cap: usize, fsync: bool) -> Result<Segment, LogError> {
-    let path = log_path(dir, base);
-    let tmp = path.with_extension("log.tmp");
-    let (file, buf) = prepare_file(&tmp, cap, fsync)
+    let tmp = log_path(dir, base).with_extension("log.tmp");
+    prepare_file(&tmp, cap, fsync)
         .and_then(|file| {
             let buf = MapBuf::file_rw(&file).map_err(LogError::io("mmap", &tmp))?;
-            fs::rename(&tmp, &path).map_err(LogError::io("rename", &path))?;
-            Ok((file, buf))
+            install(dir, base, &tmp, file, buf, cap, fsync)
         })
         .inspect_err(|_| {
             let _ = fs::remove_file(&tmp);
-        })?;
+        })
+}
+
+/// Makes the file at `tmp` (prepared by [`prepare_file`] with at least `cap` bytes, mapped
+/// as `buf`) the new active segment `BASE.log`, by renaming it. Once renamed, the segment is
+/// returned even if the directory's fsync fails (the old name is gone): its first flush
+/// syncs the directory again, so nothing of it counts as durable before that.
+///
+/// # Errors
+/// The rename failed; `tmp` is left where it was.
+pub fn install(
+    dir: &Path,
+    base: u64,
+    tmp: &Path,
+    file: File,
+    buf: MapBuf,
+    cap: usize,
+    fsync: bool,
+) -> Result<Segment, LogError> {
+    let path = log_path(dir, base);
+    fs::rename(tmp, &path).map_err(LogError::io("rename", &path))?;
     let dir_unsynced = fsync && sync_dir(dir).is_err();
     let backing = Backing {
         dir: Some(dir.to_path_buf()),
