@@ -299,9 +299,14 @@ impl Log {
         }
     }
 
-    /// The log's housekeeping thread, started on first use.
+    /// The log's housekeeping thread, started on first use (none with `inline_housekeeping`:
+    /// the jobs then run as they are queued).
     fn housekeeper(&mut self) -> &Remover {
-        self.remover.get_or_insert_with(Remover::start)
+        let inline = self.opts.inline_housekeeping;
+        self.remover.get_or_insert_with(|| match inline {
+            true => Remover::default(),
+            false => Remover::start(),
+        })
     }
 
     /// Makes everything appended so far readable; with `fsync` storage, first flushes it to

@@ -66,6 +66,10 @@ pub struct LogOptions {
     pub retention_age: Option<Duration>,
     /// Largest encoded record (payload + topic + headers + [`RECORD_OVERHEAD`](crate::RECORD_OVERHEAD)).
     pub max_record_bytes: u32,
+    /// Run the housekeeping (a sealed segment's file work, removals, drop-behind, the next
+    /// segment's file) on the appending thread instead of a thread of the log's: rolls cost
+    /// what that work costs, but everything happens in one order, so a test replays exactly.
+    pub inline_housekeeping: bool,
 }
 
 /// Default segment size: 64 MiB.
@@ -82,6 +86,7 @@ impl Default for LogOptions {
             retention_bytes: None,
             retention_age: None,
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
+            inline_housekeeping: false,
         }
     }
 }

@@ -123,6 +123,8 @@ impl Stream {
             retention_bytes: retention_bytes(cfg, broker, storage),
             retention_age: retention_age(cfg, broker),
             max_record_bytes: record_limit(broker),
+            // Its rolls must not wait for a sealed segment's file work.
+            inline_housekeeping: false,
         };
         let storage_err = |source| BrokerError::Storage {
             stream: cfg.name.clone(),

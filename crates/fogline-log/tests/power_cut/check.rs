@@ -12,12 +12,14 @@ pub const SEGMENT: u64 = 12 << 10;
 pub const RETENTION: u64 = 30 << 10;
 
 /// Fsync storage in `dir`, as the workload uses it.
-pub fn opts(dir: &Path) -> LogOptions {
+/// Options of the stream under test; `inline`: its housekeeping on the appending thread.
+pub fn opts(dir: &Path, inline: bool) -> LogOptions {
     LogOptions {
         storage: Storage::Fsync,
         dir: Some(dir.to_path_buf()),
         segment_bytes: SEGMENT,
         retention_bytes: Some(RETENTION),
+        inline_housekeeping: inline,
         ..LogOptions::default()
     }
 }
@@ -160,7 +162,7 @@ fn read_everything(log: &Log, rng: &mut Rng, what: &str) -> (Vec<Record>, Vec<u6
 /// then checks that the log takes appends and that the directory verifies and reopens clean.
 pub fn check_image(dir: &Path, exp: &Expect, rng: &mut Rng, seen: &mut Seen, what: &str) {
     let (mut log, report) =
-        Log::open(opts(dir)).unwrap_or_else(|e| panic!("{what}: open refused: {e}"));
+        Log::open(opts(dir, true)).unwrap_or_else(|e| panic!("{what}: open refused: {e}"));
     let what = format!("{what}\n  recovery: {report}");
     check_log(&log, exp, rng, &what);
     seen.images += 1;
@@ -176,7 +178,7 @@ pub fn check_image(dir: &Path, exp: &Expect, rng: &mut Rng, seen: &mut Seen, wha
     drop(log);
     let v = verify(dir, false).unwrap_or_else(|e| panic!("{what}: verify: {e}"));
     assert!(v.is_ok(), "{what}\n  verify after recovery: {v}");
-    let (log, again) = Log::open(opts(dir)).unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
+    let (log, again) = Log::open(opts(dir, true)).unwrap_or_else(|e| panic!("{what}: reopen: {e}"));
     assert!(again.is_clean(), "{what}\n  second open: {again}");
     assert_eq!(log.next_offset(), next + 1, "{what}: after reopening");
 }

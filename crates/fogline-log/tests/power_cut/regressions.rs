@@ -68,7 +68,7 @@ fn issue_31_records_found_in_the_page_cache_are_synced_before_they_are_served() 
     let base = scratch();
     let dir = stream(base.path(), "killed", &Default::default());
     let rec = recorder(Recorder::new(&dir));
-    let (mut log, _) = Log::open(opts(&dir)).expect("open");
+    let (mut log, _) = Log::open(opts(&dir, false)).expect("open");
     append(&mut log, 5);
     log.commit().expect("commit");
     append(&mut log, 10);
@@ -77,7 +77,7 @@ fn issue_31_records_found_in_the_page_cache_are_synced_before_they_are_served() 
     unwatch(&dir);
 
     let (dir, rec) = restart_after_kill(base.path(), "restarted", &killed);
-    let (log, _) = Log::open(opts(&dir)).expect("open after the kill");
+    let (log, _) = Log::open(opts(&dir, false)).expect("open after the kill");
     assert_eq!(
         log.committed_offset(),
         10,
@@ -101,7 +101,7 @@ fn issue_31_segments_found_after_a_kill_are_synced_before_records_in_them_count(
     let base = scratch();
     let dir = stream(base.path(), "killed", &Default::default());
     let rec = recorder(Recorder::new(&dir));
-    let (mut log, _) = Log::open(opts(&dir)).expect("open");
+    let (mut log, _) = Log::open(opts(&dir, false)).expect("open");
     for _ in 0..100 {
         let next = log.next_offset();
         append(&mut log, next + 1);
@@ -126,7 +126,7 @@ fn issue_31_segments_found_after_a_kill_are_synced_before_records_in_them_count(
         .expect("a moment with a new segment not durable yet");
 
     let (dir, rec) = restart_after_kill(base.path(), "restarted", &killed);
-    let (mut log, _) = Log::open(opts(&dir)).expect("open after the kill");
+    let (mut log, _) = Log::open(opts(&dir, false)).expect("open after the kill");
     let (floor, from, segments) = (log.first_offset(), log.next_offset(), log.stats().segments);
     append(&mut log, from + 3);
     log.commit().expect("commit");
