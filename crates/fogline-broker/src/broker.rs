@@ -834,10 +834,25 @@ impl Broker {
         stream: &str,
         opts: ConsumerOptions,
     ) -> Result<Consumer, BrokerError> {
+        self.open_consumer_as(stream, opts, None)
+    }
+
+    /// [`open_consumer`](Broker::open_consumer) for a client logged in as `user`: a
+    /// durable consumer is bound to the first user who opens it, and refused to others
+    /// (`NotAuthorized`).
+    ///
+    /// # Errors
+    /// As `open_consumer`, and `NotAuthorized`.
+    pub fn open_consumer_as(
+        &self,
+        stream: &str,
+        opts: ConsumerOptions,
+        user: Option<&str>,
+    ) -> Result<Consumer, BrokerError> {
         let s = self
             .stream(stream)
             .ok_or_else(|| BrokerError::UnknownStream(stream.to_string()))?;
-        Consumer::open(s, opts)
+        Consumer::open(s, opts, user)
     }
 
     /// Applies retention to every stream.

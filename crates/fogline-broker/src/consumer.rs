@@ -87,9 +87,12 @@ const SAVE_INTERVAL: Duration = Duration::from_millis(100);
 const READ_BYTES: usize = 4 << 20;
 
 impl Consumer {
+    /// Opens a consumer of `stream` for `user` (the client's login; a durable consumer is
+    /// bound to its first user, see `stream::durables`).
     pub(crate) fn open(
         stream: Arc<Stream>,
         opts: ConsumerOptions,
+        user: Option<&str>,
     ) -> Result<Consumer, BrokerError> {
         if let Some(f) = &opts.filter {
             fogline_wire::validate_filter(f)
@@ -99,7 +102,7 @@ impl Consumer {
             Some(name) if !crate::config::valid_consumer_name(name) => {
                 return Err(BrokerError::InvalidName(name.clone()))
             }
-            Some(name) => stream.claim_durable(name)?,
+            Some(name) => stream.claim_durable(name, user)?,
             None => None,
         };
         let (first, next) = stream.bounds();

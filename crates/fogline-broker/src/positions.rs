@@ -14,6 +14,9 @@
 //! A deleted consumer's file is removed by the same thread, in turn with its writes, so an
 //! older position can never bring it back; a deleted stream's writer is retired before its
 //! directory goes.
+//!
+//! A position file holds the floor in decimal, then, for a consumer bound to a user (see
+//! `stream::durables`), a line `owner NAME`.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -26,10 +29,41 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 /// How long a failed write waits before it is tried again.
 const RETRY: Duration = Duration::from_secs(1);
 
+/// What a position file holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Saved {
+    /// Every record below it was acknowledged.
+    pub floor: u64,
+    /// The user the consumer is bound to, if any.
+    pub owner: Option<Arc<str>>,
+}
+
+impl Saved {
+    /// The file's text. The owner runs to the end of the file, so any name reads back
+    /// as it was (a certificate's CN may hold a line break).
+    fn text(&self) -> String {
+        match &self.owner {
+            None => self.floor.to_string(),
+            Some(owner) => format!("{}\nowner {owner}", self.floor),
+        }
+    }
+
+    /// A file's text read back; `None` if it is not one.
+    pub fn parse(text: &str) -> Option<Saved> {
+        let (floor, rest) = text.split_once('\n').unwrap_or((text, ""));
+        let floor = floor.trim().parse().ok()?;
+        let owner = match rest.trim().is_empty() {
+            true => None,
+            false => Some(Arc::from(rest.strip_prefix("owner ")?)),
+        };
+        Some(Saved { floor, owner })
+    }
+}
+
 #[derive(Default)]
 struct State {
     /// The newest position of each name not yet written; `None`: remove its file.
-    queued: HashMap<String, Option<u64>>,
+    queued: HashMap<String, Option<Saved>>,
     /// The names in `queued`, oldest first: every consumer gets its turn.
     order: VecDeque<String>,
     /// A write is under way.
@@ -38,7 +72,7 @@ struct State {
     failed: HashMap<String, String>,
     /// Positions whose write failed, queued again at `retry_at` (a newer store of the name
     /// replaces its entry).
-    retry: HashMap<String, Option<u64>>,
+    retry: HashMap<String, Option<Saved>>,
     retry_at: Option<Instant>,
     /// The writer drains what is queued and ends (what waits for a retry is dropped).
     closed: bool,
@@ -49,7 +83,7 @@ struct State {
 }
 
 impl State {
-    fn queue(&mut self, name: &str, floor: Option<u64>) {
+    fn queue(&mut self, name: &str, floor: Option<Saved>) {
         if self.queued.insert(name.to_string(), floor).is_none() {
             self.order.push_back(name.to_string());
         }
@@ -96,23 +130,23 @@ impl Positions {
         Positions { shared, thread }
     }
 
-    /// Queues `floor` as the position of `name`.
+    /// Queues `saved` as the position of `name`.
     ///
     /// # Errors
     /// An earlier write of `name` failed (told once; it is tried again unless this newer
     /// position replaces it), or, without a writer thread, this one.
-    pub fn store(&self, name: &str, floor: u64) -> Result<(), String> {
+    pub fn store(&self, name: &str, saved: Saved) -> Result<(), String> {
         if self.thread.is_none() {
             if self.shared.state.lock().retired {
                 return Ok(());
             }
-            return write(&self.shared.dir, name, Some(floor), self.shared.fsync);
+            return write(&self.shared.dir, name, Some(&saved), self.shared.fsync);
         }
         let mut st = self.shared.state.lock();
         if st.retired {
             return Ok(());
         }
-        st.queue(name, Some(floor));
+        st.queue(name, Some(saved));
         let failed = st.failed.remove(name);
         drop(st);
         self.shared.changed.notify_all();
@@ -207,7 +241,7 @@ impl Shared {
                 Some(at) if !st.held => {
                     if Instant::now() >= at {
                         st.retry_at = None;
-                        let again: Vec<(String, Option<u64>)> = st.retry.drain().collect();
+                        let again: Vec<(String, Option<Saved>)> = st.retry.drain().collect();
                         for (name, floor) in again {
                             st.queue(&name, floor);
                         }
@@ -225,7 +259,8 @@ impl Shared {
             return;
         };
         st.writing = true;
-        let result = MutexGuard::unlocked(st, || write(&self.dir, &name, floor, self.fsync));
+        let result =
+            MutexGuard::unlocked(st, || write(&self.dir, &name, floor.as_ref(), self.fsync));
         st.writing = false;
         match result {
             Ok(()) => {
@@ -247,7 +282,7 @@ impl Shared {
 /// Writes `dir/name` whole: a temporary file renamed over it, so a crash leaves the old
 /// position or the new one; with `fsync`, the file and then the directory are synced.
 /// `None` removes the file.
-fn write(dir: &Path, name: &str, floor: Option<u64>, fsync: bool) -> Result<(), String> {
+fn write(dir: &Path, name: &str, floor: Option<&Saved>, fsync: bool) -> Result<(), String> {
     let fail = |what: &str, e: std::io::Error| format!("{what} {}: {e}", dir.join(name).display());
     let Some(floor) = floor else {
         match std::fs::remove_file(dir.join(name)) {
@@ -261,7 +296,7 @@ fn write(dir: &Path, name: &str, floor: Option<u64>, fsync: bool) -> Result<(), 
     };
     std::fs::create_dir_all(dir).map_err(|e| fail("creating the directory of", e))?;
     let tmp = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, floor.to_string()).map_err(|e| fail("writing", e))?;
+    std::fs::write(&tmp, floor.text()).map_err(|e| fail("writing", e))?;
     if fsync {
         sync(&tmp).map_err(|e| fail("syncing", e))?;
     }
@@ -274,4 +309,38 @@ fn write(dir: &Path, name: &str, floor: Option<u64>, fsync: bool) -> Result<(), 
 
 fn sync(path: &Path) -> std::io::Result<()> {
     std::fs::File::open(path)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saved_positions_read_back() {
+        for owner in [None, Some("alice"), Some("CN with\na break ")] {
+            let saved = Saved {
+                floor: 42,
+                owner: owner.map(Arc::from),
+            };
+            assert_eq!(Saved::parse(&saved.text()), Some(saved), "{owner:?}");
+        }
+        // The files written before owners: a number alone.
+        assert_eq!(
+            Saved::parse("17"),
+            Some(Saved {
+                floor: 17,
+                owner: None
+            })
+        );
+        assert_eq!(
+            Saved::parse("17\n"),
+            Some(Saved {
+                floor: 17,
+                owner: None
+            })
+        );
+        for bad in ["", "x", "17\nsomething else", "-1"] {
+            assert_eq!(Saved::parse(bad), None, "{bad:?}");
+        }
+    }
 }

@@ -94,7 +94,11 @@ pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
                 conn.error(request_id, broker_code(&e), e.to_string());
                 return;
             }
-            match conn.broker.open_consumer(stream.as_str(), opts) {
+            let user = conn.access().user().map(str::to_string);
+            match conn
+                .broker
+                .open_consumer_as(stream.as_str(), opts, user.as_deref())
+            {
                 Ok(consumer) => open(conn, request_id, consumer, push_credit),
                 Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),
             }

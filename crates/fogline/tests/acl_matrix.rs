@@ -1,6 +1,6 @@
 //! The ACL matrix: for each of a few users, every operation (publish, subscribe, consume,
-//! replay, interest, admin) on a topic or stream it may use and on one it may not, over the
-//! native protocol and over MQTT 5, against a real `fogline serve` with `[auth]`
+//! replay, interest, admin) on a topic or stream it may use and on one it may not (and
+//! another user's durable consumer), over the native protocol and over MQTT 5, against a real `fogline serve` with `[auth]`
 //! `password_file` and `acl_file` (and the admin API over HTTP).
 
 mod support;
@@ -254,6 +254,11 @@ async fn every_operation_over_the_native_protocol() {
     assert_eq!(bob.consume("sa", "", "").await, None);
     assert_eq!(bob.consume("sb", "", "").await, DENIED, "write only");
     assert_eq!(root.consume("all", "", "").await, None);
+    // A durable consumer is its first user's: bob and root may read the stream, not take
+    // alice's consumer (as an MQTT session is not taken over by another user).
+    assert_eq!(bob.consume("sa", "alice-c", "").await, DENIED);
+    assert_eq!(root.consume("sa", "alice-c", "").await, DENIED);
+    assert_eq!(bob.consume("sa", "bob-c", "").await, None);
 
     // Administration: bob may look, root may change, alice may do neither.
     assert_eq!(alice.list_streams().await, DENIED);

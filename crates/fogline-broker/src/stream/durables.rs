@@ -1,5 +1,11 @@
 //! Durable consumers' positions (kept in memory and written by the stream's position
 //! writer) and the table of the consumers open on a stream, which the admin API lists.
+//!
+//! A durable consumer is bound to the user who first opens it (a logged-in client; not
+//! anonymous ones or the node's own components): its owner is kept with its position, and
+//! a client logged in as anyone else may not open it, as an MQTT session may not be taken
+//! over by another user. One without an owner (opened anonymously, or saved before owners
+//! were kept) is bound to the next logged-in user who opens it.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -9,12 +15,14 @@ use std::sync::Arc;
 use super::Stream;
 use crate::config::StorageMode;
 use crate::error::BrokerError;
-use crate::positions::Positions;
+use crate::positions::{Positions, Saved};
 
 /// The durable consumers of a stream and every consumer open on it.
 pub(crate) struct Durables {
     /// Each durable consumer's acknowledged floor (loaded at open, updated as it acks).
     floors: HashMap<String, u64>,
+    /// The user each bound consumer belongs to.
+    owners: HashMap<String, Arc<str>>,
     /// Durable consumers open now.
     open: HashSet<String>,
     /// Redeliveries of each durable consumer since the node started (kept across closes).
@@ -25,9 +33,14 @@ pub(crate) struct Durables {
 }
 
 impl Durables {
-    pub(crate) fn new(floors: HashMap<String, u64>) -> Durables {
+    pub(crate) fn new(saved: HashMap<String, Saved>) -> Durables {
+        let owners = saved
+            .iter()
+            .filter_map(|(name, s)| Some((name.clone(), s.owner.clone()?)))
+            .collect();
         Durables {
-            floors,
+            floors: saved.into_iter().map(|(name, s)| (name, s.floor)).collect(),
+            owners,
             open: HashSet::new(),
             redelivered: HashMap::new(),
             live: HashMap::new(),
@@ -85,11 +98,33 @@ pub struct ConsumerInfo {
 }
 
 impl Stream {
-    /// Marks durable consumer `name` open and returns its stored floor.
-    pub(crate) fn claim_durable(&self, name: &str) -> Result<Option<u64>, BrokerError> {
+    /// Marks durable consumer `name` open for `user` (the client's login, if any) and
+    /// returns its stored floor; binds it to `user` if it has no owner yet.
+    ///
+    /// # Errors
+    /// `NotAuthorized` when it belongs to another user; `ConsumerInUse` while it is open.
+    pub(crate) fn claim_durable(
+        &self,
+        name: &str,
+        user: Option<&str>,
+    ) -> Result<Option<u64>, BrokerError> {
         let mut d = self.durables.lock();
+        let user = user.filter(|u| !u.is_empty());
+        if let Some(owner) = d.owners.get(name) {
+            if user != Some(&**owner) {
+                return Err(BrokerError::NotAuthorized(format!(
+                    "durable consumer {name} of stream {} belongs to another user",
+                    self.name
+                )));
+            }
+        }
         if !d.open.insert(name.to_string()) {
             return Err(BrokerError::ConsumerInUse(name.to_string()));
+        }
+        if let Some(user) = user {
+            d.owners
+                .entry(name.to_string())
+                .or_insert_with(|| Arc::from(user));
         }
         Ok(d.floors.get(name).copied())
     }
@@ -207,6 +242,7 @@ impl Stream {
             if d.floors.remove(name).is_none() {
                 return Err(BrokerError::UnknownConsumer(name.to_string()));
             }
+            d.owners.remove(name);
             d.redelivered.remove(name);
         }
         if let Some(p) = self.positions() {
@@ -224,14 +260,20 @@ impl Stream {
     /// # Errors
     /// The last write of this consumer's position failed (told once).
     pub(crate) fn store_floor(&self, name: &str, floor: u64) -> Result<(), BrokerError> {
-        self.durables.lock().floors.insert(name.to_string(), floor);
+        let owner = {
+            let mut d = self.durables.lock();
+            d.floors.insert(name.to_string(), floor);
+            d.owners.get(name).cloned()
+        };
         let Some(positions) = self.positions() else {
             return Ok(());
         };
-        positions.store(name, floor).map_err(|why| {
-            let context = format!("stream {}: consumer position {name}", self.name);
-            BrokerError::io(context, std::io::Error::other(why))
-        })
+        positions
+            .store(name, Saved { floor, owner })
+            .map_err(|why| {
+                let context = format!("stream {}: consumer position {name}", self.name);
+                BrokerError::io(context, std::io::Error::other(why))
+            })
     }
 
     /// Waits until every consumer position stored so far is written to disk. Blocks.
@@ -283,7 +325,8 @@ fn live_info(
     }
 }
 
-pub(super) fn load_floors(dir: &Path) -> Result<HashMap<String, u64>, BrokerError> {
+/// The saved positions (and owners) of a stream's durable consumers.
+pub(super) fn load_floors(dir: &Path) -> Result<HashMap<String, Saved>, BrokerError> {
     let mut floors = HashMap::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
@@ -295,9 +338,9 @@ pub(super) fn load_floors(dir: &Path) -> Result<HashMap<String, u64>, BrokerErro
         if name.starts_with('.') {
             continue;
         }
-        match std::fs::read_to_string(entry.path()).map(|s| s.trim().parse::<u64>()) {
-            Ok(Ok(floor)) => {
-                floors.insert(name, floor);
+        match std::fs::read_to_string(entry.path()).map(|s| Saved::parse(&s)) {
+            Ok(Some(saved)) => {
+                floors.insert(name, saved);
             }
             _ => {
                 tracing::warn!(path = %entry.path().display(), "ignoring unreadable consumer position")

@@ -2,7 +2,8 @@
 //!
 //! On disk a file-backed stream is a directory `<data_dir>/<name>/` holding the
 //! log's segments and `consumers/<consumer name>`, each a decimal offset: the
-//! durable consumer's acknowledged floor (every record below it was acked).
+//! durable consumer's acknowledged floor (every record below it was acked), then, for a
+//! consumer bound to a user, `owner USER` (see `durables`).
 //! Positions are written to a temporary file and renamed, so a crash leaves
 //! either the old or the new position (at-least-once, never a skipped record).
 //!
