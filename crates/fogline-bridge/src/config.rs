@@ -9,6 +9,7 @@ use bytesize::ByteSize;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config_in::KafkaInConfig;
+pub use crate::kafka::security::{KafkaSecurity, SaslMechanism, SecurityProtocol};
 
 /// The documented default section.
 pub const DEFAULT_SECTION: &str = include_str!("bridge.toml");
@@ -160,6 +161,9 @@ pub struct KafkaOutConfig {
     /// Longest wait between two attempts to reach Kafka.
     #[serde(default = "default_retry_max", with = "humantime_serde")]
     pub retry_max: Duration,
+    /// TLS and SASL to Kafka (`kafka::security`); none by default.
+    #[serde(default)]
+    pub security: KafkaSecurity,
 }
 
 pub(crate) fn default_topic() -> String {
@@ -212,6 +216,7 @@ impl KafkaOutConfig {
             partitions: 1,
             replication: 1,
             retry_max: default_retry_max(),
+            security: KafkaSecurity::default(),
         }
     }
 }
@@ -414,6 +419,9 @@ impl BridgeConfig {
             }
             if k.partitions < 1 || k.replication < 1 {
                 return err("partitions and replication must be at least 1".into());
+            }
+            if let Err(e) = k.security.check() {
+                return err(e);
             }
             names.push(name);
         }

@@ -54,6 +54,9 @@ pub struct KafkaInConfig {
     /// Longest wait between two attempts to reach Kafka.
     #[serde(default = "default_retry_max", with = "humantime_serde")]
     pub retry_max: Duration,
+    /// TLS and SASL to Kafka (`kafka::security`); none by default.
+    #[serde(default)]
+    pub security: crate::kafka::security::KafkaSecurity,
 }
 
 fn default_fetch_wait() -> Duration {
@@ -80,6 +83,7 @@ impl KafkaInConfig {
             fetch_wait: default_fetch_wait(),
             commit_interval: default_commit_interval(),
             retry_max: default_retry_max(),
+            security: Default::default(),
         }
     }
 
@@ -109,6 +113,9 @@ pub(crate) fn check(list: &[KafkaInConfig], names: &mut Vec<String>) -> Result<(
         }
         if k.group.is_empty() {
             return err("group is empty".into());
+        }
+        if let Err(e) = k.security.check() {
+            return err(e);
         }
         for t in &k.topics {
             if t.is_empty() || crate::kafka::check_template(t).is_err() || t.contains('{') {

@@ -11,6 +11,8 @@ pub mod group;
 pub mod inbound;
 pub mod out;
 pub mod resume;
+pub mod security;
+pub mod socks;
 pub mod tail;
 
 use std::time::Duration;
@@ -43,26 +45,37 @@ pub const META_TIMEOUT: Duration = Duration::from_secs(15);
 /// Kafka's longest topic name.
 const TOPIC_MAX: usize = 249;
 
-/// A client of `bootstrap` that does not retry on its own.
+/// A client of `bootstrap` that does not retry on its own, with `secure`'s TLS and SASL.
 ///
 /// # Errors
-/// When no bootstrap server answers within [`META_TIMEOUT`].
-pub async fn connect(bootstrap: &[String], client_id: &str) -> Result<Client, String> {
+/// When no bootstrap server answers within [`META_TIMEOUT`], or TLS or SASL fails.
+pub async fn connect(
+    bootstrap: &[String],
+    client_id: &str,
+    secure: &security::Secure,
+) -> Result<Client, String> {
     let backoff = BackoffConfig {
         init_backoff: Duration::from_millis(100),
         max_backoff: Duration::from_secs(1),
         base: 2.0,
         deadline: Some(Duration::ZERO),
     };
-    let build = ClientBuilder::new(bootstrap.to_vec())
+    let mut build = ClientBuilder::new(bootstrap.to_vec())
         .client_id(client_id)
-        .backoff_config(backoff)
-        .build();
-    match tokio::time::timeout(META_TIMEOUT, build).await {
+        .backoff_config(backoff);
+    if let Some(sasl) = secure.sasl_config() {
+        build = build.sasl_config(sasl);
+    }
+    if let Some(proxy) = secure.proxy().await? {
+        build = build.socks5_proxy(proxy);
+    }
+    match tokio::time::timeout(META_TIMEOUT, build.build()).await {
         Ok(Ok(c)) => Ok(c),
+        // The relay knows why TLS failed; rskafka only saw the proxy refuse.
         Ok(Err(e)) => Err(format!(
-            "cannot reach Kafka at {}: {e}",
-            bootstrap.join(",")
+            "cannot reach Kafka at {}: {}",
+            bootstrap.join(","),
+            secure.take_failure().unwrap_or_else(|| e.to_string())
         )),
         Err(_) => Err(format!(
             "no answer from Kafka at {} within {META_TIMEOUT:?}",

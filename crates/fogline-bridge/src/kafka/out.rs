@@ -24,6 +24,7 @@ use rskafka::client::Client;
 use rskafka::record::Record;
 use tokio::sync::watch;
 
+use super::security::Secure;
 use super::{connect, partition_of, render, tail, META_TIMEOUT};
 use super::{ORIGIN_NODE, ORIGIN_OFFSET, ORIGIN_STREAM};
 use crate::config::{Compression, KafkaOutConfig, KeyFrom, OnRetention};
@@ -89,6 +90,8 @@ struct Part {
 /// A stream forwarded to Kafka. See the [module docs](self).
 pub struct KafkaOut {
     cfg: KafkaOutConfig,
+    /// TLS and SASL to Kafka.
+    secure: Arc<Secure>,
     node: String,
     broker: Broker,
     status: Arc<BridgeStatus>,
@@ -110,7 +113,8 @@ impl KafkaOut {
     /// (none: a node that keeps no files starts as configured each time).
     ///
     /// # Errors
-    /// The stream does not exist, or the saved position cannot be read.
+    /// The stream does not exist, the saved position cannot be read, or the TLS files
+    /// cannot be loaded.
     pub fn new(
         name: &str,
         cfg: KafkaOutConfig,
@@ -130,6 +134,8 @@ impl KafkaOut {
             cfg.topic.replace("{topic}", "<topic>")
         );
         let status = BridgeStatus::new(name, Kind::KafkaOut, target);
+        let secure = Secure::load(&cfg.security, &cfg.bootstrap)
+            .map_err(|e| format!("bridge {name:?}: {e}"))?;
         let mut position = Position::new(dir.map(|d| d.join(format!("{name}.pos"))));
         let cursor = position
             .resume(&cfg.stream, cfg.start, stream.bounds())
@@ -141,6 +147,7 @@ impl KafkaOut {
         });
         Ok(KafkaOut {
             cfg,
+            secure,
             node: node.to_string(),
             broker,
             status,
@@ -220,7 +227,7 @@ impl KafkaOut {
         }
         let id = format!("fogline-{}-{}", self.node, self.status.name);
         let client = tokio::select! {
-            c = connect(&self.cfg.bootstrap, &id) => match c {
+            c = connect(&self.cfg.bootstrap, &id, &self.secure) => match c {
                 Ok(c) => c,
                 Err(e) => return End::Failed(e),
             },

@@ -84,6 +84,21 @@ impl TlsConnector {
         })
     }
 
+    /// The same settings for the server `host` (a client that reaches several servers
+    /// through one set of files, such as a Kafka cluster's brokers).
+    ///
+    /// # Errors
+    /// `host` is not a valid server name.
+    pub fn for_host(&self, host: &str) -> Result<TlsConnector, TlsError> {
+        let name = ServerName::try_from(host.to_string()).map_err(|_| {
+            TlsError::Setting(format!("{host:?} is not a valid server name for TLS"))
+        })?;
+        Ok(TlsConnector {
+            config: self.config.clone(),
+            name,
+        })
+    }
+
     /// Runs the client handshake on `io`.
     ///
     /// # Errors

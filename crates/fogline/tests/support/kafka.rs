@@ -74,6 +74,102 @@ impl Kafka {
         })
     }
 
+    /// [`Kafka::start`], then a second listener, SASL_SSL on `127.0.0.1` (advertised as
+    /// `localhost`, the name `server_cert` is for): TLS with the server certificate and key
+    /// given (PEM; the key is converted to the PKCS#8 Kafka reads), client certificates
+    /// signed by `ca` required, and SASL PLAIN and SCRAM-SHA-256 with the user `user`.
+    /// The first listener stays plain, for the checks. Returns the secure `host:port` too.
+    pub fn start_secure(
+        dir: &Path,
+        ca: &Path,
+        server_cert: &Path,
+        server_key: &Path,
+        (user, password): (&str, &str),
+    ) -> Option<(Kafka, String)> {
+        let kafka = Kafka::start(dir)?;
+        kafka.stop();
+        let secure = free_ports() + 1;
+        let key = dir.join("server.pk8");
+        let out = Command::new("openssl")
+            .args(["pkcs8", "-topk8", "-nocrypt", "-in"])
+            .arg(server_key)
+            .arg("-out")
+            .arg(&key)
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let keystore = dir.join("keystore.pem");
+        let pem =
+            std::fs::read_to_string(&key).unwrap() + &std::fs::read_to_string(server_cert).unwrap();
+        std::fs::write(&keystore, pem).unwrap();
+        let props = dir.join("server.properties");
+        let port = kafka.port;
+        let text = std::fs::read_to_string(&props)
+            .unwrap()
+            .replace(
+                &format!("listeners=PLAINTEXT://127.0.0.1:{port},"),
+                &format!("listeners=PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{secure},"),
+            )
+            .replace(
+                &format!("advertised.listeners=PLAINTEXT://127.0.0.1:{port}"),
+                &format!(
+                    "advertised.listeners=PLAINTEXT://127.0.0.1:{port},SASL_SSL://localhost:{secure}"
+                ),
+            )
+            .replace(
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,",
+                "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,",
+            )
+            + &format!(
+                "inter.broker.listener.name=PLAINTEXT\n\
+                 sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256\n\
+                 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_{user}=\"{password}\";\n\
+                 listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;\n\
+                 ssl.keystore.type=PEM\nssl.keystore.location={}\n\
+                 ssl.truststore.type=PEM\nssl.truststore.location={}\n\
+                 ssl.client.auth=required\n",
+                keystore.display(),
+                ca.display()
+            );
+        std::fs::write(&props, text).unwrap();
+        kafka.restart();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while std::net::TcpStream::connect(("127.0.0.1", secure)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "the SASL_SSL listener did not open"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // SCRAM users live in Kafka's metadata, set through the plain listener.
+        let libs = repo().join("bench/peers/.install/kafka/libs");
+        let out = Command::new("java")
+            .arg("-cp")
+            .arg(format!("{}/*", libs.display()))
+            .args([
+                "kafka.admin.ConfigCommand",
+                "--bootstrap-server",
+                &kafka.bootstrap,
+            ])
+            .args(["--alter", "--entity-type", "users", "--entity-name", user])
+            .arg("--add-config")
+            .arg(format!(
+                "SCRAM-SHA-256=[iterations=4096,password={password}]"
+            ))
+            .output()
+            .expect("java runs");
+        assert!(
+            out.status.success(),
+            "adding the SCRAM user: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some((kafka, format!("localhost:{secure}")))
+    }
+
     fn pid(&self) -> Option<i32> {
         std::fs::read_to_string(self.dir.join("pid"))
             .ok()?

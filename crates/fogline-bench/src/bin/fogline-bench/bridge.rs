@@ -317,12 +317,11 @@ fn catch_up(
     std::thread::sleep(a.outage);
     kafka.restart()?;
     // Kafka answers metadata again: the outage is over.
+    let plain = fogline_bridge::kafka::security::Secure::plain();
     let up = rt.block_on(async {
         loop {
-            if let Ok(c) =
-                fogline_bridge::kafka::connect(std::slice::from_ref(&kafka.bootstrap), "probe")
-                    .await
-            {
+            let bootstrap = std::slice::from_ref(&kafka.bootstrap);
+            if let Ok(c) = fogline_bridge::kafka::connect(bootstrap, "probe", &plain).await {
                 if c.list_topics().await.is_ok() {
                     return Instant::now();
                 }

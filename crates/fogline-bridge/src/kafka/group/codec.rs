@@ -7,6 +7,10 @@
 //! | FindCoordinator | 10 | 1 | 0.11 |
 //! | OffsetCommit | 8 | 2 | 0.9 (the oldest 4.0 keeps) |
 //! | OffsetFetch | 9 | 2 | 0.10.2 |
+//! | SaslHandshake | 17 | 1 | 1.0 |
+//! | SaslAuthenticate | 36 | 1 | 2.0 |
+//!
+//! (the last two open a connection to a SASL listener, KIP-152)
 //!
 //! Layout (kafka.apache.org/protocol): a request is `size: i32`, the header v1
 //! `api_key: i16, api_version: i16, correlation_id: i32, client_id: nullable string`, then its
@@ -22,6 +26,10 @@ pub const FIND_COORDINATOR: i16 = 10;
 pub const OFFSET_COMMIT: i16 = 8;
 /// OffsetFetch's API key.
 pub const OFFSET_FETCH: i16 = 9;
+/// SaslHandshake's API key.
+pub const SASL_HANDSHAKE: i16 = 17;
+/// SaslAuthenticate's API key.
+pub const SASL_AUTHENTICATE: i16 = 36;
 
 /// A response that cannot be read.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -79,6 +87,26 @@ pub struct Fetched {
     pub error: i16,
 }
 
+/// SaslHandshake's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mechanisms {
+    /// Kafka's error code (0: the mechanism asked for is enabled).
+    pub error: i16,
+    /// The mechanisms the listener takes.
+    pub mechanisms: Vec<String>,
+}
+
+/// SaslAuthenticate's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthAnswer {
+    /// Kafka's error code (0: none).
+    pub error: i16,
+    /// Kafka's explanation of it, if any.
+    pub message: Option<String>,
+    /// The mechanism's next message from the server.
+    pub auth_bytes: Vec<u8>,
+}
+
 struct Writer(Vec<u8>);
 
 impl Writer {
@@ -116,6 +144,21 @@ impl Writer {
         self.0[..4].copy_from_slice(&size.to_be_bytes());
         self.0
     }
+}
+
+/// SaslHandshake v1 asking for `mechanism`.
+pub fn sasl_handshake(correlation: i32, client_id: &str, mechanism: &str) -> Vec<u8> {
+    let mut w = Writer::request(SASL_HANDSHAKE, 1, correlation, client_id);
+    w.string(mechanism);
+    w.finish()
+}
+
+/// SaslAuthenticate v1 carrying the mechanism's message `auth`.
+pub fn sasl_authenticate(correlation: i32, client_id: &str, auth: &[u8]) -> Vec<u8> {
+    let mut w = Writer::request(SASL_AUTHENTICATE, 1, correlation, client_id);
+    w.len(auth.len());
+    w.0.extend_from_slice(auth);
+    w.finish()
 }
 
 /// FindCoordinator v1 for the consumer group `group` (key type 0).
@@ -273,6 +316,43 @@ pub fn decode_find_coordinator(body: &[u8]) -> Result<Coordinator, CodecError> {
     };
     r.end()?;
     Ok(c)
+}
+
+/// SaslHandshake v1's answer.
+///
+/// # Errors
+/// A body that is not one.
+pub fn decode_sasl_handshake(body: &[u8]) -> Result<Mechanisms, CodecError> {
+    let mut r = Reader { buf: body, pos: 0 };
+    let error = r.i16("error code")?;
+    let mut mechanisms = Vec::new();
+    for _ in 0..r.count("mechanisms", 2)? {
+        mechanisms.push(r.string("mechanism")?);
+    }
+    r.end()?;
+    Ok(Mechanisms { error, mechanisms })
+}
+
+/// SaslAuthenticate v1's answer.
+///
+/// # Errors
+/// A body that is not one.
+pub fn decode_sasl_authenticate(body: &[u8]) -> Result<AuthAnswer, CodecError> {
+    let mut r = Reader { buf: body, pos: 0 };
+    let error = r.i16("error code")?;
+    let message = r.nullable_string("error message")?;
+    let n = r.i32("auth bytes")?;
+    let auth_bytes = match usize::try_from(n) {
+        Ok(n) => r.take(n, "auth bytes")?.to_vec(),
+        Err(_) => Vec::new(),
+    };
+    r.i64("session lifetime")?;
+    r.end()?;
+    Ok(AuthAnswer {
+        error,
+        message,
+        auth_bytes,
+    })
 }
 
 /// OffsetCommit v2's answer: each partition's error code.

@@ -9,11 +9,13 @@
 pub mod codec;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rskafka::client::error::ProtocolError;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+
+use super::security::{KafkaIo, Secure};
 
 /// Largest response accepted (an answer for thousands of partitions is far smaller).
 const MAX_RESPONSE: usize = 16 << 20;
@@ -33,7 +35,8 @@ pub struct Group {
     group: String,
     client_id: String,
     timeout: Duration,
-    conn: Option<TcpStream>,
+    secure: Arc<Secure>,
+    conn: Option<Box<dyn KafkaIo>>,
     correlation: i32,
 }
 
@@ -50,14 +53,22 @@ fn retriable(code: i16) -> bool {
 }
 
 impl Group {
-    /// The group `group`, reached through `bootstrap`; every request is given up after
-    /// `timeout` (they only read or overwrite offsets, so asking again is safe).
-    pub fn new(bootstrap: &[String], group: &str, client_id: &str, timeout: Duration) -> Self {
+    /// The group `group`, reached through `bootstrap` with `secure`'s TLS and SASL; every
+    /// request is given up after `timeout` (they only read or overwrite offsets, so asking
+    /// again is safe).
+    pub fn new(
+        bootstrap: &[String],
+        group: &str,
+        client_id: &str,
+        timeout: Duration,
+        secure: Arc<Secure>,
+    ) -> Self {
         Group {
             bootstrap: bootstrap.to_vec(),
             group: group.to_string(),
             client_id: client_id.to_string(),
             timeout,
+            secure,
             conn: None,
             correlation: 0,
         }
@@ -183,7 +194,7 @@ impl Group {
 
     /// A connection to the group's coordinator, found through the first bootstrap server
     /// that answers.
-    async fn coordinator(&mut self) -> Result<TcpStream, String> {
+    async fn coordinator(&mut self) -> Result<Box<dyn KafkaIo>, String> {
         let mut last = String::from("no bootstrap server");
         let deadline = Instant::now() + self.timeout;
         while Instant::now() < deadline {
@@ -191,9 +202,7 @@ impl Group {
                 let c = self.next_correlation();
                 let frame = codec::find_coordinator(c, &self.client_id, &self.group);
                 let found = async {
-                    let mut conn = TcpStream::connect(&addr)
-                        .await
-                        .map_err(|e| format!("{addr}: {e}"))?;
+                    let mut conn = self.secure.connect(&addr, &self.client_id).await?;
                     let body = exchange(&mut conn, &frame, c).await?;
                     codec::decode_find_coordinator(&body).map_err(|e| e.to_string())
                 }
@@ -201,9 +210,11 @@ impl Group {
                 match found {
                     Ok(co) if co.error == 0 => {
                         let at = format!("{}:{}", co.host, co.port);
-                        return TcpStream::connect(&at)
+                        return self
+                            .secure
+                            .connect(&at, &self.client_id)
                             .await
-                            .map_err(|e| format!("group coordinator {at}: {e}"));
+                            .map_err(|e| format!("group coordinator {e}"));
                     }
                     Ok(co) if retriable(co.error) => last = code_name(co.error),
                     Ok(co) => {
@@ -228,7 +239,11 @@ impl Group {
 }
 
 /// Writes one request frame and reads its answer's body.
-async fn exchange(conn: &mut TcpStream, frame: &[u8], correlation: i32) -> Result<Vec<u8>, String> {
+pub(super) async fn exchange(
+    conn: &mut Box<dyn KafkaIo>,
+    frame: &[u8],
+    correlation: i32,
+) -> Result<Vec<u8>, String> {
     let io = |e: std::io::Error| format!("group coordinator connection: {e}");
     conn.write_all(frame).await.map_err(io)?;
     let size = conn.read_i32().await.map_err(io)?;

@@ -32,6 +32,7 @@ use partition::{offset_at, Worker};
 
 use super::group::{Group, Offsets};
 use super::resume::{newest_stored, Partition};
+use super::security::Secure;
 use super::{connect, META_TIMEOUT};
 use crate::config::Start;
 use crate::config_in::KafkaInConfig;
@@ -55,6 +56,8 @@ type Progresses = Arc<Mutex<HashMap<Partition, Progress>>>;
 
 /// Kafka topics consumed into fogline. See the [module docs](self).
 pub struct KafkaIn {
+    /// TLS and SASL to Kafka.
+    secure: Arc<Secure>,
     cfg: Arc<KafkaInConfig>,
     node: String,
     link: Link,
@@ -74,7 +77,15 @@ enum End {
 
 impl KafkaIn {
     /// The bridge `name` of `cfg`, for `node`.
-    pub fn new(name: &str, cfg: KafkaInConfig, node: &str, broker: &Broker) -> Self {
+    ///
+    /// # Errors
+    /// Its TLS files cannot be loaded.
+    pub fn new(
+        name: &str,
+        cfg: KafkaInConfig,
+        node: &str,
+        broker: &Broker,
+    ) -> Result<Self, String> {
         let target = format!(
             "kafka {} [{}] -> {}",
             cfg.bootstrap.join(","),
@@ -87,7 +98,10 @@ impl KafkaIn {
                 tracing::warn!(bridge = name, topic = %ft, "no stream captures this topic: records consumed from Kafka reach live subscribers only, and their offsets are committed");
             }
         }
-        KafkaIn {
+        let secure = Secure::load(&cfg.security, &cfg.bootstrap)
+            .map_err(|e| format!("bridge {name:?}: {e}"))?;
+        Ok(KafkaIn {
+            secure,
             status: BridgeStatus::new(name, Kind::KafkaIn, target),
             cfg: Arc::new(cfg),
             node: node.to_string(),
@@ -95,7 +109,7 @@ impl KafkaIn {
             progress: Progresses::default(),
             committed: Offsets::new(),
             resumed: false,
-        }
+        })
     }
 
     /// Its status, for the API and metrics.
@@ -128,7 +142,13 @@ impl KafkaIn {
 
     fn group(&self) -> Group {
         let id = format!("fogline-{}-{}", self.node, self.status.name);
-        Group::new(&self.cfg.bootstrap, &self.cfg.group, &id, META_TIMEOUT)
+        Group::new(
+            &self.cfg.bootstrap,
+            &self.cfg.group,
+            &id,
+            META_TIMEOUT,
+            self.secure.clone(),
+        )
     }
 
     /// One connection's worth of consuming.
@@ -136,7 +156,7 @@ impl KafkaIn {
         self.status.set_state(State::Connecting);
         let id = format!("fogline-{}-{}", self.node, self.status.name);
         let setup = async {
-            let client = connect(&self.cfg.bootstrap, &id).await?;
+            let client = connect(&self.cfg.bootstrap, &id, &self.secure).await?;
             let parts = self.partitions(&client).await?;
             let mut group = self.group();
             self.place(&parts, &mut group).await?;

@@ -54,7 +54,7 @@ async fn start(cfg: &Config, ctx: &Context) -> Result<Option<Started>, BoxError>
         .iter()
         .zip(&cfg.bridge.kafka_in)
     {
-        let kin = KafkaIn::new(name, k.clone(), &ctx.node.id, &ctx.broker);
+        let kin = KafkaIn::new(name, k.clone(), &ctx.node.id, &ctx.broker)?;
         bridges.add(kin.status());
         ins.push(kin);
     }

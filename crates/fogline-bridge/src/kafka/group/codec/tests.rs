@@ -122,12 +122,50 @@ fn a_huge_count_is_refused_before_allocating() {
     );
 }
 
+#[test]
+fn sasl_handshake_golden_bytes() {
+    // size 18, key 17, version 1, correlation 1, client "c", mechanism "PLAIN"
+    let want = hex("00 00 00 12  00 11  00 01  00 00 00 01  00 01 63  00 05 50 4c 41 49 4e");
+    assert_eq!(sasl_handshake(1, "c", "PLAIN"), want);
+    let answer = hex(
+        "00 00  00 00 00 02  00 05 50 4c 41 49 4e  00 0d 53 43 52 41 4d 2d 53 48 41 2d 32 35 36",
+    );
+    assert_eq!(
+        decode_sasl_handshake(&answer).unwrap(),
+        Mechanisms {
+            error: 0,
+            mechanisms: vec!["PLAIN".into(), "SCRAM-SHA-256".into()],
+        }
+    );
+}
+
+#[test]
+fn sasl_authenticate_golden_bytes() {
+    // size 19, key 36, version 1, correlation 2, client "c", bytes "\0u\0p"
+    let want = hex("00 00 00 13  00 24  00 01  00 00 00 02  00 01 63  00 00 00 04 00 75 00 70");
+    assert_eq!(sasl_authenticate(2, "c", b"\0u\0p"), want);
+    let refused = hex("00 3a  00 03 62 61 64  00 00 00 00  00 00 00 00 00 00 00 00");
+    assert_eq!(
+        decode_sasl_authenticate(&refused).unwrap(),
+        AuthAnswer {
+            error: 58,
+            message: Some("bad".into()),
+            auth_bytes: Vec::new(),
+        }
+    );
+    let next = hex("00 00  ff ff  00 00 00 02 61 62  00 00 00 00 00 00 0e 10");
+    assert_eq!(decode_sasl_authenticate(&next).unwrap().auth_bytes, b"ab");
+    assert!(decode_sasl_authenticate(&next[..next.len() - 1]).is_err());
+}
+
 proptest! {
     #[test]
     fn any_bytes_decode_or_fail_without_panicking(body in proptest::collection::vec(any::<u8>(), 0..64)) {
         let _ = decode_find_coordinator(&body);
         let _ = decode_offset_commit(&body);
         let _ = decode_offset_fetch(&body);
+        let _ = decode_sasl_handshake(&body);
+        let _ = decode_sasl_authenticate(&body);
         let _ = response_body(&body, 1);
     }
 }
