@@ -25,7 +25,7 @@ use crate::batch::Batch;
 use crate::catalog::{reconcile, Catalog};
 use crate::clients::{ClientHandle, Clients, Protocol};
 use crate::config::{BrokerConfig, SlowConsumerPolicy, StorageMode, StreamConfig};
-use crate::consumer::{Consumer, ConsumerOptions};
+use crate::consumer::{Consumer, ConsumerOptions, Opener};
 use crate::direct::{DirectSink, Handoff};
 use crate::error::BrokerError;
 use crate::guard::{ClientGuard, Guard};
@@ -825,7 +825,7 @@ impl Broker {
         self.inner.subs.read().by_id.values().cloned().collect()
     }
 
-    /// Opens a consumer on stream `stream`.
+    /// Opens a consumer on stream `stream` for a component of the node ([`Opener::Node`]).
     ///
     /// # Errors
     /// Unknown stream, malformed filter, or a durable name already in use.
@@ -834,12 +834,12 @@ impl Broker {
         stream: &str,
         opts: ConsumerOptions,
     ) -> Result<Consumer, BrokerError> {
-        self.open_consumer_as(stream, opts, None)
+        self.open_consumer_as(stream, opts, Opener::Node)
     }
 
-    /// [`open_consumer`](Broker::open_consumer) for a client logged in as `user`: a
-    /// durable consumer is bound to the first user who opens it, and refused to others
-    /// (`NotAuthorized`).
+    /// [`open_consumer`](Broker::open_consumer) for `opener`: a client's durable consumer
+    /// is bound to the first logged-in user who opens it and refused to others, and the
+    /// rules' consumers are refused to clients (`NotAuthorized`).
     ///
     /// # Errors
     /// As `open_consumer`, and `NotAuthorized`.
@@ -847,12 +847,12 @@ impl Broker {
         &self,
         stream: &str,
         opts: ConsumerOptions,
-        user: Option<&str>,
+        opener: Opener<'_>,
     ) -> Result<Consumer, BrokerError> {
         let s = self
             .stream(stream)
             .ok_or_else(|| BrokerError::UnknownStream(stream.to_string()))?;
-        Consumer::open(s, opts, user)
+        Consumer::open(s, opts, opener)
     }
 
     /// Applies retention to every stream.

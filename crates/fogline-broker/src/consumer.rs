@@ -47,6 +47,20 @@ pub struct ConsumerOptions {
     pub max_inflight: usize,
 }
 
+/// Who opens a consumer: a durable consumer is bound to the first logged-in user who
+/// opens it (see `stream::durables`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opener<'a> {
+    /// A component of the node (the rules): trusted; binds nothing, is refused nothing.
+    Node,
+    /// A client, logged in as this user (`None`: anonymous, or a node that does not
+    /// authenticate, where names are not proven).
+    Client(Option<&'a str>),
+}
+
+/// Durable consumer names the node's rules use (`rule.<id>`): clients may not open them.
+pub const RULE_CONSUMER_PREFIX: &str = "rule.";
+
 /// A record handed to a consumer.
 #[derive(Clone, Debug)]
 pub struct Delivery {
@@ -87,12 +101,12 @@ const SAVE_INTERVAL: Duration = Duration::from_millis(100);
 const READ_BYTES: usize = 4 << 20;
 
 impl Consumer {
-    /// Opens a consumer of `stream` for `user` (the client's login; a durable consumer is
-    /// bound to its first user, see `stream::durables`).
+    /// Opens a consumer of `stream` for `opener` (a durable consumer is bound to its first
+    /// logged-in user, see `stream::durables`).
     pub(crate) fn open(
         stream: Arc<Stream>,
         opts: ConsumerOptions,
-        user: Option<&str>,
+        opener: Opener<'_>,
     ) -> Result<Consumer, BrokerError> {
         if let Some(f) = &opts.filter {
             fogline_wire::validate_filter(f)
@@ -102,9 +116,10 @@ impl Consumer {
             Some(name) if !crate::config::valid_consumer_name(name) => {
                 return Err(BrokerError::InvalidName(name.clone()))
             }
-            Some(name) => stream.claim_durable(name, user)?,
-            None => None,
+            Some(name) => stream.claim_durable(name, opener)?,
+            None => (None, false),
         };
+        let (stored, bound) = stored;
         let (first, next) = stream.bounds();
         let cursor = match opts.start {
             Start::Earliest => first,
@@ -113,6 +128,14 @@ impl Consumer {
             Start::Time(t) => stream.offset_for_time(t),
             Start::Resume => stored.unwrap_or(first).clamp(first, next),
         };
+        if let (Some(name), true) = (&opts.name, bound) {
+            // Its owner is on disk before anyone else could take it after a crash.
+            let saved = stream.store_floor(name, stored.unwrap_or(cursor));
+            if let Err(e) = saved {
+                stream.release_durable(name);
+                return Err(e);
+            }
+        }
         let state = stream.register_consumer(opts.name.clone(), opts.filter.clone(), cursor);
         Ok(Consumer {
             stream,
@@ -123,7 +146,12 @@ impl Consumer {
             pending: BTreeMap::new(),
             ack_timeout: opts.ack_timeout,
             max_inflight: opts.max_inflight.max(1),
-            stored_floor: stored,
+            // What is on disk (or queued): the floor stored when the owner was bound.
+            stored_floor: if bound {
+                Some(stored.unwrap_or(cursor))
+            } else {
+                stored
+            },
             saved_at: None,
         })
     }

@@ -51,7 +51,7 @@ pub use clients::{ClientHandle, ClientInfo, Protocol, TrafficSnapshot};
 pub use config::{
     valid_consumer_name, BrokerConfig, QueueConfig, SlowConsumerPolicy, StorageMode, StreamConfig,
 };
-pub use consumer::{Consumer, ConsumerOptions, Delivery, Start};
+pub use consumer::{Consumer, ConsumerOptions, Delivery, Opener, Start, RULE_CONSUMER_PREFIX};
 pub use direct::{DirectSink, DirectSocket, Handoff, PeekRead, SharedWrite, WriteHalf, Written};
 pub use error::BrokerError;
 pub use fogline_log::{RecoveryReport, Repair};

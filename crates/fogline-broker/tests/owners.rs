@@ -1,6 +1,7 @@
 //! A durable consumer belongs to the user who first opens it: another user (or an
-//! anonymous client) may not open it, across restarts too; one without an owner goes to the
-//! next logged-in user; deleting it frees the name.
+//! anonymous client) may not open it, across restarts too, even one that crashed before it
+//! acknowledged anything; one without an owner goes to the next logged-in user; deleting it
+//! frees the name. The rules' consumers are the node's: no client opens them.
 
 mod common;
 
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use fogline_broker::{Broker, BrokerError, ConsumerOptions, Handoff, Start, StorageMode};
+use fogline_broker::{Broker, BrokerError, ConsumerOptions, Handoff, Opener, Start, StorageMode};
 
 fn durable(name: &str) -> ConsumerOptions {
     ConsumerOptions {
@@ -24,7 +25,7 @@ fn durable(name: &str) -> ConsumerOptions {
 
 /// Opens `name` as `user`, reads one record, acks it, closes; the offset read.
 fn read_one(b: &Broker, name: &str, user: Option<&str>) -> Result<u64, BrokerError> {
-    let mut c = b.open_consumer_as("default", durable(name), user)?;
+    let mut c = b.open_consumer_as("default", durable(name), Opener::Client(user))?;
     let got = c.poll(1, Instant::now())?;
     let offset = got[0].record.offset;
     c.ack(&[offset]);
@@ -70,6 +71,44 @@ async fn a_durable_consumer_is_its_first_users() {
             assert_eq!(read_one(&b, "c", Some("bob")).unwrap(), 0, "{storage:?}");
         }
     }
+}
+
+/// The owner is saved when it is bound, before anything is acknowledged: a crash right
+/// after the open does not leave the name to whoever comes next.
+#[tokio::test(flavor = "current_thread")]
+async fn the_owner_is_saved_at_the_first_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path(), StorageMode::Fsync);
+    b.publish(batch(&b, &[1]), Handoff::Queue).await.unwrap();
+    let c = b
+        .open_consumer_as("default", durable("d"), Opener::Client(Some("alice")))
+        .unwrap();
+    b.sync_positions();
+    // As after kill -9: the consumer is not closed, nothing was acked.
+    std::mem::forget(c);
+    let text = std::fs::read_to_string(dir.path().join("default/consumers/d")).unwrap();
+    assert_eq!(text, "0\nowner alice");
+}
+
+/// The rules' consumers (`rule.<id>`) open for the node only; the node's components are
+/// not refused a consumer a user opened.
+#[tokio::test(flavor = "current_thread")]
+async fn rule_consumers_are_the_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path(), StorageMode::Mmap);
+    for i in 0..3u8 {
+        b.publish(batch(&b, &[i]), Handoff::Queue).await.unwrap();
+    }
+    for user in [Some("alice"), None] {
+        let r = b.open_consumer_as("default", durable("rule.r1"), Opener::Client(user));
+        assert!(matches!(r, Err(BrokerError::NotAuthorized(_))), "{user:?}");
+    }
+    drop(b.open_consumer("default", durable("rule.r1")).unwrap());
+    assert_eq!(read_one(&b, "mine", Some("alice")).unwrap(), 0);
+    drop(b.open_consumer("default", durable("mine")).unwrap());
+    // Blank names are no login: nothing is bound to them.
+    assert_eq!(read_one(&b, "blank", Some("  ")).unwrap(), 0);
+    assert_eq!(read_one(&b, "blank", Some("bob")).unwrap(), 1);
 }
 
 /// Position files written before owners were kept (a number alone) still load, unowned.

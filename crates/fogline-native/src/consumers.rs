@@ -94,11 +94,15 @@ pub(crate) fn handle(conn: &Arc<Conn>, frame: Frame) {
                 conn.error(request_id, broker_code(&e), e.to_string());
                 return;
             }
-            let user = conn.access().user().map(str::to_string);
-            match conn
+            // A name is bound only where logins are proven.
+            let user = conn
                 .broker
-                .open_consumer_as(stream.as_str(), opts, user.as_deref())
-            {
+                .guard()
+                .authenticates()
+                .then(|| conn.access().user().map(str::to_string))
+                .flatten();
+            let opener = fogline_broker::Opener::Client(user.as_deref());
+            match conn.broker.open_consumer_as(stream.as_str(), opts, opener) {
                 Ok(consumer) => open(conn, request_id, consumer, push_credit),
                 Err(e) => conn.error(request_id, broker_code(&e), e.to_string()),
             }

@@ -261,7 +261,11 @@ pub async fn run(ready: Ready, stop: watch::Receiver<bool>) -> Result<(), String
 fn open(job: &Job, cursor: u64, restored: bool) -> Result<Source, String> {
     if job.qos1 {
         let opts = ConsumerOptions {
-            name: Some(format!("rule.{}", job.id)),
+            name: Some(format!(
+                "{}{}",
+                fogline_broker::RULE_CONSUMER_PREFIX,
+                job.id
+            )),
             filter: None,
             start: if restored {
                 Start::Offset(cursor)

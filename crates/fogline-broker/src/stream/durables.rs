@@ -1,11 +1,12 @@
 //! Durable consumers' positions (kept in memory and written by the stream's position
 //! writer) and the table of the consumers open on a stream, which the admin API lists.
 //!
-//! A durable consumer is bound to the user who first opens it (a logged-in client; not
-//! anonymous ones or the node's own components): its owner is kept with its position, and
-//! a client logged in as anyone else may not open it, as an MQTT session may not be taken
-//! over by another user. One without an owner (opened anonymously, or saved before owners
-//! were kept) is bound to the next logged-in user who opens it.
+//! A durable consumer is bound to the user who first opens it (a client logged in to a node
+//! that authenticates; not anonymous clients or the node's own components): its owner is
+//! saved with its position at once, and a client logged in as anyone else may not open it,
+//! as an MQTT session may not be taken over by another user. One without an owner (opened
+//! anonymously, or saved before owners were kept) is bound to the next logged-in user who
+//! opens it. The rules' consumers (`rule.<id>`) are the node's: no client may open them.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 
 use super::Stream;
 use crate::config::StorageMode;
+use crate::consumer::{Opener, RULE_CONSUMER_PREFIX};
 use crate::error::BrokerError;
 use crate::positions::{Positions, Saved};
 
@@ -98,35 +100,51 @@ pub struct ConsumerInfo {
 }
 
 impl Stream {
-    /// Marks durable consumer `name` open for `user` (the client's login, if any) and
-    /// returns its stored floor; binds it to `user` if it has no owner yet.
+    /// Marks durable consumer `name` open for `opener`; returns its stored floor, and
+    /// whether it was bound to the opener's user now (to be saved at once).
     ///
     /// # Errors
-    /// `NotAuthorized` when it belongs to another user; `ConsumerInUse` while it is open.
+    /// `NotAuthorized` when it belongs to another user, or is a rule's and a client opens
+    /// it; `ConsumerInUse` while it is open.
     pub(crate) fn claim_durable(
         &self,
         name: &str,
-        user: Option<&str>,
-    ) -> Result<Option<u64>, BrokerError> {
+        opener: Opener<'_>,
+    ) -> Result<(Option<u64>, bool), BrokerError> {
         let mut d = self.durables.lock();
-        let user = user.filter(|u| !u.is_empty());
-        if let Some(owner) = d.owners.get(name) {
-            if user != Some(&**owner) {
-                return Err(BrokerError::NotAuthorized(format!(
-                    "durable consumer {name} of stream {} belongs to another user",
-                    self.name
-                )));
+        let user = match opener {
+            Opener::Node => None,
+            Opener::Client(user) => {
+                if name.starts_with(RULE_CONSUMER_PREFIX) {
+                    return Err(BrokerError::NotAuthorized(format!(
+                        "durable consumer {name}: names starting with {RULE_CONSUMER_PREFIX} \
+                         are the node's rules'"
+                    )));
+                }
+                // A blank name is no login (and could not be read back).
+                let user = user.filter(|u| !u.trim().is_empty());
+                if let Some(owner) = d.owners.get(name) {
+                    if user != Some(&**owner) {
+                        return Err(BrokerError::NotAuthorized(format!(
+                            "durable consumer {name} of stream {} belongs to another user",
+                            self.name
+                        )));
+                    }
+                }
+                user
             }
-        }
+        };
         if !d.open.insert(name.to_string()) {
             return Err(BrokerError::ConsumerInUse(name.to_string()));
         }
-        if let Some(user) = user {
-            d.owners
-                .entry(name.to_string())
-                .or_insert_with(|| Arc::from(user));
-        }
-        Ok(d.floors.get(name).copied())
+        let bound = match user {
+            Some(user) if !d.owners.contains_key(name) => {
+                d.owners.insert(name.to_string(), Arc::from(user));
+                true
+            }
+            _ => false,
+        };
+        Ok((d.floors.get(name).copied(), bound))
     }
 
     /// Marks durable consumer `name` closed.
@@ -234,17 +252,17 @@ impl Stream {
     /// `UnknownConsumer` when the stream has none of that name, `ConsumerInUse` while a
     /// client has it open, `Io` when its position file could not be removed.
     pub(crate) fn delete_consumer(&self, name: &str) -> Result<(), BrokerError> {
-        {
-            let mut d = self.durables.lock();
-            if d.open.contains(name) {
-                return Err(BrokerError::ConsumerInUse(name.to_string()));
-            }
-            if d.floors.remove(name).is_none() {
-                return Err(BrokerError::UnknownConsumer(name.to_string()));
-            }
-            d.owners.remove(name);
-            d.redelivered.remove(name);
+        // Held until the file is gone: an open in between would queue a position (and an
+        // owner) that the removal then dropped.
+        let mut d = self.durables.lock();
+        if d.open.contains(name) {
+            return Err(BrokerError::ConsumerInUse(name.to_string()));
         }
+        if d.floors.remove(name).is_none() {
+            return Err(BrokerError::UnknownConsumer(name.to_string()));
+        }
+        d.owners.remove(name);
+        d.redelivered.remove(name);
         if let Some(p) = self.positions() {
             p.remove(name).map_err(|why| {
                 let context = format!("stream {}: deleting consumer {name}", self.name);
