@@ -485,6 +485,10 @@ mod tests {
         assert_eq!(f.bridge.kafka_in[0].group, "fogline-edge-1");
         assert_eq!(f.bridge.mqtt.len(), 1, "{example}");
         assert_eq!(f.bridge.check().unwrap(), ["core", "core-in", "upstream"]);
+        assert_eq!(
+            f.bridge.kafka[0].security.protocol,
+            SecurityProtocol::SaslSsl
+        );
         let m = &f.bridge.mqtt[0];
         assert_eq!(m.host_port().unwrap(), ("127.0.0.1".to_string(), 1884));
         assert!(!m.cleansession);

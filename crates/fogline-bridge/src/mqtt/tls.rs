@@ -4,22 +4,26 @@
 //! builds without a C toolchain (docs/SECURITY.md). So the bridge runs TLS itself, with
 //! fogline-net's connector (the graviola provider, as every fogline listener), and the client
 //! speaks plain MQTT over a Unix socket to a relay: for each session a socket in a new
-//! temporary directory only this user may enter, removed as soon as the client's one
-//! connection is accepted (no other process can use the bridge's certificate through it),
-//! then a TCP connection to the remote, the handshake, and bytes copied both ways until
-//! either side ends. A directory per session, not one for the bridge's life: a long-lived
+//! temporary directory only this user may enter (0700), removed as soon as the client's one
+//! connection is accepted, which must come from this process (its peer credentials: no
+//! other process can use the bridge's certificate through it), then a TCP connection to the
+//! remote, the handshake, and bytes copied both ways until either side ends. A session that
+//! ends lets its relay finish what the client wrote (a DISCONNECT, the last PUBACKs) for a
+//! moment before stopping it. A directory per session, not one for the bridge's life: a long-lived
 //! one could be swept from /tmp by its cleaner while the bridge runs.
 //!
 //! A failed handshake (or a TLS alert after it) closes the client's socket; its reason is
 //! kept for the bridge's status ([`Session::failure`]), since the client only sees the
 //! connection end.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use fogline_net::tls::{explain, ClientTls, TlsConnector};
 use parking_lot::Mutex;
-use tokio::net::{TcpStream, UnixListener};
+use tokio::net::{TcpStream, UnixListener, UnixStream};
 
 use crate::config::MqttConfig;
 
@@ -34,7 +38,7 @@ pub struct TlsRelay {
 pub struct Session {
     path: PathBuf,
     failure: Arc<Mutex<Option<String>>>,
-    task: tokio::task::JoinHandle<()>,
+    task: Option<tokio::task::JoinHandle<()>>,
     /// Removed with the session (after the task ends).
     _dir: tempfile::TempDir,
 }
@@ -62,9 +66,10 @@ impl TlsRelay {
     /// # Errors
     /// The directory or the socket cannot be made.
     pub fn session(&self) -> Result<Session, String> {
-        // Made 0700: only this user may reach the socket in it.
+        // Only this user may reach the socket in it.
         let dir = tempfile::Builder::new()
             .prefix("fogline-bridge-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
             .map_err(|e| format!("a directory for the TLS relay: {e}"))?;
         let path = dir.path().join("s.sock");
@@ -81,7 +86,7 @@ impl TlsRelay {
         Ok(Session {
             path,
             failure,
-            task,
+            task: Some(task),
             _dir: dir,
         })
     }
@@ -99,9 +104,40 @@ impl Session {
     }
 }
 
+/// How long an ended session's relay may go on forwarding what the client wrote last.
+const DRAIN: Duration = Duration::from_secs(1);
+
 impl Drop for Session {
     fn drop(&mut self) {
-        self.task.abort();
+        let Some(mut task) = self.task.take() else {
+            return;
+        };
+        // The client's end is closed: the relay sends on what it read, closes the TLS
+        // connection cleanly (close_notify) and ends; stopped if the remote keeps it open.
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(async move {
+                    if tokio::time::timeout(DRAIN, &mut task).await.is_err() {
+                        task.abort();
+                    }
+                });
+            }
+            Err(_) => task.abort(),
+        }
+    }
+}
+
+/// The first connection that comes from this process (rumqttc); any other is closed and
+/// logged. `None` when the listener fails.
+async fn accept_own(listener: &UnixListener) -> Option<UnixStream> {
+    loop {
+        let (client, _) = listener.accept().await.ok()?;
+        match client.peer_cred().map(|c| c.pid()) {
+            Ok(Some(pid)) if pid == std::process::id() as i32 => return Some(client),
+            other => {
+                tracing::warn!(peer = ?other, "MQTT bridge TLS relay: a connection from another process, closed");
+            }
+        }
     }
 }
 
@@ -113,7 +149,7 @@ async fn relay(
     (host, port): (String, u16),
     failure: Arc<Mutex<Option<String>>>,
 ) {
-    let Ok((mut client, _)) = listener.accept().await else {
+    let Some(mut client) = accept_own(&listener).await else {
         return;
     };
     drop(listener);
@@ -139,5 +175,80 @@ async fn relay(
             }
         }
         Err(e) => *failure.lock() = Some(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session's socket lies in a directory only this user may enter, and the relay
+    /// serves this process only: another process's connection is closed, ours is taken.
+    #[tokio::test]
+    async fn only_this_process_reaches_the_relay() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.crt");
+        let out = std::process::Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+            .args([
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=t",
+            ])
+            .arg("-keyout")
+            .arg(dir.path().join("ca.key"))
+            .arg("-out")
+            .arg(&ca)
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut cfg = MqttConfig::new("127.0.0.1:1", None, vec!["a in 1".into()]);
+        cfg.bridge_cafile = Some(ca.clone());
+        let relay = TlsRelay::new(&cfg, &ca).unwrap();
+        let session = relay.session().unwrap();
+        let mode = std::fs::metadata(session.path().parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        drop(session);
+
+        let listener = UnixListener::bind(dir.path().join("s.sock")).unwrap();
+        let path = dir.path().join("s.sock");
+        let mut other = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(format!(
+                "import socket,time; s=socket.socket(socket.AF_UNIX); s.connect({:?}); \
+                 print('connected', flush=True); time.sleep(5)",
+                path.display().to_string()
+            ))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The other process's connection is queued first; ours after it is accepted.
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(other.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        assert_eq!(line.trim(), "connected");
+        let accepted = tokio::spawn(async move { accept_own(&listener).await });
+        let ours = UnixStream::connect(&path).await.unwrap();
+        let got = accepted.await.unwrap().unwrap();
+        assert_eq!(
+            got.peer_cred().unwrap().pid(),
+            Some(std::process::id() as i32)
+        );
+        drop(ours);
+        let _ = other.kill();
+        let _ = other.wait();
     }
 }
