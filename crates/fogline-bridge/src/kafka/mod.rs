@@ -69,6 +69,8 @@ pub async fn connect(
     if let Some(proxy) = secure.proxy().await? {
         build = build.socks5_proxy(proxy);
     }
+    // What the relay saw before belongs to an earlier attempt.
+    let _ = secure.take_failure();
     match tokio::time::timeout(META_TIMEOUT, build.build()).await {
         Ok(Ok(c)) => Ok(c),
         // The relay knows why TLS failed; rskafka only saw the proxy refuse.

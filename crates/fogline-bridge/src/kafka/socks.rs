@@ -4,9 +4,11 @@
 //! name (fogline-net's connector), answers the request, and copies both ways.
 //!
 //! A loopback port can be reached by every process of the machine, and the relay holds the
-//! bridge's client certificate: so a connection is served only if its other end is a
-//! socket of this process (found through `/proc/net/tcp` and `/proc/self/fd`, Linux's
-//! own record of them); any other is closed unanswered and logged.
+//! bridge's client certificate: so a connection is served only if it comes from
+//! 127.0.0.1 and its other end is a socket of this process (found through `/proc/net/tcp`
+//! and `/proc/self/fd`, Linux's own record of them; off the runtime threads, a few at a
+//! time); any other is closed unanswered and logged. Reaching a broker is given up after
+//! [`META_TIMEOUT`], and dropping the relay ends every connection it serves.
 
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -16,8 +18,14 @@ use fogline_net::tls::TlsConnector;
 use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 use super::security::{host_of, tls_failure};
+use super::META_TIMEOUT;
+
+/// Own-process checks run at once (each reads `/proc/net/tcp` and this process's fds).
+const CHECKS: usize = 4;
 
 /// The relay, running until dropped.
 pub struct TlsProxy {
@@ -62,24 +70,34 @@ impl Drop for TlsProxy {
 
 async fn serve(listener: TcpListener, tls: TlsConnector, failure: Arc<Mutex<Option<String>>>) {
     let port = listener.local_addr().map_or(0, |a| a.port());
+    let checks = Arc::new(Semaphore::new(CHECKS));
+    // Owned here, so that ending this task (the relay dropped) ends every connection.
+    let mut conns = JoinSet::new();
     loop {
-        let (sock, peer) = match listener.accept().await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "Kafka TLS relay: accept failed");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                continue;
-            }
+        let (sock, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::warn!(error = %e, "Kafka TLS relay: accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => continue,
         };
-        if !from_this_process(peer, port) {
-            tracing::warn!(%peer, "Kafka TLS relay: a connection from another process, closed");
-            continue;
-        }
-        let (tls, failure) = (tls.clone(), failure.clone());
-        tokio::spawn(async move {
-            if let Err(why) = relay(sock, &tls).await {
-                *failure.lock() = Some(why);
+        let (tls, failure, checks) = (tls.clone(), failure.clone(), checks.clone());
+        conns.spawn(async move {
+            let ours = match checks.acquire_owned().await {
+                Ok(_permit) => tokio::task::spawn_blocking(move || from_this_process(peer, port))
+                    .await
+                    .unwrap_or(false),
+                Err(_) => false,
+            };
+            if !ours {
+                tracing::warn!(%peer, "Kafka TLS relay: a connection from another process, closed");
+                return;
             }
+            relay(sock, &tls, &failure).await;
         });
     }
 }
@@ -90,14 +108,15 @@ const GENERAL_FAILURE: u8 = 1;
 const REFUSED: u8 = 5;
 const COMMAND_NOT_SUPPORTED: u8 = 7;
 
-/// Serves one connection; a failure to reach the broker is returned, in words.
-async fn relay(mut client: TcpStream, tls: &TlsConnector) -> Result<(), String> {
+/// Serves one connection; a failure to reach the broker is kept in `failure`, in words,
+/// before the client is told (it may ask for it as soon as it hears).
+async fn relay(mut client: TcpStream, tls: &TlsConnector, failure: &Mutex<Option<String>>) {
     let _ = client.set_nodelay(true);
     let Ok(target) = request(&mut client).await else {
         // Not SOCKS5 CONNECT (rskafka always is): nothing to report.
-        return Ok(());
+        return;
     };
-    let reached = async {
+    let reach = async {
         let tcp = TcpStream::connect(&target)
             .await
             .map_err(|e| (REFUSED, format!("{target}: {e}")))?;
@@ -108,18 +127,24 @@ async fn relay(mut client: TcpStream, tls: &TlsConnector) -> Result<(), String> 
         tls.connect(tcp)
             .await
             .map_err(|e| (GENERAL_FAILURE, tls_failure(&target, &e)))
-    }
-    .await;
+    };
+    let reached = tokio::time::timeout(META_TIMEOUT, reach)
+        .await
+        .unwrap_or_else(|_| {
+            Err((
+                GENERAL_FAILURE,
+                format!("{target}: no TLS connection within {META_TIMEOUT:?}"),
+            ))
+        });
     match reached {
         Ok(mut broker) => {
             if reply(&mut client, SUCCEEDED).await.is_ok() {
                 let _ = tokio::io::copy_bidirectional(&mut client, &mut broker).await;
             }
-            Ok(())
         }
         Err((code, why)) => {
+            *failure.lock() = Some(why);
             let _ = reply(&mut client, code).await;
-            Err(why)
         }
     }
 }
@@ -179,9 +204,14 @@ async fn reply(c: &mut TcpStream, code: u8) -> io::Result<()> {
 /// remote `127.0.0.1:port`) names an inode that one of `/proc/self/fd` links to. Anything
 /// unreadable counts as no.
 fn from_this_process(peer: SocketAddr, port: u16) -> bool {
+    // Every 127.x.y.z reaches a 127.0.0.1 listener, and another address with the port of
+    // one of ours would match our socket's entry below: only 127.0.0.1 itself is taken.
     let SocketAddr::V4(peer) = peer else {
         return false;
     };
+    if *peer.ip() != Ipv4Addr::LOCALHOST {
+        return false;
+    }
     let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
         return false;
     };
@@ -243,5 +273,21 @@ mod tests {
         assert!(!from_this_process(peer, port));
         let _ = other.kill();
         let _ = other.wait();
+        // Another process on 127.0.0.2 with the port of our live connection: its entry
+        // is not ours, and the table would show ours under 127.0.0.1 with that port.
+        let ours = _client.local_addr().unwrap().port();
+        let mut spoof = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(format!(
+                "import socket,time; s=socket.socket(); s.bind(('127.0.0.2', {ours})); \
+                 s.connect(('127.0.0.1', {port})); time.sleep(5)"
+            ))
+            .spawn()
+            .unwrap();
+        let (_server, peer) = listener.accept().await.unwrap();
+        assert_eq!(peer, SocketAddr::from(([127, 0, 0, 2], ours)));
+        assert!(!from_this_process(peer, port));
+        let _ = spoof.kill();
+        let _ = spoof.wait();
     }
 }
