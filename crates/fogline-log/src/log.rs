@@ -36,6 +36,8 @@ pub struct Log {
     held_bytes: u64,
     /// File storage: the next segment's file, made ahead (see `prepare`).
     next: Option<NextSegment>,
+    /// Its directory is going away ([`Log::retire`]): no file is touched by name any more.
+    retired: bool,
     #[cfg(test)]
     reused: u64,
     #[cfg(test)]
@@ -157,6 +159,7 @@ impl Log {
             floor: None,
             held_bytes: 0,
             next: None,
+            retired: false,
             #[cfg(test)]
             reused: 0,
             #[cfg(test)]
@@ -241,12 +244,15 @@ impl Log {
     /// segment is created (a purge: its unused tail is given back to the disk first).
     fn roll_with(&mut self, size: usize, seal_now: bool) -> Result<(), LogError> {
         let cap = self.segment_bytes.max(size);
+        let retired = self.retired;
         let active = self.active();
         let base = active.next_offset();
         let reuse = active.count == 0;
         if !reuse {
             // The seal's file work runs beside the new segment's creation.
             match active.seal()? {
+                // Its directory is going away: no index is written into it.
+                Some(_) if retired => {}
                 Some(files) if seal_now => files.run()?,
                 Some(files) => self.housekeeper().seal(files),
                 None => {}
@@ -256,7 +262,9 @@ impl Log {
         // its successor is created first (a new file renamed over it), so a failure leaves
         // it in place and a crash cannot leave a directory without the segment that carries
         // the next offset.
-        let seg = match (&self.opts.storage, &self.opts.dir) {
+        // A retired log's directory is going away: it goes on in memory.
+        let dir = self.opts.dir.clone().filter(|_| !retired);
+        let seg = match (&self.opts.storage, &dir) {
             (Storage::Memory, _) | (_, None) => match self.spare.take() {
                 Some(spare) if spare.len() == cap => {
                     #[cfg(test)]
@@ -271,10 +279,10 @@ impl Log {
                 }
             },
             (storage, Some(dir)) => {
-                let (dir, fsync) = (dir.clone(), *storage == Storage::Fsync);
+                let fsync = *storage == Storage::Fsync;
                 match self.take_prepared(cap) {
-                    Some((path, file, buf)) => install(&dir, base, &path, file, buf, cap, fsync)?,
-                    None => create_fitting(&dir, base, cap, size, fsync)?,
+                    Some((path, file, buf)) => install(dir, base, &path, file, buf, cap, fsync)?,
+                    None => create_fitting(dir, base, cap, size, fsync)?,
                 }
             }
         };
@@ -292,6 +300,9 @@ impl Log {
     /// After a roll: drops the pages of the segment sealed the roll before, which has had a
     /// segment's time to be written back (see [`cache`](crate::cache)).
     fn drop_behind(&mut self) {
+        if self.retired {
+            return;
+        }
         if let [.., older, _, _] = &self.segments[..] {
             if let Some(pages) = older.sealed_pages() {
                 self.housekeeper().drop_pages(pages);
@@ -325,7 +336,15 @@ impl Log {
     fn take_prepared(&mut self, cap: usize) -> Option<(std::path::PathBuf, std::fs::File, MapBuf)> {
         let next = self.next.take()?;
         let path = next.path().to_path_buf();
-        let (file, buf) = next.take(cap)?;
+        let (file, buf) = match next.try_take(cap) {
+            Ok(made) => made?,
+            // Not made yet: the roll makes its own file rather than wait behind the
+            // housekeeping; the one being made is removed after its job.
+            Err(pending) => {
+                self.housekeeper().discard(pending);
+                return None;
+            }
+        };
         #[cfg(test)]
         {
             self.prepared_used += 1;
@@ -337,7 +356,7 @@ impl Log {
     /// thread make the next segment's file (see `prepare`). Runs with every commit.
     fn prepare_ahead(&mut self) {
         let seg = &self.segments[self.segments.len() - 1];
-        if self.next.is_some() || seg.write_pos < seg.cap() - seg.cap() / 4 {
+        if self.next.is_some() || self.retired || seg.write_pos < seg.cap() - seg.cap() / 4 {
             return;
         }
         let (Some(dir), false) = (&self.opts.dir, self.opts.storage == Storage::Memory) else {
@@ -535,7 +554,9 @@ impl Log {
         r.segments_removed += 1;
         r.records_removed += seg.count - seg.lost;
         r.bytes_removed += seg.write_pos as u64;
-        if seg.log_file().is_some() {
+        if self.retired {
+            // Its directory is going away with its files.
+        } else if seg.log_file().is_some() {
             self.housekeeper().remove(seg);
         } else if self.spare.is_none() {
             self.spare = seg.into_spare();
@@ -574,6 +595,19 @@ impl Log {
             return Err(e);
         }
         Ok(r)
+    }
+
+    /// The log's directory is about to go (its stream is deleted, and a stream of the same
+    /// name may be made there again): the file made ahead is removed, the housekeeping
+    /// queued so far is finished, and from now on the log touches no file by name. What is
+    /// still appended is kept in memory segments; a seal writes no index, retention
+    /// removes no file.
+    pub fn retire(&mut self) {
+        if let Some(next) = self.next.take() {
+            next.discard();
+        }
+        self.wait_for_removals();
+        self.retired = true;
     }
 
     /// Returns once the log's housekeeping queued so far is done: the files of every segment
@@ -714,6 +748,67 @@ mod tests {
         }
     }
 
+    /// A retired log leaves its directory alone: the file made ahead is removed at once,
+    /// and what is appended after (rolls included) stays in memory, so a log made again in
+    /// a directory of the same name is not touched, before or after the old one is dropped.
+    #[test]
+    fn a_retired_log_touches_no_file() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("s");
+        let opts = LogOptions {
+            storage: Storage::Mmap,
+            dir: Some(dir.clone()),
+            segment_bytes: 64 << 10,
+            ..LogOptions::default()
+        };
+        let (mut old, _) = Log::open(opts.clone()).unwrap();
+        for i in 0..55u64 {
+            old.append(i, b"t", b"", &[1u8; 1000]).unwrap();
+            old.commit().unwrap();
+        }
+        old.wait_for_removals();
+        assert!(dir.join(crate::prepare::NEXT_FILE).exists());
+        old.retire();
+        assert!(!dir.join(crate::prepare::NEXT_FILE).exists());
+        // The stream is deleted (its directory moved away) and made again.
+        std::fs::rename(&dir, base.path().join("trash")).unwrap();
+        let (mut new, _) = Log::open(opts).unwrap();
+        for i in 0..55u64 {
+            new.append(i, b"n", b"", &[2u8; 1000]).unwrap();
+            new.commit().unwrap();
+        }
+        new.wait_for_removals();
+        let listing = |d: &std::path::Path| {
+            let mut names: Vec<String> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            names.sort();
+            names
+        };
+        let before = listing(&dir);
+        // The old log goes on: rolls, retention, then it is dropped.
+        for i in 55..300u64 {
+            old.append(i, b"t", b"", &[1u8; 1000]).unwrap();
+            old.commit().unwrap();
+        }
+        assert!(old.stats().segments >= 4);
+        old.set_retention(Some(100 << 10), None);
+        old.enforce_retention(now_micros());
+        assert_eq!(
+            old.read(old.first_offset(), 1, usize::MAX).unwrap().len(),
+            1
+        );
+        drop(old);
+        assert_eq!(listing(&dir), before);
+        // The new one rolls on the file it made ahead.
+        for i in 55..120u64 {
+            new.append(i, b"n", b"", &[2u8; 1000]).unwrap();
+            new.commit().unwrap();
+        }
+        assert_eq!(new.read(0, usize::MAX, usize::MAX).unwrap().len(), 120);
+    }
+
     /// A record larger than the file made ahead rolls to a file of its own; the one made
     /// ahead is removed, and the log goes on.
     #[test]
@@ -736,9 +831,10 @@ mod tests {
         assert!(next.exists());
         let big = vec![2u8; 100 << 10];
         let off = log.append(55, b"t", b"", &big).unwrap();
+        // Removed by the roll (the commit below may make one ahead again).
+        assert!(!next.exists());
         log.commit().unwrap();
         assert_eq!(log.prepared_used, 0);
-        assert!(!next.exists());
         assert_eq!(
             &log.read(off, 1, usize::MAX).unwrap()[0].payload[..],
             &big[..]

@@ -70,9 +70,39 @@ impl NextSegment {
         &self.path
     }
 
-    /// The file and its mapping once made (waiting for the job if it runs still), if it
-    /// was made and holds `cap` bytes; otherwise `None`, and nothing of it is left.
-    pub fn take(self, cap: usize) -> Option<(File, MapBuf)> {
+    /// The file and its mapping if the job is done, made it and it holds `cap` bytes
+    /// (`Ok(None)` and nothing of it left otherwise); `Err(self)` while the job has not
+    /// finished: a roll does not wait for it (it may be queued behind other housekeeping),
+    /// and hands it back to be [discarded](NextSegment::discard) after the job.
+    pub fn try_take(self, cap: usize) -> Result<Option<(File, MapBuf)>, NextSegment> {
+        let ready = self
+            .slot
+            .ready
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match ready {
+            None => Err(self),
+            Some(ready) => Ok(self.keep(ready, cap)),
+        }
+    }
+
+    /// The file and its mapping if made with at least `cap` bytes; otherwise nothing of it
+    /// is left.
+    fn keep(&self, ready: Ready, cap: usize) -> Option<(File, MapBuf)> {
+        match ready {
+            Ok(made) if self.cap >= cap => Some(made),
+            Ok(_) => {
+                let _ = std::fs::remove_file(&self.path);
+                None
+            }
+            // The job removed what it had made.
+            Err(_) => None,
+        }
+    }
+
+    /// Removes it, once made (waits for the job).
+    pub fn discard(self) {
         let ready = {
             let mut r = self
                 .slot
@@ -88,22 +118,24 @@ impl NextSegment {
             }
             r.take()
         };
-        match ready {
-            Some(Ok(made)) if self.cap >= cap => Some(made),
-            Some(Ok(_)) => {
-                let _ = std::fs::remove_file(&self.path);
-                None
-            }
-            // The job removed what it had made.
-            _ => None,
+        if let Some(Ok(_)) = ready {
+            let _ = std::fs::remove_file(&self.path);
         }
     }
+}
 
-    /// Removes it (once made).
-    pub fn discard(self) {
-        let path = self.path.clone();
-        if self.take(0).is_some() {
-            let _ = std::fs::remove_file(path);
+impl Drop for PrepareJob {
+    /// A job dropped without running (its thread gone) still answers whoever waits.
+    fn drop(&mut self) {
+        let mut r = self
+            .slot
+            .ready
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if r.is_none() {
+            let stopped = std::io::Error::other("the log's housekeeping stopped");
+            *r = Some(Err(LogError::io("prepare", &self.path)(stopped)));
+            self.slot.done.notify_all();
         }
     }
 }
@@ -132,5 +164,37 @@ impl PrepareJob {
         }
         buf.populate(0, POPULATE_FIRST.min(self.cap));
         Ok((file, buf))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job dropped unrun (its thread gone) answers: no file, and no wait forever.
+    #[test]
+    fn a_job_that_never_ran_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let (next, job) = NextSegment::start(dir.path(), 1 << 16, false);
+        drop(job);
+        assert!(matches!(next.try_take(1 << 16), Ok(None)));
+        let (next, job) = NextSegment::start(dir.path(), 1 << 16, false);
+        drop(job);
+        next.discard();
+        assert!(!dir.path().join(NEXT_FILE).exists());
+    }
+
+    /// A job not yet run is not waited for; one run gives its file, if large enough.
+    #[test]
+    fn the_roll_takes_only_what_is_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        let (next, job) = NextSegment::start(dir.path(), 1 << 16, false);
+        let next = next.try_take(1 << 16).unwrap_err();
+        job.run();
+        assert!(next.try_take(1 << 16).unwrap().is_some());
+        let (next, job) = NextSegment::start(dir.path(), 1 << 16, false);
+        job.run();
+        assert!(next.try_take(1 << 17).unwrap().is_none(), "too small");
+        assert!(!dir.path().join(NEXT_FILE).exists());
     }
 }

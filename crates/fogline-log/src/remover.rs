@@ -19,7 +19,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
 use crate::cache::SealedPages;
-use crate::prepare::PrepareJob;
+use crate::prepare::{NextSegment, PrepareJob};
 use crate::segment::{SealFiles, Segment};
 use crate::LogError;
 
@@ -38,7 +38,9 @@ impl Shared {
     /// Does `job`, then counts it done: a removed segment's files go, and its mapping with
     /// it (unless a reader still holds the mapping), before the count.
     fn run(&self, job: Job) {
-        let failure = match job {
+        // A job that panics is counted done and reported; the thread goes on, so jobs
+        // queued after it (and whoever waits for them) are not lost.
+        let work = std::panic::AssertUnwindSafe(|| match job {
             Job::Seal(files) => files.run().err(),
             Job::Remove(seg) => seg.remove_files().err(),
             Job::Drop(pages) => {
@@ -50,7 +52,15 @@ impl Shared {
                 job.run();
                 None
             }
-        };
+            Job::Discard(next) => {
+                next.discard();
+                None
+            }
+        });
+        let failure = std::panic::catch_unwind(work).unwrap_or_else(|_| {
+            let panicked = std::io::Error::other("a housekeeping job panicked");
+            Some(LogError::io("housekeeping", "(log)")(panicked))
+        });
         let mut st = self.state();
         st.0 -= 1;
         st.1.extend(failure);
@@ -66,6 +76,7 @@ enum Job {
     Remove(Box<Segment>),
     Drop(SealedPages),
     Prepare(PrepareJob),
+    Discard(NextSegment),
 }
 
 /// The housekeeping thread of one log.
@@ -111,6 +122,11 @@ impl Remover {
     /// Makes the next segment's file, on the thread if there is one.
     pub fn prepare(&self, job: PrepareJob) {
         self.submit(Job::Prepare(job));
+    }
+
+    /// Removes a next segment's file once its job is done (a roll that did not wait).
+    pub fn discard(&self, next: NextSegment) {
+        self.submit(Job::Discard(next));
     }
 
     fn submit(&self, job: Job) {

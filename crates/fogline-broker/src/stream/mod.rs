@@ -424,9 +424,10 @@ impl Stream {
         if let Some(p) = self.positions.get() {
             p.retire();
         }
-        // The log's housekeeping (a seal's index, a removal) writes into its directory by
-        // path: done before the directory goes, so none lands in a stream made again.
-        self.log.lock().wait_for_removals();
+        // The log's housekeeping (a seal's index, a removal, the next segment's file)
+        // works in its directory by path: finished before the directory goes, and nothing
+        // more after it, so none lands in a stream made again under the same name.
+        self.log.lock().retire();
     }
 
     /// True once the stream was deleted.
