@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::durable;
+
 use std::time::Duration;
 
 use bytesize::ByteSize;
@@ -55,16 +57,6 @@ fn names(broker: &Broker) -> Vec<String> {
         .iter()
         .map(|s| s.name().to_string())
         .collect()
-}
-
-fn durable(name: &str) -> ConsumerOptions {
-    ConsumerOptions {
-        name: Some(name.into()),
-        filter: None,
-        start: Start::Resume,
-        ack_timeout: Some(Duration::from_secs(30)),
-        max_inflight: 100,
-    }
 }
 
 #[tokio::test]

@@ -5,23 +5,11 @@
 
 mod common;
 
-use common::{batch, broker};
-
-use std::time::Duration;
+use common::{batch, broker, durable};
 
 use tokio::time::Instant;
 
-use fogline_broker::{Broker, BrokerError, ConsumerOptions, Handoff, Opener, Start, StorageMode};
-
-fn durable(name: &str) -> ConsumerOptions {
-    ConsumerOptions {
-        name: Some(name.into()),
-        filter: None,
-        start: Start::Resume,
-        ack_timeout: Some(Duration::from_secs(30)),
-        max_inflight: 100,
-    }
-}
+use fogline_broker::{Broker, BrokerError, Handoff, Opener, StorageMode};
 
 /// Opens `name` as `user`, reads one record, acks it, closes; the offset read.
 fn read_one(b: &Broker, name: &str, user: Option<&str>) -> Result<u64, BrokerError> {

@@ -5,23 +5,13 @@
 
 mod common;
 
-use common::{batch, broker};
+use common::{batch, broker, durable};
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use fogline_broker::{ConsumerOptions, Handoff, Start, StorageMode};
-
-fn durable(name: &str) -> ConsumerOptions {
-    ConsumerOptions {
-        name: Some(name.into()),
-        filter: None,
-        start: Start::Resume,
-        ack_timeout: Some(Duration::from_secs(30)),
-        max_inflight: 100,
-    }
-}
+use fogline_broker::{Handoff, StorageMode};
 
 fn on_disk(dir: &std::path::Path, name: &str) -> Option<u64> {
     let path = dir.join("default/consumers").join(name);

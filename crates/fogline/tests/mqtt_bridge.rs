@@ -201,6 +201,24 @@ impl Checker {
     }
 }
 
+/// Publishes `payload` on `topic` at Mosquitto (QoS 1) from a client of its own, which is
+/// returned to keep it connected.
+async fn publish_on_mosquitto(
+    port: u16,
+    topic: &str,
+    payload: &'static str,
+) -> (rumqttc::AsyncClient, tokio::task::JoinHandle<()>) {
+    let mut o = rumqttc::MqttOptions::new("remote-publisher", "127.0.0.1", port);
+    o.set_keep_alive(Duration::from_secs(10));
+    let (publisher, mut el) = rumqttc::AsyncClient::new(o, 10);
+    let poll = tokio::spawn(async move { while el.poll().await.is_ok() {} });
+    publisher
+        .publish(topic, rumqttc::QoS::AtLeastOnce, false, payload)
+        .await
+        .unwrap();
+    (publisher, poll)
+}
+
 async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + WAIT;
     while !done() {
@@ -472,14 +490,7 @@ async fn both_sends_nothing_back_where_it_came_from() {
         .publish_acked(&PublishRecord::new("loop/local", "L"))
         .await
         .unwrap();
-    let mut o = rumqttc::MqttOptions::new("remote-publisher", "127.0.0.1", mosquitto.port);
-    o.set_keep_alive(Duration::from_secs(10));
-    let (publisher, mut el) = rumqttc::AsyncClient::new(o, 10);
-    let _poll = tokio::spawn(async move { while el.poll().await.is_ok() {} });
-    publisher
-        .publish("loop/remote", rumqttc::QoS::AtLeastOnce, false, "R")
-        .await
-        .unwrap();
+    let _publisher = publish_on_mosquitto(mosquitto.port, "loop/remote", "R").await;
 
     let count = |got: &[(String, String)], p: &str| got.iter().filter(|(_, x)| x == p).count();
     wait_for("both messages at Mosquitto", || {
@@ -556,14 +567,7 @@ async fn a_bridge_reaches_a_tls_listener_with_its_client_certificate() {
     })
     .await;
     // In: a message published on Mosquitto comes into the stream through the TLS bridge.
-    let mut o = rumqttc::MqttOptions::new("remote-publisher", "127.0.0.1", mosquitto.port);
-    o.set_keep_alive(Duration::from_secs(10));
-    let (publisher, mut el) = rumqttc::AsyncClient::new(o, 10);
-    let _poll = tokio::spawn(async move { while el.poll().await.is_ok() {} });
-    publisher
-        .publish("tls/in", rumqttc::QoS::AtLeastOnce, false, "inbound")
-        .await
-        .unwrap();
+    let _publisher = publish_on_mosquitto(mosquitto.port, "tls/in", "inbound").await;
     let records = stream_records(&server, "tls/in", 1, WAIT).await;
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(&records[0].payload[..], b"inbound");

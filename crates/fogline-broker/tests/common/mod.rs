@@ -1,6 +1,8 @@
 //! Helpers shared by the broker's integration tests.
 
-use fogline_broker::{Batch, Broker, BrokerConfig, StorageMode};
+use std::time::Duration;
+
+use fogline_broker::{Batch, Broker, BrokerConfig, ConsumerOptions, Start, StorageMode};
 use fogline_wire::RecordBlock;
 
 /// A broker keeping its streams in `dir` with `storage`.
@@ -23,5 +25,17 @@ pub fn batch(broker: &Broker, payload: &[u8]) -> Batch {
         timestamp: 1,
         priority: false,
         origin: broker.next_origin(),
+    }
+}
+
+/// Options of durable consumer `name`: resuming, acks within 30 s, 100 in flight.
+#[allow(dead_code)] // not every test binary uses it
+pub fn durable(name: &str) -> ConsumerOptions {
+    ConsumerOptions {
+        name: Some(name.into()),
+        filter: None,
+        start: Start::Resume,
+        ack_timeout: Some(Duration::from_secs(30)),
+        max_inflight: 100,
     }
 }
