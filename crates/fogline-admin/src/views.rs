@@ -141,6 +141,8 @@ pub struct ConsumerView {
     pub redelivered: u64,
     /// When it was opened; `null` when not open.
     pub opened_at: Option<String>,
+    /// The user it belongs to (`null`: none; see docs/SECURITY.md).
+    pub owner: Option<String>,
 }
 
 /// A connection.
@@ -290,6 +292,7 @@ pub fn consumer(c: &ConsumerInfo) -> ConsumerView {
         delivered: c.delivered,
         redelivered: c.redelivered,
         opened_at: c.opened_at_us.map(rfc3339),
+        owner: c.owner.clone(),
     }
 }
 

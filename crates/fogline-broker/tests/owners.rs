@@ -37,6 +37,9 @@ async fn a_durable_consumer_is_its_first_users() {
         assert!(refused(read_one(&b, "c", Some("bob"))), "{storage:?}");
         assert!(refused(read_one(&b, "c", None)), "{storage:?}: anonymous");
         assert_eq!(read_one(&b, "c", Some("alice")).unwrap(), 1, "{storage:?}");
+        // Listings name the owner (the admin API's `owner`).
+        let owner = b.stream("default").unwrap().consumer("c").unwrap().owner;
+        assert_eq!(owner.as_deref(), Some("alice"));
 
         // Opened anonymously, it has no owner; the next user to log in and open it gets it.
         assert_eq!(read_one(&b, "open", None).unwrap(), 0);

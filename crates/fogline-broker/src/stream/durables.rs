@@ -97,6 +97,8 @@ pub struct ConsumerInfo {
     pub redelivered: u64,
     /// When it was opened (microseconds since the UNIX epoch), when open.
     pub opened_at_us: Option<u64>,
+    /// The user it belongs to, if it is bound to one.
+    pub owner: Option<String>,
 }
 
 impl Stream {
@@ -225,8 +227,12 @@ impl Stream {
     fn info(&self, d: &Durables, name: Option<&str>, first: u64, next: u64) -> ConsumerInfo {
         let name = name.unwrap_or_default();
         let kept = d.redelivered.get(name).copied().unwrap_or(0);
+        let owner = d.owners.get(name).map(|o| o.to_string());
         match d.live.values().find(|s| s.name.as_deref() == Some(name)) {
-            Some(s) => live_info(&self.name, s, Some(kept), first, next),
+            Some(s) => ConsumerInfo {
+                owner,
+                ..live_info(&self.name, s, Some(kept), first, next)
+            },
             None => {
                 let floor = d.floors.get(name).copied().unwrap_or(first);
                 ConsumerInfo {
@@ -241,6 +247,7 @@ impl Stream {
                     delivered: 0,
                     redelivered: kept,
                     opened_at_us: None,
+                    owner,
                 }
             }
         }
@@ -340,6 +347,7 @@ fn live_info(
         delivered: s.delivered.load(Relaxed),
         redelivered: s.redelivered.load(Relaxed) + kept_redeliveries.unwrap_or(0),
         opened_at_us: Some(s.opened_at_us),
+        owner: None,
     }
 }
 
