@@ -169,11 +169,18 @@ impl Group {
         let result = tokio::time::timeout(self.timeout, async {
             // Taken out while in use: an exchange cut off (a timeout, or the caller giving
             // up on stop) drops the connection, whose next answer would be this one's.
-            let mut conn = match self.conn.take() {
-                Some(c) => c,
-                None => self.coordinator().await?,
+            // A kept connection may have been closed by the broker meanwhile (idle for
+            // connections.max.idle.ms, or its SASL session expired): one more try on a new
+            // one. The requests only read or overwrite offsets, so sending again is safe.
+            let (mut conn, kept) = match self.conn.take() {
+                Some(c) => (c, true),
+                None => (self.coordinator().await?, false),
             };
-            let answer = exchange(&mut conn, frame, correlation).await;
+            let mut answer = exchange(&mut conn, frame, correlation).await;
+            if answer.is_err() && kept {
+                conn = self.coordinator().await?;
+                answer = exchange(&mut conn, frame, correlation).await;
+            }
             if answer.is_ok() {
                 self.conn = Some(conn);
             }
@@ -255,4 +262,81 @@ pub(super) async fn exchange(
     conn.read_exact(&mut buf).await.map_err(io)?;
     let body = codec::response_body(&buf, correlation).map_err(|e| e.to_string())?;
     Ok(body.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::net::TcpListener;
+
+    /// A coordinator of its own: answers FindCoordinator with itself and OffsetFetch with
+    /// offset 7 for partition 0, and closes each connection after one OffsetFetch (as a
+    /// broker closes an idle connection, or one whose SASL session expired).
+    async fn fake_coordinator() -> (String, tokio::task::JoinHandle<()>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut c, _)) = listener.accept().await else {
+                    return;
+                };
+                tokio::spawn(async move {
+                    loop {
+                        let Ok(size) = c.read_i32().await else { return };
+                        let mut req = vec![0u8; size as usize];
+                        if c.read_exact(&mut req).await.is_err() {
+                            return;
+                        }
+                        let key = i16::from_be_bytes([req[0], req[1]]);
+                        let mut body = req[4..8].to_vec(); // the correlation id
+                        match key {
+                            codec::FIND_COORDINATOR => {
+                                body.extend_from_slice(&0i32.to_be_bytes()); // throttle
+                                body.extend_from_slice(&0i16.to_be_bytes()); // error
+                                body.extend_from_slice(&(-1i16).to_be_bytes()); // message
+                                body.extend_from_slice(&1i32.to_be_bytes()); // node id
+                                let host = addr.ip().to_string();
+                                body.extend_from_slice(&(host.len() as i16).to_be_bytes());
+                                body.extend_from_slice(host.as_bytes());
+                                body.extend_from_slice(&i32::from(addr.port()).to_be_bytes());
+                            }
+                            _ => {
+                                body.extend_from_slice(&1i32.to_be_bytes()); // topics
+                                body.extend_from_slice(&1i16.to_be_bytes());
+                                body.push(b't');
+                                body.extend_from_slice(&1i32.to_be_bytes()); // partitions
+                                body.extend_from_slice(&0i32.to_be_bytes()); // partition
+                                body.extend_from_slice(&7i64.to_be_bytes()); // offset
+                                body.extend_from_slice(&(-1i16).to_be_bytes()); // metadata
+                                body.extend_from_slice(&0i16.to_be_bytes()); // error
+                                body.extend_from_slice(&0i16.to_be_bytes()); // group error
+                            }
+                        }
+                        let mut frame = (body.len() as i32).to_be_bytes().to_vec();
+                        frame.extend_from_slice(&body);
+                        if c.write_all(&frame).await.is_err() || key != codec::FIND_COORDINATOR {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (addr.to_string(), task)
+    }
+
+    /// A request on a kept connection the broker has closed meanwhile is sent again on a
+    /// new one, instead of failing the bridge's session.
+    #[tokio::test]
+    async fn a_closed_coordinator_connection_is_replaced() {
+        let (addr, _server) = fake_coordinator().await;
+        let secure = super::super::security::Secure::plain();
+        let mut g = Group::new(&[addr], "g", "test", Duration::from_secs(5), secure);
+        let topics = [("t".to_string(), vec![0])];
+        for _ in 0..3 {
+            let got = g.fetch(&topics).await.unwrap();
+            assert_eq!(got.get(&("t".to_string(), 0)), Some(&7));
+            // Let the server's close reach us before the next request.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 }
