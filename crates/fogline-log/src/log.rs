@@ -742,8 +742,17 @@ mod tests {
                 !next.exists(),
                 "{storage}: the file made ahead was left behind"
             );
+            let (log, report) = Log::open(opts.clone()).unwrap();
+            assert!(report.is_clean(), "{storage}: {report}");
+            check(&log);
+            drop(log);
+            // As a kill leaves it: removed quietly, no repair reported, verify content.
+            std::fs::write(&next, b"left by a kill").unwrap();
+            let v = crate::verify(dir.path(), false).unwrap();
+            assert!(v.is_ok(), "{storage}: {v}");
             let (log, report) = Log::open(opts).unwrap();
             assert!(report.is_clean(), "{storage}: {report}");
+            assert!(!next.exists());
             check(&log);
         }
     }

@@ -145,6 +145,11 @@ pub fn list_segments(dir: &Path) -> Result<(Vec<u64>, Vec<PathBuf>), LogError> {
         let entry = entry.map_err(LogError::io("read directory", dir))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
+        if name == crate::prepare::NEXT_FILE {
+            // The next segment made ahead: no damage, whether the log is open (verify of
+            // a live directory) or was killed; `open_dir` removes it quietly.
+            continue;
+        }
         if name.ends_with(".idx.tmp") || name.ends_with(".log.tmp") {
             temps.push(entry.path());
         } else if let Some(stem) = name.strip_suffix(".log") {
@@ -187,6 +192,8 @@ pub fn open_dir(p: &OpenParams) -> Result<(Vec<Segment>, RecoveryReport, File), 
         dir: Some(dir.to_path_buf()),
         ..RecoveryReport::default()
     };
+    // Made ahead by the log before a kill or a crash; made again when needed.
+    let _ = fs::remove_file(dir.join(crate::prepare::NEXT_FILE));
     let (bases, temps) = list_segments(dir)?;
     for t in temps {
         fs::remove_file(&t).map_err(LogError::io("remove", &t))?;
