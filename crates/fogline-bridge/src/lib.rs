@@ -21,6 +21,7 @@
 pub mod api;
 pub mod config;
 pub mod config_in;
+pub mod dial;
 pub mod feed;
 pub mod kafka;
 pub mod metrics;

@@ -112,14 +112,13 @@ impl Consumer {
             fogline_wire::validate_filter(f)
                 .map_err(|e| BrokerError::InvalidFilter(e.to_string()))?;
         }
-        let stored = match &opts.name {
+        let (stored, bound) = match &opts.name {
             Some(name) if !crate::config::valid_consumer_name(name) => {
                 return Err(BrokerError::InvalidName(name.clone()))
             }
             Some(name) => stream.claim_durable(name, opener)?,
             None => (None, false),
         };
-        let (stored, bound) = stored;
         let (first, next) = stream.bounds();
         let cursor = match opts.start {
             Start::Earliest => first,

@@ -2,7 +2,7 @@
 
 use crate::buf::MapBuf;
 use crate::format::{encoded_len, RECORD_HEADER};
-use crate::prepare::NextSegment;
+use crate::prepare::{NextSegment, NEXT_FILE};
 use crate::recovery::{open_dir, OpenParams, RecoveryReport};
 use crate::remover::Remover;
 use crate::segment::{create_fitting, install, Backing, Limits, Segment, Spare, SyncJob};
@@ -281,7 +281,9 @@ impl Log {
             (storage, Some(dir)) => {
                 let fsync = *storage == Storage::Fsync;
                 match self.take_prepared(cap) {
-                    Some((path, file, buf)) => install(dir, base, &path, file, buf, cap, fsync)?,
+                    Some((file, buf)) => {
+                        install(dir, base, &dir.join(NEXT_FILE), file, buf, cap, fsync)?
+                    }
                     None => create_fitting(dir, base, cap, size, fsync)?,
                 }
             }
@@ -331,12 +333,10 @@ impl Log {
         Ok(())
     }
 
-    /// The next segment's file made ahead, if there is one of at least `cap` bytes (see
-    /// `prepare`); its path, the file and its mapping.
-    fn take_prepared(&mut self, cap: usize) -> Option<(std::path::PathBuf, std::fs::File, MapBuf)> {
-        let next = self.next.take()?;
-        let path = next.path().to_path_buf();
-        let (file, buf) = match next.try_take(cap) {
+    /// The next segment's file made ahead (at [`NEXT_FILE`]), if there is one of at least
+    /// `cap` bytes (see `prepare`): the file and its mapping.
+    fn take_prepared(&mut self, cap: usize) -> Option<(std::fs::File, MapBuf)> {
+        let (file, buf) = match self.next.take()?.try_take(cap) {
             Ok(made) => made?,
             // Not made yet: the roll makes its own file rather than wait behind the
             // housekeeping; the one being made is removed after its job.
@@ -349,7 +349,7 @@ impl Log {
         {
             self.prepared_used += 1;
         }
-        Some((path, file, buf))
+        Some((file, buf))
     }
 
     /// File storage: once the active segment is three quarters full, has the housekeeping

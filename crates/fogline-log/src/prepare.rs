@@ -65,11 +65,6 @@ impl NextSegment {
         (NextSegment { path, cap, slot }, job)
     }
 
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The file and its mapping if the job is done, made it and it holds `cap` bytes
     /// (`Ok(None)` and nothing of it left otherwise); `Err(self)` while the job has not
     /// finished: a roll does not wait for it (it may be queued behind other housekeeping),

@@ -70,7 +70,6 @@ async fn bridges_reach_a_kafka_behind_tls_and_sasl() {
         .collect();
     kafka.produce("in-topic", 0, records).await;
 
-    let config = dir.path().join("fogline.toml");
     let bootstrap = format!("bootstrap = [\"{secure}\"]\nretry_max = \"1s\"\n");
     let text = [
         "[node]\nid = \"edge-1\"\n".to_string(),
@@ -96,13 +95,7 @@ async fn bridges_reach_a_kafka_behind_tls_and_sasl() {
         ),
     ]
     .join("\n");
-    std::fs::write(&config, text).unwrap();
-    let server = support::serve([
-        "--config",
-        config.to_str().unwrap(),
-        "--data-dir",
-        dir.path().join("data").to_str().unwrap(),
-    ]);
+    let server = support::serve_config(dir.path(), &text);
     let http = server.http.clone().unwrap();
 
     // Out: records published here reach Kafka through TLS and SCRAM.

@@ -227,17 +227,6 @@ async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-fn serve(dir: &Path, bridge: &str) -> support::Served {
-    let config = dir.join("fogline.toml");
-    std::fs::write(&config, bridge).unwrap();
-    support::serve([
-        "--config",
-        config.to_str().unwrap(),
-        "--data-dir",
-        dir.join("data").to_str().unwrap(),
-    ])
-}
-
 async fn bridge_status(server: &support::Served, name: &str) -> Value {
     let http = server.http.clone().unwrap();
     support::admin(&http, "GET", &format!("/api/v1/bridges/{name}"), None).await
@@ -313,7 +302,7 @@ async fn records_reach_mosquitto_across_its_outage_and_a_kill_9() {
          topics = [\"data/# out 1 \\\"\\\" remote/\"]\n",
         mosquitto.port
     );
-    let mut server = serve(dir.path(), &config);
+    let mut server = support::serve_config(dir.path(), &config);
     const N: usize = 100_000;
     let client = Client::connect(&server.native, ClientOptions::default())
         .await
@@ -352,7 +341,7 @@ async fn records_reach_mosquitto_across_its_outage_and_a_kill_9() {
         "all {N} records arrived before the kill: the kill was not mid-forward"
     );
 
-    let server = serve(dir.path(), &config);
+    let server = support::serve_config(dir.path(), &config);
     wait_for("records 1..N at Mosquitto", || {
         let mut seen: Vec<usize> = checker
             .got()
@@ -401,7 +390,7 @@ async fn messages_on_mosquitto_come_into_the_stream_also_those_queued_while_kill
          topics = [\"cmd/# in 1 local/ remote/\"]\n",
         mosquitto.port
     );
-    let mut server = serve(dir.path(), &config);
+    let mut server = support::serve_config(dir.path(), &config);
     wait_status(&server, "up", "the bridge connected", |s| {
         s["state"] == "running"
     })
@@ -448,7 +437,7 @@ async fn messages_on_mosquitto_come_into_the_stream_also_those_queued_while_kill
     server.kill();
     publish(21, 40).await;
     wait_for("Mosquitto's PUBACKs", || *acked.lock().unwrap() == 40).await;
-    let server = serve(dir.path(), &config);
+    let server = support::serve_config(dir.path(), &config);
     let records = stream_records(&server, "local/#", 40, WAIT).await;
     let mut seen: Vec<usize> = Vec::new();
     for r in &records {
@@ -476,7 +465,7 @@ async fn both_sends_nothing_back_where_it_came_from() {
          topics = [\"loop/# both 1\"]\n",
         mosquitto.port
     );
-    let server = serve(dir.path(), &config);
+    let server = support::serve_config(dir.path(), &config);
     wait_status(&server, "up", "the bridge connected", |s| {
         s["state"] == "running"
     })
@@ -548,7 +537,7 @@ async fn a_bridge_reaches_a_tls_listener_with_its_client_certificate() {
         bridge("no-cert", &p.ca, None),
     ]
     .concat();
-    let server = serve(dir.path(), &config);
+    let server = support::serve_config(dir.path(), &config);
     wait_status(&server, "secure", "the TLS bridge connected", |s| {
         s["state"] == "running"
     })

@@ -11,11 +11,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fogline_net::tls::{explain, ClientTls, TlsConnector};
+use fogline_net::tls::{ClientTls, TlsConnector};
 use rskafka::client::{Credentials, SaslConfig};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpStream;
+
+use crate::dial::{dial, dial_tls, split_host_port};
 
 use super::group::codec;
 use super::socks::TlsProxy;
@@ -190,6 +191,8 @@ pub trait KafkaIo: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> KafkaIo for T {}
 
 /// A bridge's security, loaded: the TLS files read once, the relay started on first use.
+/// The default: no TLS, no SASL.
+#[derive(Default)]
 pub struct Secure {
     tls: Option<TlsConnector>,
     sasl: Option<(SaslMechanism, String, String)>,
@@ -227,17 +230,13 @@ impl Secure {
         Ok(Arc::new(Secure {
             tls,
             sasl,
-            proxy: tokio::sync::OnceCell::new(),
+            ..Secure::default()
         }))
     }
 
     /// No TLS, no SASL.
     pub fn plain() -> Arc<Secure> {
-        Arc::new(Secure {
-            tls: None,
-            sasl: None,
-            proxy: tokio::sync::OnceCell::new(),
-        })
+        Arc::new(Secure::default())
     }
 
     /// rskafka's SASL settings, if any.
@@ -279,18 +278,10 @@ impl Secure {
     /// # Errors
     /// It cannot be reached, the handshake fails, or SASL refuses.
     pub async fn connect(&self, addr: &str, client_id: &str) -> Result<Box<dyn KafkaIo>, String> {
-        let tcp = TcpStream::connect(addr)
-            .await
-            .map_err(|e| format!("{addr}: {e}"))?;
-        let _ = tcp.set_nodelay(true);
+        let (host, port) = split_host_port(addr)?;
         let mut conn: Box<dyn KafkaIo> = match &self.tls {
-            None => Box::new(tcp),
-            Some(tls) => {
-                let tls = tls
-                    .for_host(host_of(addr))
-                    .map_err(|e| format!("{addr}: {e}"))?;
-                Box::new(tls.connect(tcp).await.map_err(|e| tls_failure(addr, &e))?)
-            }
+            None => Box::new(dial(host, port).await?),
+            Some(tls) => Box::new(dial_tls(tls, host, port).await?),
         };
         if let Some((m, user, password)) = &self.sasl {
             authenticate(&mut conn, *m, user, password, client_id)
@@ -301,21 +292,9 @@ impl Secure {
     }
 }
 
-/// A failed handshake in words.
-pub fn tls_failure(addr: &str, e: &std::io::Error) -> String {
-    match explain(e) {
-        Some(why) => format!("{addr}: TLS: {why}"),
-        None => format!("{addr}: TLS handshake: {e}"),
-    }
-}
-
 /// The host of `host:port` (a bracketed IPv6 address without its brackets).
 pub fn host_of(addr: &str) -> &str {
-    let host = match addr.rsplit_once(':') {
-        Some((h, p)) if p.parse::<u16>().is_ok() => h,
-        _ => addr,
-    };
-    host.trim_start_matches('[').trim_end_matches(']')
+    split_host_port(addr).map_or(addr, |(host, _)| host)
 }
 
 /// SASL on a new connection: SaslHandshake, then SaslAuthenticate until the mechanism

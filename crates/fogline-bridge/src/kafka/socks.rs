@@ -21,8 +21,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::security::{host_of, tls_failure};
 use super::META_TIMEOUT;
+use crate::dial::dial_tls;
 
 /// Own-process checks run at once (each reads `/proc/net/tcp` and this process's fds).
 const CHECKS: usize = 4;
@@ -105,35 +105,21 @@ async fn serve(listener: TcpListener, tls: TlsConnector, failure: Arc<Mutex<Opti
 /// SOCKS5 replies (RFC 1928 section 6).
 const SUCCEEDED: u8 = 0;
 const GENERAL_FAILURE: u8 = 1;
-const REFUSED: u8 = 5;
 const COMMAND_NOT_SUPPORTED: u8 = 7;
 
 /// Serves one connection; a failure to reach the broker is kept in `failure`, in words,
 /// before the client is told (it may ask for it as soon as it hears).
 async fn relay(mut client: TcpStream, tls: &TlsConnector, failure: &Mutex<Option<String>>) {
     let _ = client.set_nodelay(true);
-    let Ok(target) = request(&mut client).await else {
+    let Ok((host, port)) = request(&mut client).await else {
         // Not SOCKS5 CONNECT (rskafka always is): nothing to report.
         return;
     };
-    let reach = async {
-        let tcp = TcpStream::connect(&target)
-            .await
-            .map_err(|e| (REFUSED, format!("{target}: {e}")))?;
-        let _ = tcp.set_nodelay(true);
-        let tls = tls
-            .for_host(host_of(&target))
-            .map_err(|e| (GENERAL_FAILURE, format!("{target}: {e}")))?;
-        tls.connect(tcp)
-            .await
-            .map_err(|e| (GENERAL_FAILURE, tls_failure(&target, &e)))
-    };
-    let reached = tokio::time::timeout(META_TIMEOUT, reach)
+    let reached = tokio::time::timeout(META_TIMEOUT, dial_tls(tls, &host, port))
         .await
         .unwrap_or_else(|_| {
-            Err((
-                GENERAL_FAILURE,
-                format!("{target}: no TLS connection within {META_TIMEOUT:?}"),
+            Err(format!(
+                "{host}:{port}: no TLS connection within {META_TIMEOUT:?}"
             ))
         });
     match reached {
@@ -142,15 +128,15 @@ async fn relay(mut client: TcpStream, tls: &TlsConnector, failure: &Mutex<Option
                 let _ = tokio::io::copy_bidirectional(&mut client, &mut broker).await;
             }
         }
-        Err((code, why)) => {
+        Err(why) => {
             *failure.lock() = Some(why);
-            let _ = reply(&mut client, code).await;
+            let _ = reply(&mut client, GENERAL_FAILURE).await;
         }
     }
 }
 
-/// Reads the greeting and the CONNECT request; the target as `host:port`.
-async fn request(c: &mut TcpStream) -> io::Result<String> {
+/// Reads the greeting and the CONNECT request; the target's host and port.
+async fn request(c: &mut TcpStream) -> io::Result<(String, u16)> {
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
     let mut head = [0u8; 2];
     c.read_exact(&mut head).await?;
@@ -186,13 +172,13 @@ async fn request(c: &mut TcpStream) -> io::Result<String> {
         4 => {
             let mut a = [0u8; 16];
             c.read_exact(&mut a).await?;
-            format!("[{}]", Ipv6Addr::from(a))
+            Ipv6Addr::from(a).to_string()
         }
         _ => return Err(bad("unknown address type")),
     };
     let mut port = [0u8; 2];
     c.read_exact(&mut port).await?;
-    Ok(format!("{host}:{}", u16::from_be_bytes(port)))
+    Ok((host, u16::from_be_bytes(port)))
 }
 
 async fn reply(c: &mut TcpStream, code: u8) -> io::Result<()> {

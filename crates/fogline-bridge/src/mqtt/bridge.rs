@@ -338,9 +338,12 @@ impl MqttBridge {
                 ev = events.recv() => match ev.inspect(|_| { queued.fetch_sub(1, Relaxed); }) {
                     None => return End::Failed("the MQTT client stopped".into()),
                     Some(Err(e)) => {
-                        // The client saw its socket close: the relay knows why.
-                        let why = relay.as_ref().and_then(Session::failure).unwrap_or(e);
-                        return End::Failed(format!("{}: {why}", self.cfg.address));
+                        // The client saw its socket close: the relay knows why (and
+                        // names the address it dialled).
+                        let why = relay.as_ref().and_then(Session::failure);
+                        return End::Failed(
+                            why.unwrap_or_else(|| format!("{}: {e}", self.cfg.address)),
+                        );
                     }
                     Some(Ok(ev)) => {
                         if let Err(e) = self.on_event(ev, &client, &mut window, &mut connected).await {

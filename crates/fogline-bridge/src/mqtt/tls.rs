@@ -23,9 +23,10 @@ use std::time::Duration;
 
 use fogline_net::tls::{explain, ClientTls, TlsConnector};
 use parking_lot::Mutex;
-use tokio::net::{TcpStream, UnixListener, UnixStream};
+use tokio::net::{UnixListener, UnixStream};
 
 use crate::config::MqttConfig;
+use crate::dial::dial_tls;
 
 /// What a bridge needs to reach its remote broker over TLS; loaded once, at start.
 pub struct TlsRelay {
@@ -154,29 +155,22 @@ async fn relay(
     };
     drop(listener);
     let _ = std::fs::remove_file(&path);
-    let remote = match TcpStream::connect((host.as_str(), port)).await {
-        Ok(tcp) => {
-            // Small packets and acknowledgements must not wait for Nagle's algorithm.
-            let _ = tcp.set_nodelay(true);
-            connector.connect(tcp).await.map_err(|e| match explain(&e) {
-                Some(why) => format!("TLS: {why}"),
-                None => format!("TLS handshake with {host}:{port}: {e}"),
-            })
-        }
-        Err(e) => Err(format!("connecting to {host}:{port}: {e}")),
-    };
-    match remote {
+    match dial_tls(&connector, &host, port).await {
         Ok(mut remote) => {
             // With TLS 1.3 a refused client certificate is an alert after the handshake.
             if let Err(e) = tokio::io::copy_bidirectional(&mut client, &mut remote).await {
                 if let Some(why) = explain(&e) {
-                    *failure.lock() = Some(format!("TLS: {why}"));
+                    *failure.lock() = Some(format!("{host}:{port}: TLS: {why}"));
                 }
             }
         }
         Err(e) => *failure.lock() = Some(e),
     }
 }
+
+#[cfg(test)]
+#[path = "../../../fogline-net/tests/pki/mod.rs"]
+mod pki;
 
 #[cfg(test)]
 mod tests {
@@ -187,28 +181,8 @@ mod tests {
     #[tokio::test]
     async fn only_this_process_reaches_the_relay() {
         let dir = tempfile::tempdir().unwrap();
-        let ca = dir.path().join("ca.crt");
-        let out = std::process::Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
-            .args([
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-days",
-                "1",
-                "-subj",
-                "/CN=t",
-            ])
-            .arg("-keyout")
-            .arg(dir.path().join("ca.key"))
-            .arg("-out")
-            .arg(&ca)
-            .output()
-            .expect("openssl runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        // Its openssl calls are checked there.
+        let ca = pki::Pki::new(&dir.path().join("pki"), pki::Kind::Ec, "relay CA", "c").ca;
         let mut cfg = MqttConfig::new("127.0.0.1:1", None, vec!["a in 1".into()]);
         cfg.bridge_cafile = Some(ca.clone());
         let relay = TlsRelay::new(&cfg, &ca).unwrap();

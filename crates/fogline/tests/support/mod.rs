@@ -68,6 +68,19 @@ where
     serve_via(&[], extra)
 }
 
+/// [`serve`] with the configuration `text`, written to `dir/fogline.toml`, and its data in
+/// `dir/data`.
+pub fn serve_config(dir: &std::path::Path, text: &str) -> Served {
+    let config = dir.join("fogline.toml");
+    std::fs::write(&config, text).expect("write the configuration");
+    serve([
+        OsStr::new("--config"),
+        config.as_os_str(),
+        OsStr::new("--data-dir"),
+        dir.join("data").as_os_str(),
+    ])
+}
+
 /// [`serve`] run through `wrapper`, a command that is given the fogline binary and its
 /// arguments to run (as `unshare -m sh -c '...; exec "$0" "$@"'` does).
 pub fn serve_via<I, S>(wrapper: &[&OsStr], extra: I) -> Served
