@@ -37,7 +37,10 @@ impl Durability {
     pub fn settings(self) -> &'static str {
         match self {
             Durability::PowerLoss => {
-                "fogline `fsync` storage (a commit msyncs what was appended since the last); \
+                "fogline `fsync` storage (a commit msyncs what was appended since the last; \
+                 with more than one batch, a batch's msync runs on a second thread while the \
+                 previous batch, already durable, is filed in the index, as the node's \
+                 flusher and store run: each batch is durable before the next is appended); \
                  SQLite WAL, `synchronous=FULL` (a commit syncs the WAL); \
                  redb `Durability::Immediate` (a commit is synced before it returns)"
             }
@@ -119,7 +122,8 @@ pub trait Engine {
 /// fogline: the log, with `fsync` storage for power-loss durability (a commit is an msync of
 /// what was appended since the previous one) or `mmap` storage for process-crash durability
 /// (its default: appends are copied into a shared file mapping), and the index fed from each
-/// record's headers, as the node would feed it.
+/// record's headers, as the node would feed it (with `fsync` storage, from durable records
+/// while the next batch is flushed: see `store_pipelined`).
 pub struct Fogline {
     log: Log,
     index: ProfileIndex,
@@ -168,16 +172,72 @@ impl Fogline {
     }
 }
 
+impl Fogline {
+    fn append(&mut self, chunk: &[Rec]) -> anyhow::Result<()> {
+        for r in chunk {
+            let off = self
+                .log
+                .append(r.ts, r.topic.as_bytes(), &r.headers, &r.payload)?;
+            ensure!(off == r.offset, "log offset {off}, expected {}", r.offset);
+        }
+        Ok(())
+    }
+
+    fn file(&mut self, chunk: &[Rec]) {
+        for r in chunk {
+            self.index
+                .insert_block(r.offset, r.ts, &r.topic, &r.headers);
+        }
+    }
+
+    /// With `fsync` storage and more than one batch, as the node runs it: a batch's flush
+    /// runs on another thread (the node's flusher) while the previous batch, already
+    /// durable, is filed in the index (the node's store files what its log has committed).
+    /// Each batch is durable before the next is appended, and only durable records are
+    /// filed.
+    fn store_pipelined(&mut self, chunks: &[&[Rec]]) -> anyhow::Result<()> {
+        std::thread::scope(|s| {
+            let (to_flusher, jobs) = std::sync::mpsc::channel::<fogline_log::SyncJob>();
+            let (to_writer, done) = std::sync::mpsc::channel();
+            s.spawn(move || {
+                for job in jobs {
+                    let r = job.run();
+                    if to_writer.send((job, r)).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut durable: Option<&[Rec]> = None;
+            for &chunk in chunks {
+                self.append(chunk)?;
+                let Some(job) = self.log.sync_job() else {
+                    self.log.commit()?;
+                    self.file(durable.replace(chunk).unwrap_or_default());
+                    continue;
+                };
+                to_flusher.send(job).context("the flusher thread ended")?;
+                self.file(durable.take().unwrap_or_default());
+                let (job, flushed) = done.recv().context("the flusher thread ended")?;
+                flushed?;
+                self.log.finish_sync(&job);
+                durable = Some(chunk);
+            }
+            self.file(durable.unwrap_or_default());
+            Ok(())
+        })
+    }
+}
+
 impl Engine for Fogline {
     fn store(&mut self, recs: &[Rec], batch: usize) -> anyhow::Result<()> {
-        for chunk in recs.chunks(batch.max(1)) {
-            for r in chunk {
-                let off = self
-                    .log
-                    .append(r.ts, r.topic.as_bytes(), &r.headers, &r.payload)?;
-                ensure!(off == r.offset, "log offset {off}, expected {}", r.offset);
-                self.index.insert_block(off, r.ts, &r.topic, &r.headers);
-            }
+        let chunks: Vec<&[Rec]> = recs.chunks(batch.max(1)).collect();
+        if chunks.len() > 1 && self.log.options().storage == Storage::Fsync {
+            return self.store_pipelined(&chunks);
+        }
+        // One batch (nothing to overlap its flush with) or no flush: append, file, commit.
+        for chunk in chunks {
+            self.append(chunk)?;
+            self.file(chunk);
             self.log.commit()?;
         }
         Ok(())
