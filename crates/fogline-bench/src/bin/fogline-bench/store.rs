@@ -114,7 +114,7 @@ pub struct Run {
     /// The median over `batched_reps` fresh stores.
     pub batched_per_s: f64,
     pub batched_reps: usize,
-    /// The median over blocks of [`PER_RECORD_BLOCK`] commits.
+    /// The median over up to [`PER_RECORD_MAX_RUNS`] runs.
     pub per_record_per_s: f64,
     pub per_record_count: usize,
     pub queries: Vec<QueryRun>,
@@ -182,9 +182,10 @@ fn open(engine: &str, dir: &std::path::Path, d: Durability) -> anyhow::Result<Bo
 const BATCHED_BUDGET: Duration = Duration::from_millis(200);
 /// ... or this many times; the median is reported.
 const BATCHED_MAX_REPS: usize = 9;
-/// Commits per block in the per-record store: the median block's rate is reported, for the
-/// same reason.
-pub const PER_RECORD_BLOCK: usize = 50;
+/// Likewise, the per-record store runs until its runs took this long in all...
+const PER_RECORD_BUDGET: Duration = Duration::from_millis(100);
+/// ... or this many runs; the median run's rate is reported.
+const PER_RECORD_MAX_RUNS: usize = 5;
 
 /// The median of `xs` (the mean of the middle two for an even count).
 fn median(xs: &mut [f64]) -> f64 {
@@ -280,20 +281,20 @@ fn run_one(
         fog = Some((t.elapsed().as_secs_f64(), f.index_bytes()));
         e = Box::new(f);
     }
-    let t = Instant::now();
-    let (mut n, mut block, mut blocks) = (0, Instant::now(), Vec::new());
-    while n < a.per_record_max && t.elapsed() < a.per_record_time {
-        e.store(&recs[size + n..size + n + 1], 1)?;
-        n += 1;
-        if n % PER_RECORD_BLOCK == 0 {
-            blocks.push(PER_RECORD_BLOCK as f64 / block.elapsed().as_secs_f64());
-            block = Instant::now();
+    // Runs of up to `per_record_max` commits, each timed whole (so an engine's periodic
+    // work, such as SQLite's checkpoints, counts), until they took PER_RECORD_BUDGET.
+    let (mut n, mut rates, mut spent) = (0, Vec::new(), Duration::ZERO);
+    while rates.len() < PER_RECORD_MAX_RUNS && spent < PER_RECORD_BUDGET {
+        let (t, from) = (Instant::now(), n);
+        while n - from < a.per_record_max && t.elapsed() < a.per_record_time {
+            e.store(&recs[size + n..size + n + 1], 1)?;
+            n += 1;
         }
+        let took = t.elapsed();
+        rates.push((n - from) as f64 / took.as_secs_f64());
+        spent += took;
     }
-    let per_record_per_s = match blocks.is_empty() {
-        true => n as f64 / t.elapsed().as_secs_f64(),
-        false => median(&mut blocks),
-    };
+    let per_record_per_s = median(&mut rates);
     drop(e);
     std::fs::remove_dir_all(&base).with_context(|| format!("removing {}", base.display()))?;
     Ok(Run {
@@ -329,7 +330,7 @@ pub fn run(a: StoreArgs) -> anyhow::Result<()> {
     };
     std::fs::create_dir_all(&work)?;
     eprintln!("generating {} records", max + a.per_record_max);
-    let recs = (0..(max + a.per_record_max) as u64)
+    let recs = (0..(max + PER_RECORD_MAX_RUNS * a.per_record_max) as u64)
         .map(record)
         .collect::<anyhow::Result<Vec<_>>>()?;
     let started = report::Context::now(&a, placement);

@@ -173,7 +173,7 @@ pub fn write(a: &StoreArgs, c: &Context, runs: &[Run]) -> anyhow::Result<()> {
         c.load_before,
         read("/proc/loadavg").trim()
     )?;
-    writeln!(s, "- Batched store: {} records per commit, timed on up to {} fresh stores per run until they took {:?} in all, the median; per record: one commit each, up to {} records or {:?} per run, on a store holding N, the median rate of blocks of {} commits", a.batch, super::BATCHED_MAX_REPS, super::BATCHED_BUDGET, a.per_record_max, a.per_record_time, super::PER_RECORD_BLOCK)?;
+    writeln!(s, "- Batched store: {} records per commit, timed on up to {} fresh stores per run until they took {:?} in all, the median; per record: one commit each, on a store holding N (and the records of the runs before), in runs of up to {} records or {:?}, repeated (up to {} runs) until they took {:?} in all, the median run", a.batch, super::BATCHED_MAX_REPS, super::BATCHED_BUDGET, a.per_record_max, a.per_record_time, super::PER_RECORD_MAX_RUNS, super::PER_RECORD_BUDGET)?;
     writeln!(s, "- Queries: up to {} timed answers or {:?} per query and run (at least 5), after one untimed", a.query_reps, a.query_time)?;
     writeln!(
         s,
