@@ -93,11 +93,11 @@ pub fn table_protocols() -> Vec<Protocol> {
         Protocol::Periodic(4),
         Protocol::Periodic(40),
     ];
-    for z in [Zone::Ball, Zone::Box, Zone::Convex] {
+    for z in Zone::ALL {
         out.push(Protocol::Broadcast(z));
     }
     out.push(Protocol::Repair(Zone::Convex));
-    for z in [Zone::Ball, Zone::Convex] {
+    for z in [Zone::Ball, Zone::Convex, Zone::Band] {
         out.push(Protocol::Predict(z));
     }
     for z in [Zone::Ball, Zone::Box, Zone::Convex] {
@@ -244,6 +244,8 @@ pub fn fig_protocols() -> Vec<Protocol> {
         Protocol::Repair(Zone::Convex),
         Protocol::Predict(Zone::Convex),
         Protocol::PredictRepair(Zone::Convex),
+        Protocol::Predict(Zone::Band),
+        Protocol::PredictRepair(Zone::Band),
         Protocol::Coordinator(Zone::Convex),
     ]
 }

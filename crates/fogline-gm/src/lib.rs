@@ -6,7 +6,7 @@
 //! SIGMOD 2022) for the convex zones and the coordinator's lazy synchronisation.
 //!
 //! - [`function`]: the monitored functions and the exact side of a sum of local vectors.
-//! - [`zone`]: safe zones (ball, box, convex).
+//! - [`zone`]: safe zones (ball, box, convex, band).
 //! - [`proto`]: the protocols as state machines (a reading or a message in, messages out):
 //!   the thesis' coordinator-free broadcast, a coordinator with lazy sync, and the baselines.
 //! - [`oracle`]: the exact centralised answer at every epoch.

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 
 fn protocols() -> Vec<Protocol> {
     let mut out = vec![Protocol::EveryReading];
-    for z in [Zone::Ball, Zone::Box, Zone::Convex] {
+    for z in Zone::ALL {
         out.push(Protocol::Broadcast(z));
         out.push(Protocol::Coordinator(z));
         out.push(Protocol::Repair(z));

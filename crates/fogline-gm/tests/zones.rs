@@ -36,7 +36,7 @@ fn admissible(kind: Kind, t: f64, refs: &[[i64; 2]], now: &[[i64; 2]], slack_see
             s[k] -= m;
         }
     }
-    for zone in [Zone::Ball, Zone::Box, Zone::Convex] {
+    for zone in Zone::ALL {
         for use_slack in [false, true] {
             let all_safe = (0..n).all(|i| {
                 let u: Vec<f64> = (0..d)

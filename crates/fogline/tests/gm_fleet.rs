@@ -1,7 +1,7 @@
 //! Distributed geometric monitoring: 26 `fogline serve` processes on loopback, each running
 //! the `[gm]` monitor over its own broker's topics and reading its peers' updates from theirs,
-//! replay the variance of a generated lab in lock step (convex zone, ball, and convex zone with
-//! prediction). Every update (origin, sequence number,
+//! replay the variance of a generated lab in lock step (convex zone, ball, and the convex zone
+//! and the band with prediction). Every update (origin, sequence number,
 //! vector, round) and every node's decision at the end of every epoch must be the
 //! simulator's (`fogline_gm::sim::rounds`), and every decision the exact oracle's.
 
@@ -325,6 +325,7 @@ async fn twenty_six_processes_decide_as_the_simulator_message_for_message() {
     replay(Zone::Convex, 60, false).await;
     replay(Zone::Ball, 60, false).await;
     replay(Zone::Convex, 60, true).await;
+    replay(Zone::Band, 60, true).await;
 }
 
 /// Without lock step the monitors act on each record as it comes; an alarm is a record on

@@ -20,7 +20,7 @@ pub struct GmConfig {
     pub threshold: Option<f64>,
     /// the temperature readings are centred at
     pub centre: f64,
-    /// ball, box or convex
+    /// ball, box, convex or band
     pub zone: String,
     /// `broadcast` (the thesis', coordinator-free) or `coordinator` (lazy sync; the
     /// coordinator is index `nodes`)

@@ -107,6 +107,7 @@ mod tests {
             (Zone::Ball, false),
             (Zone::Convex, false),
             (Zone::Convex, true),
+            (Zone::Band, true),
         ] {
             let log = run_with(&f, &v, Policy::Zone(zone), predict);
             for (k, e) in log.iter().enumerate() {

@@ -100,7 +100,9 @@ pub enum GmCommand {
         #[arg(long, default_value_t = 3)]
         seeds: usize,
         /// Protocols, e.g. broadcast/ball, coordinator/convex, every-reading, periodic/10
-        /// (default: every-reading, broadcast/ball, broadcast/convex, coordinator/convex).
+        /// (default: every-reading, broadcast/ball, broadcast/convex, repair/convex,
+        /// predict/convex, predict+repair/convex, predict/band, predict+repair/band,
+        /// coordinator/convex). Zones: ball, box, convex, band.
         #[arg(long, value_delimiter = ',')]
         protocols: Vec<String>,
     },
