@@ -28,7 +28,8 @@ fn table_3_2_reports_every_protocol_and_misses_nothing() {
     args.extend(SMALL);
     let rows: serde_json::Value = serde_json::from_str(&gm(&args)).expect("JSON");
     let rows = rows.as_array().unwrap();
-    assert_eq!(rows.len(), 2 * 12);
+    // the baselines and every zone's protocols (experiment::table_protocols), per function
+    assert_eq!(rows.len(), 2 * 14);
     for row in rows {
         let r = &row["report"];
         let protocol = r["protocol"].as_str().unwrap();
@@ -49,7 +50,8 @@ fn table_3_2_reports_every_protocol_and_misses_nothing() {
     assert!(
         text.contains("variance")
             && text.contains("coordinator/convex")
-            && text.contains("predict/convex"),
+            && text.contains("predict/convex")
+            && text.contains("predict/band"),
         "{text}"
     );
 }
@@ -64,7 +66,7 @@ fn fig_3_5_sweeps_the_loss_rates() {
         "--seeds",
         "1",
         "--protocols",
-        "broadcast/ball,repair/convex",
+        "broadcast/ball,repair/band",
         "--plot",
         svg.to_str().unwrap(),
     ];
@@ -78,7 +80,7 @@ fn fig_3_5_sweeps_the_loss_rates() {
     let last = &points[6];
     assert!(last["measured_loss"].as_f64().unwrap() > 0.02, "{last}");
     let plot = std::fs::read_to_string(&svg).unwrap();
-    assert!(plot.contains("<polyline") && plot.contains("repair/convex"));
+    assert!(plot.contains("<polyline") && plot.contains("repair/band"));
 
     let flood = gm(&[
         &[
