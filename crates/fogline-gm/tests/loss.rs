@@ -67,6 +67,7 @@ fn lossless_flooding_decides_exactly() {
         Protocol::EveryReading,
         Protocol::Broadcast(Zone::Ball),
         Protocol::Broadcast(Zone::Convex),
+        Protocol::Predict(Zone::Band),
         Protocol::Coordinator(Zone::Convex),
     ] {
         let cfg = Config {
@@ -116,6 +117,10 @@ fn repair_shortens_out_of_sync_spells() {
         (
             Protocol::Predict(Zone::Convex),
             Protocol::PredictRepair(Zone::Convex),
+        ),
+        (
+            Protocol::Predict(Zone::Band),
+            Protocol::PredictRepair(Zone::Band),
         ),
     ] {
         let thesis = run(plain);

@@ -104,7 +104,10 @@ impl Service {
 
 fn function_and_zone(cfg: &GmConfig) -> Result<(Function, Zone), String> {
     let kind = Kind::parse(&cfg.function).ok_or(format!("unknown function {:?}", cfg.function))?;
-    let zone = Zone::parse(&cfg.zone).ok_or(format!("unknown zone {:?}", cfg.zone))?;
+    let zone = Zone::parse(&cfg.zone).ok_or_else(|| {
+        let names: Vec<&str> = Zone::ALL.iter().map(|z| z.name()).collect();
+        format!("unknown zone {:?}: {}", cfg.zone, names.join(", "))
+    })?;
     let t = cfg.threshold.unwrap_or(kind.thesis_threshold());
     Ok((Function::new(kind, t, [cfg.centre, 35.0], 0.01)?, zone))
 }

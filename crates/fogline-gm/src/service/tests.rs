@@ -74,11 +74,18 @@ fn free_mode_acts_at_once() {
     let mut a = Monitor::new(&cfg(0, false)).unwrap();
     let out = a.on_reading(&reading(0, 20.0)).unwrap();
     assert_eq!(of(&out, "update").len(), 1);
-    assert!(Monitor::new(&GmConfig {
+    let refused = Monitor::new(&GmConfig {
         zone: "cube".into(),
         ..cfg(0, false)
     })
-    .is_err());
+    .err()
+    .expect("an unknown zone is refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("\"cube\": ball, box, convex, band"),
+        "{refused}"
+    );
     assert!(Monitor::new(&GmConfig {
         id: 2,
         ..cfg(0, false)
