@@ -329,8 +329,9 @@ pub fn run(a: StoreArgs) -> anyhow::Result<()> {
         None => std::env::current_dir()?.join(format!(".store-bench-{}", std::process::id())),
     };
     std::fs::create_dir_all(&work)?;
-    eprintln!("generating {} records", max + a.per_record_max);
-    let recs = (0..(max + PER_RECORD_MAX_RUNS * a.per_record_max) as u64)
+    let count = max + PER_RECORD_MAX_RUNS * a.per_record_max;
+    eprintln!("generating {count} records");
+    let recs = (0..count as u64)
         .map(record)
         .collect::<anyhow::Result<Vec<_>>>()?;
     let started = report::Context::now(&a, placement);

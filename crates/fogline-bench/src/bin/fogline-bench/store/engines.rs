@@ -170,9 +170,7 @@ impl Fogline {
     pub fn index_bytes(&self) -> usize {
         self.index.memory_bytes()
     }
-}
 
-impl Fogline {
     fn append(&mut self, chunk: &[Rec]) -> anyhow::Result<()> {
         for r in chunk {
             let off = self
