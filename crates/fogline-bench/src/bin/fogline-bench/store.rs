@@ -18,7 +18,10 @@
 //! `synchronous=FULL`, redb `Durability::Immediate`) or a process crash (fogline `mmap`
 //! storage, its default; SQLite WAL with `synchronous=NORMAL`; redb still `Immediate`, its
 //! weakest setting that survives one). The timings start with the engine open: creating or
-//! opening a store is never timed, for any engine. A query's latency counts only where all
+//! opening a store is never timed, for any engine, and the machine's dirty pages are
+//! written back (`sync(2)`) before each timed store, so none waits behind the writeback
+//! of another engine's run (that made fogline's per-record rate swing 158k-1.31M/s between
+//! rounds in `bench/results/store-2026-11-28-2`). A query's latency counts only where all
 //! engines gave the same answer in the round and class; the summary says where they did not.
 //!
 //! Record i: topic `site/{i%8}/{kind}`, profile `id=r{i} sensor={kind}{i%1000:03}
@@ -67,11 +70,13 @@ pub struct StoreArgs {
     /// Records per commit in the batched store.
     #[arg(long, default_value_t = 1000)]
     batch: usize,
-    /// Most records stored one commit each, per run.
-    #[arg(long, default_value_t = 500)]
+    /// Most records stored one commit each, per run (long enough that a log's periodic
+    /// work, such as fogline's page populating every MiB, averages in rather than
+    /// deciding the run).
+    #[arg(long, default_value_t = 20_000)]
     per_record_max: usize,
     /// Longest time spent storing one commit per record, per run.
-    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
     per_record_time: Duration,
     /// Most answers timed per query and run.
     #[arg(long, default_value_t = 200)]
@@ -187,6 +192,15 @@ const PER_RECORD_BUDGET: Duration = Duration::from_millis(100);
 /// ... or this many runs; the median run's rate is reported.
 const PER_RECORD_MAX_RUNS: usize = 5;
 
+/// Writes back every dirty page of the machine (`sync(2)`, untimed) before a timed phase,
+/// so that no engine waits behind the writeback another left: a million records stored
+/// leave a few hundred MB dirty, and the kernel throttles whoever dirties pages next
+/// (fogline's appends to its mapping, SQLite's and redb's writes) while the disk catches up.
+fn settle() {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+}
+
 /// The median of `xs` (the mean of the middle two for an even count).
 fn median(xs: &mut [f64]) -> f64 {
     xs.sort_by(f64::total_cmp);
@@ -255,6 +269,7 @@ fn run_one(
     let (mut e, dir) = loop {
         let dir = base.join(format!("rep{}", rates.len()));
         let mut e: Box<dyn Engine> = open(engine, &dir, at.durability)?;
+        settle();
         let t = Instant::now();
         e.store(&recs[..size], a.batch)?;
         let took = t.elapsed();
@@ -284,6 +299,7 @@ fn run_one(
     // Runs of up to `per_record_max` commits, each timed whole (so an engine's periodic
     // work, such as SQLite's checkpoints, counts), until they took PER_RECORD_BUDGET.
     let (mut n, mut rates, mut spent) = (0, Vec::new(), Duration::ZERO);
+    settle();
     while rates.len() < PER_RECORD_MAX_RUNS && spent < PER_RECORD_BUDGET {
         let (t, from) = (Instant::now(), n);
         while n - from < a.per_record_max && t.elapsed() < a.per_record_time {
