@@ -177,7 +177,7 @@ pub fn write(a: &StoreArgs, c: &Context, runs: &[Run]) -> anyhow::Result<()> {
     writeln!(s, "- Queries: up to {} timed answers or {:?} per query and run (at least 5), after one untimed", a.query_reps, a.query_time)?;
     writeln!(
         s,
-        "- Timed from an open store: creating or opening it is not timed, for any engine; before each timed batched store and each engine's per-record runs, the machine's dirty pages are written back (`sync(2)`, untimed), so no engine waits behind another's writeback"
+        "- Timed from an open store: creating or opening it is not timed, for any engine; the machine's dirty pages are written back (`sync(2)`, untimed) before each fresh store is opened and before each engine's per-record runs, so no phase waits behind the writeback of another engine or of an earlier phase"
     )?;
     for &class in &a.durability {
         let t = Tables { runs, a, class };
