@@ -20,8 +20,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use fogline_profile::rendezvous::{Notice, ProducerId, Rendezvous};
-use fogline_profile::{DataProfile, Interest, InterestIndex};
-use fogline_wire::{Headers, RecordBlock};
+use fogline_profile::{carried_pairs_counted, DataProfile, Interest, InterestIndex};
+use fogline_wire::RecordBlock;
 use tokio::sync::watch;
 
 use crate::batch::Batch;
@@ -218,16 +218,19 @@ impl Broker {
         let mut pairs: Vec<(u64, u32)> = Vec::new();
         let mut ids = Vec::new();
         let mut skipped = 0u64;
-        for (i, record) in batch.records.iter().enumerate() {
+        // The profile read in place: copying each record's attributes and values out was a
+        // fifth (1 attribute) to 30 % (6) of routing it to one interest (`fogline-bench
+        // route`).
+        let mut profile = Vec::with_capacity(16);
+        for (i, record) in batch.records.iter_ref().enumerate() {
             if record.headers.is_empty() {
                 continue; // no profile: only interests without terms, which are plain
             }
-            let Ok(headers) = Headers::parse(record.headers) else {
+            let Ok(left_out) = carried_pairs_counted(record.headers, &mut profile) else {
                 continue; // the front ends validate header blocks; nothing to match
             };
-            let (profile, left_out) = DataProfile::from_headers(&headers);
             skipped += (left_out.bad_names + left_out.binary_values) as u64;
-            index.matches(&profile, topic, &mut ids);
+            index.matches_pairs(&profile, topic, &mut ids);
             pairs.extend(ids.iter().map(|&id| (id, i as u32)));
         }
         if count > 1 {

@@ -18,18 +18,37 @@ const SCAN_MAX: usize = 32;
 /// place and takes the later value; an invalid block carries nothing). For the store's
 /// indexer, which files every record of a stream and kept nothing of the profile it built.
 pub fn carried_pairs<'a>(block: &'a [u8], out: &mut Vec<(&'a str, Option<&'a str>)>) {
+    // An invalid block leaves `out` empty, as documented.
+    let _ = carried_pairs_counted(block, out);
+}
+
+/// [`carried_pairs`], with what it left out counted as [`DataProfile::from_headers`]
+/// counts it. For the broker's routing by interest, which reads each record's profile
+/// once and needs no copy of it.
+///
+/// # Errors
+/// `block` is not a header block (`out` is left empty).
+pub fn carried_pairs_counted<'a>(
+    block: &'a [u8],
+    out: &mut Vec<(&'a str, Option<&'a str>)>,
+) -> Result<Skipped, WireError> {
     out.clear();
-    let Ok(entries) = header_entries(block) else {
-        return;
-    };
+    let entries = header_entries(block)?;
+    let mut skipped = Skipped::default();
     let mut places: Option<std::collections::HashMap<&'a str, usize>> = None;
     for (name, value) in entries {
-        if name.starts_with("mqtt.") || !valid_attribute(name) {
+        if name.starts_with("mqtt.") {
             continue;
         }
+        // In `from_headers`'s order: a binary value is counted before the name is checked.
         let Ok(value) = std::str::from_utf8(value) else {
+            skipped.binary_values += 1;
             continue;
         };
+        if !valid_attribute(name) {
+            skipped.bad_names += 1;
+            continue;
+        }
         let value = (!value.is_empty()).then_some(value);
         if out.len() == SCAN_MAX && places.is_none() {
             places = Some(out.iter().enumerate().map(|(i, (a, _))| (*a, i)).collect());
@@ -48,6 +67,7 @@ pub fn carried_pairs<'a>(block: &'a [u8], out: &mut Vec<(&'a str, Option<&'a str
             }
         }
     }
+    Ok(skipped)
 }
 
 /// What [`DataProfile::from_headers`] left out.
@@ -153,6 +173,65 @@ mod tests {
             borrowed(&[3, 0, 1]).is_empty(),
             "an invalid block carries nothing"
         );
+    }
+
+    /// `carried_pairs_counted` counts what it leaves out as `from_headers` does, and refuses
+    /// a block `Headers::parse` refuses.
+    #[test]
+    fn left_out_headers_are_counted_alike() {
+        let blocks = [
+            headers(&[
+                ("type", b"drone"),
+                ("mqtt.qos", &[0xff]),
+                ("type", b"robot"),
+            ]),
+            headers(&[
+                ("bad name", b"x"),
+                ("v", &[0xff]),
+                ("bad name 2", &[0xfe]),
+                ("urgent", b""),
+                ("@x", b"1"),
+            ]),
+            Headers::default(),
+        ];
+        for h in &blocks {
+            let (profile, want) = DataProfile::from_headers(h);
+            let mut out = Vec::new();
+            let got = carried_pairs_counted(h.as_bytes(), &mut out).unwrap();
+            assert_eq!(got, want);
+            assert_eq!(out.len(), profile.pairs.len());
+        }
+        let mut out = vec![("stale", None)];
+        assert!(carried_pairs_counted(&[3, 0, 1], &mut out).is_err());
+        assert!(Headers::parse(bytes::Bytes::from_static(&[3, 0, 1])).is_err());
+        assert!(out.is_empty());
+    }
+
+    proptest::proptest! {
+        /// Any headers: the borrowed pairs and counts are `from_headers`'s profile and counts.
+        #[test]
+        fn borrowed_pairs_and_counts_match_the_profile(
+            hs in proptest::collection::vec(
+                ("(mqtt\\.)?[a-c@. é]{1,4}", proptest::collection::vec(
+                    proptest::prop_oneof![proptest::prelude::Just(b'x'), proptest::prelude::any::<u8>()], 0..4)),
+                0..12,
+            )
+        ) {
+            let Ok(block) = hs
+                .iter()
+                .fold(HeadersBuilder::new(), |b, (k, v)| b.add(k, v))
+                .finish()
+            else {
+                return Ok(());
+            };
+            let h = Headers::parse(block.clone()).unwrap();
+            let (profile, want) = DataProfile::from_headers(&h);
+            let mut out = Vec::new();
+            let got = carried_pairs_counted(&block, &mut out).unwrap();
+            proptest::prop_assert_eq!(got, want);
+            let out: Vec<_> = out.iter().map(|(a, v)| (a.to_string(), v.map(str::to_string))).collect();
+            proptest::prop_assert_eq!(out, profile.pairs);
+        }
     }
 
     #[test]

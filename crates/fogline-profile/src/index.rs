@@ -148,22 +148,22 @@ impl InterestIndex {
 
     /// Counts satisfied terms per slot; `done(slot)` is called when a slot's last term is
     /// satisfied and stops the walk by returning true. Returns whether it was stopped.
-    fn count(&self, profile: &DataProfile, done: &mut impl FnMut(u32) -> bool) -> bool {
+    fn count(&self, pairs: &[(&str, Option<&str>)], done: &mut impl FnMut(u32) -> bool) -> bool {
         SCRATCH.with(|cell| {
             let (counts, touched) = &mut *cell.borrow_mut();
             if counts.len() < self.slots.len() {
                 counts.resize(self.slots.len(), 0);
             }
             let mut stopped = false;
-            for (i, (name, value)) in profile.pairs.iter().enumerate() {
+            for (i, &(name, value)) in pairs.iter().enumerate() {
                 // An attribute counts once: `DataProfile::get` reads its first occurrence.
-                if stopped || profile.pairs[..i].iter().any(|(a, _)| a == name) {
+                if stopped || pairs[..i].iter().any(|(a, _)| *a == name) {
                     continue;
                 }
                 let Some(a) = self.attrs.get(name) else {
                     continue;
                 };
-                a.stab(value.as_deref(), &mut |slot| {
+                a.stab(value, &mut |slot| {
                     // Holds 1 + the terms still to satisfy (0: untouched), so `need` is read
                     // once per touched slot rather than once per satisfied term.
                     let c = &mut counts[slot as usize];
@@ -189,6 +189,18 @@ impl InterestIndex {
     /// Every interest whose terms all hold for `profile` and whose topic filter (if any)
     /// matches `topic`, each once, in ascending id order. Clears `out` first.
     pub fn matches(&self, profile: &DataProfile, topic: &str, out: &mut Vec<InterestId>) {
+        self.matches_pairs(&borrow(profile), topic, out);
+    }
+
+    /// [`matches`](Self::matches) for a profile given as borrowed pairs, as
+    /// [`carried_pairs`](crate::carried_pairs) reads them from a record's headers: routing a
+    /// record then copies nothing of its profile.
+    pub fn matches_pairs(
+        &self,
+        pairs: &[(&str, Option<&str>)],
+        topic: &str,
+        out: &mut Vec<InterestId>,
+    ) {
         out.clear();
         let mut push = |slot: u32| {
             if self.topic_ok(slot, topic) {
@@ -196,7 +208,7 @@ impl InterestIndex {
             }
         };
         self.no_terms.iter().for_each(|&s| push(s));
-        self.count(profile, &mut |slot| {
+        self.count(pairs, &mut |slot| {
             push(slot);
             false
         });
@@ -206,7 +218,7 @@ impl InterestIndex {
     /// Whether any interest matches (as [`matches`](Self::matches)), stopping at the first.
     pub fn any_match(&self, profile: &DataProfile, topic: &str) -> bool {
         self.no_terms.iter().any(|&s| self.topic_ok(s, topic))
-            || self.count(profile, &mut |slot| self.topic_ok(slot, topic))
+            || self.count(&borrow(profile), &mut |slot| self.topic_ok(slot, topic))
     }
 
     /// Approximate heap memory held, in bytes (not counting the per-thread counters, 8 bytes
@@ -236,6 +248,15 @@ impl InterestIndex {
                 .map(|(k, a)| k.capacity() + a.heap_bytes())
                 .sum::<usize>()
     }
+}
+
+/// A profile's pairs, borrowed.
+fn borrow(profile: &DataProfile) -> Vec<(&str, Option<&str>)> {
+    profile
+        .pairs
+        .iter()
+        .map(|(a, v)| (a.as_str(), v.as_deref()))
+        .collect()
 }
 
 fn pred_bytes(p: &crate::model::Predicate) -> usize {

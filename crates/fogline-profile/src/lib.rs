@@ -39,7 +39,7 @@ pub mod rendezvous;
 #[doc(hidden)]
 pub mod workload;
 
-pub use carry::{carried_pairs, Skipped};
+pub use carry::{carried_pairs, carried_pairs_counted, Skipped};
 pub use error::{ErrorKind, ParseError};
 pub use eval::{box_contains, wildcard_matches, EARTH_RADIUS_M};
 pub use index::{InterestId, InterestIndex};
