@@ -10,8 +10,11 @@
 //!    (at least 5), and records p50 and p99 and the answer (count and sum of offsets);
 //! 3. fogline only: rebuilds its index by scanning the log (the restart cost) and reads the
 //!    index's memory;
-//! 4. stores up to `--per-record-max` more records, each committed alone, for at most
-//!    `--per-record-time` (the per-record rate, on a store holding N records).
+//! 4. stores more records, each committed alone, in runs of up to `--per-record-max`
+//!    records or `--per-record-time`, repeated until the runs took 100 ms (at most 5 runs;
+//!    the median run's rate, on a store holding N records and those of the runs before).
+//!    An engine whose run takes the whole `--per-record-time` makes one run; only one fast
+//!    enough makes several, so its store grows further (up to N + 5 x `--per-record-max`).
 //!
 //! Each run is made in one durability class (`--durability`), the same for every engine:
 //! every commit survives a power loss (fogline `fsync` storage, SQLite WAL with
@@ -20,8 +23,9 @@
 //! weakest setting that survives one). The timings start with the engine open: creating or
 //! opening a store is never timed, for any engine, and the machine's dirty pages are
 //! written back (`sync(2)`) before each store is opened and before the per-record runs, so
-//! none waits behind the writeback of another engine's run or of its own earlier phase (that made fogline's per-record rate swing 158k-1.31M/s between
-//! rounds in `bench/results/store-2026-11-28-2`). A query's latency counts only where all
+//! none waits behind the writeback of another engine's run or of its own earlier phase
+//! (which made fogline's per-record rate swing between rounds of one size, 185k-1.20M/s, in
+//! `bench/results/store-2026-11-28-2`). A query's latency counts only where all
 //! engines gave the same answer in the round and class; the summary says where they did not.
 //!
 //! Record i: topic `site/{i%8}/{kind}`, profile `id=r{i} sensor={kind}{i%1000:03}
@@ -303,6 +307,9 @@ fn run_one(
     // work, such as SQLite's checkpoints, counts), until they took PER_RECORD_BUDGET.
     let (mut n, mut rates, mut spent) = (0, Vec::new(), Duration::ZERO);
     // Charged with its own commits only, not the writeback of the N records stored before.
+    // Unlike a sync right after an open, this one also writes back the pages fogline
+    // faulted in ahead (at most a MiB), whose first writes then fault again: about 1 ms
+    // at most, in the first of runs of 20,000 records, whose median is taken.
     settle();
     while rates.len() < PER_RECORD_MAX_RUNS && spent < PER_RECORD_BUDGET {
         let (t, from) = (Instant::now(), n);
