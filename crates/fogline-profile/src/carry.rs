@@ -81,25 +81,17 @@ pub struct Skipped {
 
 impl DataProfile {
     /// The data profile a record's headers carry; what cannot be an attribute is left out
-    /// and counted. A name given twice: the later value wins, as in the text form.
+    /// and counted. A name given twice: the later value wins, as in the text form. The rules
+    /// are [`carried_pairs_counted`]'s, with the pairs copied out.
     pub fn from_headers(headers: &Headers) -> (DataProfile, Skipped) {
-        let mut profile = DataProfile::default();
-        let mut skipped = Skipped::default();
-        for (name, value) in headers {
-            let name = name.as_str();
-            if name.starts_with("mqtt.") {
-                continue;
-            }
-            let Ok(value) = std::str::from_utf8(&value) else {
-                skipped.binary_values += 1;
-                continue;
-            };
-            let value = (!value.is_empty()).then(|| value.to_string());
-            if profile.insert(name, value).is_err() {
-                skipped.bad_names += 1;
-            }
-        }
-        (profile, skipped)
+        let mut pairs = Vec::new();
+        // A parsed `Headers` is a valid block: the error cannot happen here.
+        let skipped = carried_pairs_counted(headers.as_bytes(), &mut pairs).unwrap_or_default();
+        let pairs = pairs
+            .into_iter()
+            .map(|(a, v)| (a.to_string(), v.map(str::to_string)))
+            .collect();
+        (DataProfile { pairs }, skipped)
     }
 
     /// The data profile of a record's header block as stored or sent (empty: none; a block
@@ -140,6 +132,28 @@ mod tests {
         Headers::parse(block).unwrap()
     }
 
+    /// The carriage rules written out plainly (`docs/PROFILES.md`), as `from_headers` was
+    /// before it read through `carried_pairs_counted`: the reference both are held to.
+    fn reference(headers: &Headers) -> (DataProfile, Skipped) {
+        let mut profile = DataProfile::default();
+        let mut skipped = Skipped::default();
+        for (name, value) in headers {
+            let name = name.as_str();
+            if name.starts_with("mqtt.") {
+                continue;
+            }
+            let Ok(value) = std::str::from_utf8(&value) else {
+                skipped.binary_values += 1;
+                continue;
+            };
+            let value = (!value.is_empty()).then(|| value.to_string());
+            if profile.insert(name, value).is_err() {
+                skipped.bad_names += 1;
+            }
+        }
+        (profile, skipped)
+    }
+
     fn borrowed(block: &[u8]) -> Vec<(String, Option<String>)> {
         let mut out = Vec::new();
         carried_pairs(block, &mut out);
@@ -168,6 +182,7 @@ mod tests {
         for h in &blocks {
             let want = DataProfile::from_header_block(h.as_bytes()).pairs;
             assert_eq!(borrowed(h.as_bytes()), want);
+            assert_eq!(want, reference(h).0.pairs);
         }
         assert!(
             borrowed(&[3, 0, 1]).is_empty(),
@@ -200,6 +215,7 @@ mod tests {
             let got = carried_pairs_counted(h.as_bytes(), &mut out).unwrap();
             assert_eq!(got, want);
             assert_eq!(out.len(), profile.pairs.len());
+            assert_eq!((profile, want), reference(h));
         }
         let mut out = vec![("stale", None)];
         assert!(carried_pairs_counted(&[3, 0, 1], &mut out).is_err());
@@ -209,7 +225,8 @@ mod tests {
 
     proptest::proptest! {
         /// Any headers (past SCAN_MAX too, where repeated names are found by hashing): the
-        /// borrowed pairs and counts are `from_headers`'s profile and counts.
+        /// borrowed pairs and counts are `from_headers`'s profile and counts, and both are
+        /// the reference's.
         #[test]
         fn borrowed_pairs_and_counts_match_the_profile(
             hs in proptest::collection::vec(
@@ -229,9 +246,10 @@ mod tests {
             let (profile, want) = DataProfile::from_headers(&h);
             let mut out = Vec::new();
             let got = carried_pairs_counted(&block, &mut out).unwrap();
-            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(&got, &want);
             let out: Vec<_> = out.iter().map(|(a, v)| (a.to_string(), v.map(str::to_string))).collect();
-            proptest::prop_assert_eq!(out, profile.pairs);
+            proptest::prop_assert_eq!(&out, &profile.pairs);
+            proptest::prop_assert_eq!((profile, want), reference(&h));
         }
     }
 

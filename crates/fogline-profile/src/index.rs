@@ -148,22 +148,28 @@ impl InterestIndex {
 
     /// Counts satisfied terms per slot; `done(slot)` is called when a slot's last term is
     /// satisfied and stops the walk by returning true. Returns whether it was stopped.
-    fn count(&self, pairs: &[(&str, Option<&str>)], done: &mut impl FnMut(u32) -> bool) -> bool {
+    /// `pairs` as a profile holds them (`String`s) or borrowed (`&str`), so neither is copied.
+    fn count<A: AsRef<str>, V: AsRef<str>>(
+        &self,
+        pairs: &[(A, Option<V>)],
+        done: &mut impl FnMut(u32) -> bool,
+    ) -> bool {
         SCRATCH.with(|cell| {
             let (counts, touched) = &mut *cell.borrow_mut();
             if counts.len() < self.slots.len() {
                 counts.resize(self.slots.len(), 0);
             }
             let mut stopped = false;
-            for (i, &(name, value)) in pairs.iter().enumerate() {
+            for (i, (name, value)) in pairs.iter().enumerate() {
+                let name = name.as_ref();
                 // An attribute counts once: `DataProfile::get` reads its first occurrence.
-                if stopped || pairs[..i].iter().any(|(a, _)| *a == name) {
+                if stopped || pairs[..i].iter().any(|(a, _)| a.as_ref() == name) {
                     continue;
                 }
                 let Some(a) = self.attrs.get(name) else {
                     continue;
                 };
-                a.stab(value, &mut |slot| {
+                a.stab(value.as_ref().map(AsRef::as_ref), &mut |slot| {
                     // Holds 1 + the terms still to satisfy (0: untouched), so `need` is read
                     // once per touched slot rather than once per satisfied term.
                     let c = &mut counts[slot as usize];
@@ -189,15 +195,15 @@ impl InterestIndex {
     /// Every interest whose terms all hold for `profile` and whose topic filter (if any)
     /// matches `topic`, each once, in ascending id order. Clears `out` first.
     pub fn matches(&self, profile: &DataProfile, topic: &str, out: &mut Vec<InterestId>) {
-        self.matches_pairs(&borrow(profile), topic, out);
+        self.matches_pairs(&profile.pairs, topic, out);
     }
 
-    /// [`matches`](Self::matches) for a profile given as borrowed pairs, as
-    /// [`carried_pairs`](crate::carried_pairs) reads them from a record's headers: routing a
-    /// record then copies nothing of its profile.
-    pub fn matches_pairs(
+    /// [`matches`](Self::matches) for a profile given as pairs, owned or borrowed: as
+    /// [`carried_pairs`](crate::carried_pairs) reads them from a record's headers, routing a
+    /// record copies nothing of its profile.
+    pub fn matches_pairs<A: AsRef<str>, V: AsRef<str>>(
         &self,
-        pairs: &[(&str, Option<&str>)],
+        pairs: &[(A, Option<V>)],
         topic: &str,
         out: &mut Vec<InterestId>,
     ) {
@@ -218,7 +224,7 @@ impl InterestIndex {
     /// Whether any interest matches (as [`matches`](Self::matches)), stopping at the first.
     pub fn any_match(&self, profile: &DataProfile, topic: &str) -> bool {
         self.no_terms.iter().any(|&s| self.topic_ok(s, topic))
-            || self.count(&borrow(profile), &mut |slot| self.topic_ok(slot, topic))
+            || self.count(&profile.pairs, &mut |slot| self.topic_ok(slot, topic))
     }
 
     /// Approximate heap memory held, in bytes (not counting the per-thread counters, 8 bytes
@@ -248,15 +254,6 @@ impl InterestIndex {
                 .map(|(k, a)| k.capacity() + a.heap_bytes())
                 .sum::<usize>()
     }
-}
-
-/// A profile's pairs, borrowed.
-fn borrow(profile: &DataProfile) -> Vec<(&str, Option<&str>)> {
-    profile
-        .pairs
-        .iter()
-        .map(|(a, v)| (a.as_str(), v.as_deref()))
-        .collect()
 }
 
 fn pred_bytes(p: &crate::model::Predicate) -> usize {
